@@ -1,0 +1,147 @@
+"""The mitmproxy addon: the ONLY module that imports mitmproxy.
+
+It turns a flow into a RawRequest, runs `Gateway.evaluate` off the event loop (a thread pool sized
+to the cores), stores the decision in `flow.metadata["guardian"]` and applies it:
+allow → untouched; transform → body/URL/cookies rewritten in their own encoding; deny → the
+request never leaves and the client gets a 403 that says why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import json
+import logging
+import os
+import signal
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from mitmproxy import http
+from mitmproxy.proxy import server_hooks
+
+from .pipeline import Gateway
+from .types import Decision, RawRequest
+
+log = logging.getLogger("guardian_proxy")
+
+
+def to_raw(flow: http.HTTPFlow) -> RawRequest:
+    r = flow.request
+    client = None
+    if flow.client_conn and flow.client_conn.peername:
+        client = str(flow.client_conn.peername[0])
+    return RawRequest(method=r.method, url=r.pretty_url, headers=[(k, v) for k, v in r.headers.items(multi=True)],
+                      body=r.raw_content or b"", client=client)
+
+
+def wants_html(flow: http.HTTPFlow) -> bool:
+    accept = flow.request.headers.get("accept", "")
+    return "text/html" in accept and "application/json" not in accept
+
+
+def blocked_response(decision: Decision, as_html: bool) -> http.Response:
+    reason = decision.explanation or "blocked by policy"
+    if as_html:
+        body = (
+            "<!doctype html><html><head><meta charset='utf-8'><title>Blocked by guardian-proxy</title></head>"
+            "<body style='font-family:sans-serif;max-width:40em;margin:3em auto'>"
+            "<h1>Blocked by guardian-proxy</h1>"
+            f"<p>This request to <b>{html.escape(decision.six.host)}</b> was stopped before it left your machine.</p>"
+            f"<p>{html.escape(reason)}</p><p><small>Decision id: <code>{decision.id}</code></small></p>"
+            "</body></html>"
+        ).encode()
+        ctype = "text/html; charset=utf-8"
+    else:
+        body = json.dumps({"error": "blocked_by_guardian_proxy", "decision_id": decision.id,
+                           "host": decision.six.host, "reason": reason}).encode()
+        ctype = "application/json"
+    return http.Response.make(403, body, {"content-type": ctype, "x-guardian-decision": decision.id})
+
+
+def apply_decision(flow: http.HTTPFlow, decision: Decision) -> None:
+    if decision.action == "deny":
+        flow.response = blocked_response(decision, wants_html(flow))
+        return
+    if decision.action != "transform" or decision.rewrite is None:
+        return
+    rw = decision.rewrite
+    req = flow.request
+    if rw.url:
+        req.url = rw.url
+    for name in rw.remove_headers:
+        req.headers.pop(name, None)
+    for name, value in rw.set_headers.items():
+        req.headers[name] = value
+    if rw.body is not None:
+        req.raw_content = rw.body  # already encoded as Content-Encoding says
+        if "transfer-encoding" not in req.headers:
+            req.headers["content-length"] = str(len(rw.body))
+
+
+class GuardianAddon:
+    def __init__(self, gateway: Gateway, redirect_upstream: tuple[str, int] | None = None, workers: int | None = None):
+        self.gateway = gateway
+        self.redirect = redirect_upstream
+        self.pool = ThreadPoolExecutor(max_workers=workers or max(2, os.cpu_count() or 2),
+                                       thread_name_prefix="guardian")
+
+    async def request(self, flow: http.HTTPFlow) -> None:
+        if flow.response or flow.error:
+            return
+        raw = to_raw(flow)
+        loop = asyncio.get_running_loop()
+        try:
+            decision = await loop.run_in_executor(self.pool, self.gateway.evaluate, raw)
+        except Exception as e:  # a stage crashed: fail closed for bodies, open for bodyless requests
+            log.exception("evaluation failed for %s", raw.host)
+            decision = self.gateway.failure_decision(raw, e)
+        flow.metadata["guardian"] = {"id": decision.id, "action": decision.action,
+                                     "R": decision.risk.R if decision.risk else None,
+                                     "explanation": decision.explanation}
+        apply_decision(flow, decision)
+
+    def server_connect(self, data: server_hooks.ServerConnectionHookData) -> None:
+        if self.redirect is not None:
+            data.server.address = self.redirect  # Host header and SNI keep the original name
+
+    def done(self) -> None:
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+def ca_cert_path(confdir: str) -> Path:
+    return Path(os.path.expanduser(confdir)) / "mitmproxy-ca-cert.pem"
+
+
+async def _serve(gateway: Gateway, host: str, port: int, confdir: str, redirect: tuple[str, int] | None,
+                 ssl_insecure: bool, proxyauth: str | None, mode: str | None, on_ready) -> None:
+    from mitmproxy import options
+    from mitmproxy.tools.dump import DumpMaster
+
+    opts = options.Options(listen_host=host, listen_port=port, confdir=confdir)
+    master = DumpMaster(opts, with_termlog=True, with_dumper=False)
+    master.addons.add(GuardianAddon(gateway, redirect))
+    updates = {"ssl_insecure": ssl_insecure, "termlog_verbosity": "warn", "connection_strategy": "lazy"}
+    if proxyauth:
+        updates["proxyauth"] = proxyauth
+    if mode:
+        updates["mode"] = [mode]
+    opts.update(**updates)
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            loop.add_signal_handler(sig, master.shutdown)
+        except (NotImplementedError, RuntimeError):
+            pass
+    task = asyncio.create_task(master.run())
+    await asyncio.sleep(0.2)
+    if on_ready:
+        on_ready()
+    await task
+
+
+def run_proxy(gateway: Gateway, host: str, port: int, confdir: str = "~/.mitmproxy",
+              redirect: tuple[str, int] | None = None, ssl_insecure: bool = False, proxyauth: str | None = None,
+              mode: str | None = None, on_ready=None) -> None:
+    """Run mitmproxy with the guardian addon until SIGINT/SIGTERM."""
+    asyncio.run(_serve(gateway, host, port, confdir, redirect, ssl_insecure, proxyauth, mode, on_ready))

@@ -1,0 +1,6 @@
+"""`guardian-proxy` command line. Each module registers its commands on `app`."""
+
+from . import check, logs, run  # noqa: F401  (registers commands)
+from .app import app
+
+__all__ = ["app"]

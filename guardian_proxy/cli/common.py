@@ -1,0 +1,40 @@
+"""Helpers shared by the command modules: settings from flags, a gateway, clean errors."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from ..config import Settings, load_settings
+from ..errors import GuardianError
+
+console = Console(stderr=True)
+
+
+def settings_from(config: Path | None, state_dir: Path | None = None, log_file: Path | None = None, **extra) -> Settings:
+    try:
+        s = load_settings(config, state_dir=state_dir, log_file=log_file, **extra)
+    except GuardianError as e:
+        fail(str(e))
+    return s
+
+
+def fail(message: str, code: int = 2) -> None:
+    console.print(f"[bold red]error:[/] {message}")
+    raise typer.Exit(code)
+
+
+def read_data(data: str | None) -> bytes:
+    if data is None:
+        return b""
+    if data == "@-":
+        return sys.stdin.buffer.read()
+    if data.startswith("@"):
+        try:
+            return Path(data[1:]).read_bytes()
+        except OSError as e:
+            fail(f"cannot read {data[1:]}: {e}")
+    return data.encode()

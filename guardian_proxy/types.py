@@ -1,0 +1,231 @@
+"""Pydantic models that travel between the pipeline stages.
+
+Stages never import each other; everything they exchange is defined here. Raw personal values
+live only in `TextField.text` and `Span.text` (memory only); `Decision.log_record()` is the one
+place a decision becomes a log line and it never copies them.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from enum import IntEnum
+from typing import Literal
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+
+#: Sensitivity categories shared by extraction, policy evidence and the factor tables.
+CATEGORIES: tuple[str, ...] = (
+    "credentials",
+    "health",
+    "financial",
+    "government_id",
+    "precise_location",
+    "contact",
+    "identity",
+    "demographic",
+    "behavioural",
+    "device_id",
+    "cookie",
+    "other",
+)
+RECIPIENT_CLASSES: tuple[str, ...] = (
+    "first_party",
+    "service_provider",
+    "analytics",
+    "ad_network",
+    "social",
+    "data_broker",
+    "ai_service",
+    "unknown_third_party",
+)
+PURPOSES: tuple[str, ...] = (
+    "functionality",
+    "authentication",
+    "payment",
+    "analytics",
+    "advertising",
+    "profiling",
+    "personalization",
+    "security",
+    "ai_processing",
+    "unknown",
+)
+BASES: tuple[str, ...] = ("user", "default", "background")
+TRANSPARENCY: tuple[str, ...] = ("full", "partial", "vague", "none")
+
+ActionKind = Literal["allow", "transform", "deny"]
+LPath = Literal["fast", "slow", "fallback", "fixed"]
+
+
+class Level(IntEnum):
+    """Anonymization levels (see guardian_proxy.anonymize)."""
+
+    L1 = 1  # partial masking
+    L2 = 2  # typed placeholders
+    L3 = 3  # generalization of quasi-identifiers + L2
+    L4 = 4  # minimal-edit rewrite with surrogates
+    L5 = 5  # semantic rewrite (escalation ceiling only)
+
+
+class RawRequest(BaseModel):
+    """An outbound HTTP request as the proxy saw it (wire bytes, nothing decoded yet)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    method: str
+    url: str
+    headers: list[tuple[str, str]] = Field(default_factory=list)
+    body: bytes = b""
+    client: str | None = None
+
+    def header(self, name: str, default: str | None = None) -> str | None:
+        lname = name.lower()
+        for k, v in self.headers:
+            if k.lower() == lname:
+                return v
+        return default
+
+    @property
+    def host(self) -> str:
+        return (urlsplit(self.url).hostname or "").lower()
+
+    @property
+    def scheme(self) -> str:
+        return urlsplit(self.url).scheme
+
+    @property
+    def path(self) -> str:
+        return urlsplit(self.url).path or "/"
+
+
+class TextField(BaseModel):
+    """One piece of outgoing text and the path that writes it back (e.g. ``json:$.user.email``)."""
+
+    path: str
+    text: str
+    key: str | None = None  # the field name, used as detection context ("ssn", "password")
+
+
+class Span(BaseModel):
+    """A located sensitive value inside one TextField."""
+
+    path: str
+    start: int
+    end: int
+    entity: str  # detector label (EMAIL_ADDRESS, PERSON, CREDIT_CARD ...)
+    category: str  # one of CATEGORIES
+    score: float = 1.0
+    text: str = Field(default="", repr=False)  # raw value: memory only, never logged
+    direct: bool = True  # direct identifier (True) or quasi-identifier (False)
+
+
+class Action(BaseModel):
+    """The action six-tuple plus the located spans and parse flags."""
+
+    domain: str  # registrable domain of the destination
+    host: str
+    categories: dict[str, int] = Field(default_factory=dict)  # category -> count
+    recipient: str = "unknown_third_party"  # one of RECIPIENT_CLASSES
+    owner: str | None = None
+    purposes: list[str] = Field(default_factory=lambda: ["unknown"])
+    basis: str = "default"  # one of BASES
+    fields: list[TextField] = Field(default_factory=list, repr=False)
+    spans: list[Span] = Field(default_factory=list, repr=False)
+    body_format: str = "none"  # none|json|form|multipart|text|ndjson|graphql|binary|unparsed
+    flags: list[str] = Field(default_factory=list)  # unparsed, truncated, too_large, binary ...
+    site: str | None = None  # registrable domain of the initiating page, if known
+    _parsed: object = PrivateAttr(default=None)  # bodies.ParsedBody, kept for write-back
+
+    @property
+    def text(self) -> str:
+        return "\n".join(f.text for f in self.fields)
+
+
+class Statement(BaseModel):
+    """One atomic privacy-policy statement with structured fields."""
+
+    id: str
+    domain: str
+    text: str
+    practice: str = "collect"
+    data_categories: list[str] = Field(default_factory=list)
+    recipients: list[str] = Field(default_factory=list)
+    purposes: list[str] = Field(default_factory=list)
+    condition: str | None = None
+    retention: str | None = None
+    start: int = 0
+    end: int = 0
+
+
+class ScoredStatement(BaseModel):
+    statement: Statement
+    score: float
+
+
+class Evidence(BaseModel):
+    statements: list[ScoredStatement] = Field(default_factory=list)
+    transparency: str = "none"  # one of TRANSPARENCY
+    policy_source: str | None = None
+
+
+class Likelihood(BaseModel):
+    value: float
+    path: LPath
+    u: float | None = None
+    risky_mass: float | None = None
+    reason: str = ""
+
+
+class Risk(BaseModel):
+    Sd: float
+    Mtr: float
+    Mp: float
+    Mb: float
+    MT: float
+    Seff: float
+    R: float
+    tier: str
+    allow_ceiling: float
+    deny_floor: float
+
+
+class Context(BaseModel):
+    """A fixed context that replaces extraction's recipient/purpose/basis and the evidence's
+    transparency (used by `check --context`, `sweep` and `anonymize`)."""
+
+    name: str
+    recipient: str
+    purpose: str
+    basis: str
+    transparency: str
+
+
+class Rewrite(BaseModel):
+    """What the addon applies for a transform: wire-ready body and header changes."""
+
+    body: bytes | None = None  # encoded as the request's Content-Encoding says
+    url: str | None = None
+    set_headers: dict[str, str] = Field(default_factory=dict)
+    remove_headers: list[str] = Field(default_factory=list)
+    span_counts: dict[str, int] = Field(default_factory=dict)  # entity -> rewritten count
+
+
+class Decision(BaseModel):
+    id: str = Field(default_factory=lambda: uuid.uuid4().hex[:16])
+    ts: float = Field(default_factory=time.time)
+    action: ActionKind
+    six: Action
+    evidence: Evidence = Field(default_factory=Evidence)
+    likelihood: Likelihood | None = None
+    risk: Risk | None = None
+    start_level: int | None = None
+    final_level: int | None = None
+    rounds: int = 0
+    explanation: str = ""
+    override: str | None = None
+    rule: str | None = None  # a stated rule that decided (e.g. "unparsed-high-risk")
+    rewrite: Rewrite | None = None
+    latency_ms: float = 0.0
+    extra: dict = Field(default_factory=dict)  # stage-specific, log-safe fields (session, cpe ...)

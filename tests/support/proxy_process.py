@@ -1,0 +1,82 @@
+"""Start a real `guardian-proxy run` process for end-to-end tests."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+BIN = Path(sys.executable).parent / "guardian-proxy"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class ProxyProcess:
+    proc: subprocess.Popen
+    port: int
+    state_dir: Path
+    confdir: Path
+    log_path: Path
+    output: Path
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def ca(self) -> Path:
+        return self.confdir / "mitmproxy-ca-cert.pem"
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+
+    def log_lines(self) -> list[dict]:
+        import json
+
+        if not self.log_path.exists():
+            return []
+        return [json.loads(x) for x in self.log_path.read_text().splitlines() if x.strip()]
+
+
+def start_proxy(tmp: Path, upstream_port: int | None = None, extra: list[str] | None = None,
+                timeout: float = 120.0, env: dict | None = None) -> ProxyProcess:
+    port = free_port()
+    state, confdir = tmp / "state", tmp / "mitmconf"
+    out = tmp / "proxy-output.txt"
+    args = [str(BIN), "run", "--port", str(port), "--state-dir", str(state), "--confdir", str(confdir),
+            "--ssl-insecure"]
+    if upstream_port:
+        args += ["--redirect-upstream", f"127.0.0.1:{upstream_port}"]
+    args += extra or []
+    e = dict(os.environ, HF_HUB_OFFLINE="1", **(env or {}))
+    proc = subprocess.Popen(args, stdout=out.open("wb"), stderr=subprocess.STDOUT, env=e)
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"proxy exited with {proc.returncode}:\n{out.read_text()}")
+        if "listening on" in out.read_text(errors="replace"):
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1):
+                    break
+            except OSError:
+                pass
+        time.sleep(0.2)
+    else:
+        proc.kill()
+        raise RuntimeError(f"proxy did not start in {timeout}s:\n{out.read_text()}")
+    return ProxyProcess(proc, port, state, confdir, state / "decisions.jsonl", out)

@@ -1,0 +1,93 @@
+"""A real local HTTP(S) upstream for end-to-end tests: records every request it receives."""
+
+from __future__ import annotations
+
+import datetime
+import ipaddress
+import json
+import ssl
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+
+@dataclass
+class Received:
+    method: str
+    path: str
+    headers: dict
+    body: bytes
+
+
+@dataclass
+class Upstream:
+    server: ThreadingHTTPServer
+    received: list[Received] = field(default_factory=list)
+    tls: bool = False
+
+    @property
+    def port(self) -> int:
+        return self.server.server_address[1]
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def _handler(store: list[Received], lock: threading.Lock):
+    class H(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *a):  # quiet
+            pass
+
+        def _serve(self):
+            n = int(self.headers.get("content-length") or 0)
+            body = self.rfile.read(n) if n else b""
+            with lock:
+                store.append(Received(self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body))
+            payload = json.dumps({"ok": True, "path": self.path, "bytes": len(body)}).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _serve
+
+    return H
+
+
+def self_signed(tmp: Path, names: list[str]) -> tuple[Path, Path]:
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, names[0])])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    alt = [x509.DNSName(n) for n in names] + [x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+    cert = (x509.CertificateBuilder().subject_name(subject).issuer_name(subject).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(days=1))
+            .not_valid_after(now + datetime.timedelta(days=30))
+            .add_extension(x509.SubjectAlternativeName(alt), critical=False).sign(key, hashes.SHA256()))
+    cp, kp = tmp / "up-cert.pem", tmp / "up-key.pem"
+    cp.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    kp.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                     serialization.NoEncryption()))
+    return cp, kp
+
+
+def start_upstream(tls_dir: Path | None = None, names: list[str] | None = None) -> Upstream:
+    store: list[Received] = []
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), _handler(store, threading.Lock()))
+    srv.daemon_threads = True
+    if tls_dir is not None:
+        cp, kp = self_signed(tls_dir, names or ["localhost"])
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(cp, kp)
+        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return Upstream(srv, store, tls=tls_dir is not None)

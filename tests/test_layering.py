@@ -1,0 +1,27 @@
+"""mitmproxy stays inside addon.py: a ruff banned-api rule and a clean import of the pipeline."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_pipeline_import_does_not_load_mitmproxy():
+    code = ("import sys; import guardian_proxy.pipeline, guardian_proxy.cli; "
+            "bad = [m for m in sys.modules if m.split('.')[0] == 'mitmproxy']; print(bad); assert not bad")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def test_ruff_bans_mitmproxy_outside_addon(tmp_path):
+    probe = ROOT / "guardian_proxy" / "_probe_banned.py"
+    probe.write_text("import mitmproxy\n")
+    try:
+        r = subprocess.run([sys.executable, "-m", "ruff", "check", "--select", "TID251", str(probe)],
+                           capture_output=True, text=True, cwd=ROOT)
+    finally:
+        probe.unlink()
+    assert r.returncode != 0 and "TID251" in r.stdout
+    ok = subprocess.run([sys.executable, "-m", "ruff", "check", "--select", "TID251", "guardian_proxy"],
+                        capture_output=True, text=True, cwd=ROOT)
+    assert ok.returncode == 0, ok.stdout
