@@ -52,6 +52,47 @@ PURPOSES: tuple[str, ...] = (
     "ai_processing",
     "unknown",
 )
+#: Entity labels that travel in `Span.entity`: label → (category, direct identifier?). Presidio's labels
+#: plus the project's own recognizers. Quasi-identifiers (direct=False) are generalized at L3+.
+ENTITIES: dict[str, tuple[str, bool]] = {
+    "PERSON": ("identity", True),
+    "USERNAME": ("identity", True),
+    "EMAIL_ADDRESS": ("contact", True),
+    "PHONE_NUMBER": ("contact", True),
+    "STREET_ADDRESS": ("precise_location", True),
+    "LATLONG": ("precise_location", True),
+    "LOCATION": ("demographic", False),
+    "NRP": ("demographic", False),
+    "AGE": ("demographic", False),
+    "DATE_TIME": ("other", False),
+    "ORGANIZATION": ("other", False),
+    "CASE_NUMBER": ("other", True),
+    "AMOUNT": ("financial", False),
+    "CREDIT_CARD": ("financial", True),
+    "IBAN_CODE": ("financial", True),
+    "US_BANK_NUMBER": ("financial", True),
+    "ACCOUNT_NUMBER": ("financial", True),
+    "CRYPTO": ("financial", True),
+    "US_SSN": ("government_id", True),
+    "US_ITIN": ("government_id", True),
+    "US_PASSPORT": ("government_id", True),
+    "US_DRIVER_LICENSE": ("government_id", True),
+    "UK_NHS": ("government_id", True),
+    "MEDICAL_LICENSE": ("government_id", True),
+    "GOVERNMENT_ID": ("government_id", True),
+    "MEDICAL_CONDITION": ("health", False),
+    "MEDICATION": ("health", False),
+    "PASSWORD": ("credentials", True),
+    "API_KEY": ("credentials", True),
+    "AUTH_TOKEN": ("credentials", True),
+    "PRIVATE_KEY": ("credentials", True),
+    "SESSION_ID": ("cookie", True),
+    "ADVERTISING_ID": ("device_id", True),
+    "DEVICE_ID": ("device_id", True),
+    "IP_ADDRESS": ("device_id", True),
+    "URL": ("other", False),
+    "NARRATIVE": ("other", False),
+}
 BASES: tuple[str, ...] = ("user", "default", "background")
 TRANSPARENCY: tuple[str, ...] = ("full", "partial", "vague", "none")
 

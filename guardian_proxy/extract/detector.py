@@ -10,30 +10,10 @@ import re
 import threading
 
 from ..domains import make_offline
-from ..types import Span, TextField
+from ..types import ENTITIES, Span, TextField
+from .narrative import detect_quasi
 
-#: Presidio entity → (category, direct identifier?)
-ENTITY_CATEGORY: dict[str, tuple[str, bool]] = {
-    "CREDIT_CARD": ("financial", True),
-    "IBAN_CODE": ("financial", True),
-    "US_BANK_NUMBER": ("financial", True),
-    "CRYPTO": ("financial", True),
-    "US_SSN": ("government_id", True),
-    "US_ITIN": ("government_id", True),
-    "US_PASSPORT": ("government_id", True),
-    "US_DRIVER_LICENSE": ("government_id", True),
-    "UK_NHS": ("government_id", True),
-    "MEDICAL_LICENSE": ("government_id", True),
-    "EMAIL_ADDRESS": ("contact", True),
-    "PHONE_NUMBER": ("contact", True),
-    "PERSON": ("identity", True),
-    "LOCATION": ("demographic", False),
-    "NRP": ("demographic", False),
-    "DATE_TIME": ("other", False),
-    "IP_ADDRESS": ("device_id", True),
-    "URL": ("other", False),
-    "PASSWORD": ("credentials", True),
-}
+ENTITY_CATEGORY = ENTITIES
 
 #: field name → (entity, category) when the key alone says what the value is
 KEY_ENTITY: list[tuple[re.Pattern, str]] = [
@@ -83,15 +63,17 @@ class Detector:
             if self.ner:
                 engine = self.load()
                 with self._lock:
-                    results = engine.analyze(f.text, language="en", score_threshold=self.min_score)
-                for r in results:
-                    if r.entity_type in SKIP_ENTITIES:
+                    artifacts = engine.nlp_engine.process_text(f.text, "en")
+                    results = engine.analyze(f.text, language="en", score_threshold=self.min_score,
+                                             nlp_artifacts=artifacts)
+                    found = [(r.start, r.end, r.entity_type, r.score) for r in results]
+                    found += detect_quasi(f.text, artifacts.tokens)
+                for start, end, entity, score in found:
+                    if entity in SKIP_ENTITIES:
                         continue
-                    cat, direct = ENTITY_CATEGORY.get(r.entity_type, ("other", False))
-                    spans.append(
-                        Span(path=f.path, start=r.start, end=r.end, entity=r.entity_type, category=cat,
-                             score=r.score, text=f.text[r.start : r.end], direct=direct)
-                    )
+                    cat, direct = ENTITY_CATEGORY.get(entity, ("other", False))
+                    spans.append(Span(path=f.path, start=start, end=end, entity=entity, category=cat,
+                                      score=score, text=f.text[start:end], direct=direct))
         return spans
 
     @staticmethod
