@@ -95,6 +95,9 @@ ENTITIES: dict[str, tuple[str, bool]] = {
 }
 BASES: tuple[str, ...] = ("user", "default", "background")
 TRANSPARENCY: tuple[str, ...] = ("full", "partial", "vague", "none")
+#: Policy statement vocabularies (guardian_proxy.policy; OPP-115 categories guide them).
+PRACTICES: tuple[str, ...] = ("collect", "use", "share", "sell", "retain", "delete", "protect", "choice")
+CONDITIONS: tuple[str, ...] = ("opt-in", "opt-out", "legal requirement", "aggregated/de-identified")
 
 ActionKind = Literal["allow", "transform", "deny"]
 LPath = Literal["fast", "slow", "fallback", "fixed"]
@@ -198,6 +201,9 @@ class Statement(BaseModel):
     retention: str | None = None
     start: int = 0
     end: int = 0
+    negated: bool = False  # the statement says the practice is NOT done ("we do not sell ...")
+    section: str | None = None  # heading the statement sits under
+    source: str | None = None  # title of the source document
 
 
 class ScoredStatement(BaseModel):
