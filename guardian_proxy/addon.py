@@ -9,6 +9,7 @@ request never leaves and the client gets a 403 that says why.
 from __future__ import annotations
 
 import asyncio
+import functools
 import html
 import json
 import logging
@@ -20,6 +21,7 @@ from pathlib import Path
 from mitmproxy import http
 from mitmproxy.proxy import server_hooks
 
+from .failure import Ticket
 from .pipeline import Gateway
 from .types import Decision, RawRequest
 
@@ -80,9 +82,11 @@ def apply_decision(flow: http.HTTPFlow, decision: Decision) -> None:
 
 
 class GuardianAddon:
-    def __init__(self, gateway: Gateway, redirect_upstream: tuple[str, int] | None = None, workers: int | None = None):
+    def __init__(self, gateway: Gateway, redirect_upstream: tuple[str, int] | None = None, workers: int | None = None,
+                 eval_timeout_s: float = 60.0):
         self.gateway = gateway
         self.redirect = redirect_upstream
+        self.eval_timeout_s = eval_timeout_s
         self.pool = ThreadPoolExecutor(max_workers=workers or max(2, os.cpu_count() or 2),
                                        thread_name_prefix="guardian")
 
@@ -90,16 +94,28 @@ class GuardianAddon:
         if flow.response or flow.error:
             return
         raw = to_raw(flow)
-        loop = asyncio.get_running_loop()
+        ticket = Ticket()
         try:
-            decision = await loop.run_in_executor(self.pool, self.gateway.evaluate, raw)
-        except Exception as e:  # a stage crashed: fail closed for bodies, open for bodyless requests
-            log.exception("evaluation failed for %s", raw.host)
-            decision = self.gateway.failure_decision(raw, e)
+            if Gateway.inline_ok(raw):  # nothing to detect: stay on the event loop (no thread hop, no queue)
+                decision = self.gateway.evaluate(raw, ticket=ticket)
+            else:  # CPU-bound stages run in the pool; past the deadline the tier's fail mode applies
+                fut = asyncio.get_running_loop().run_in_executor(
+                    self.pool, functools.partial(self.gateway.evaluate, raw, ticket=ticket))
+                decision = await asyncio.wait_for(fut, self.eval_timeout_s)
+        except Exception as e:  # deadline (TimeoutError) or a bug outside the stages: fail rules (failure.py)
+            decision = self.gateway.failure_decision(raw, e, ticket)
         flow.metadata["guardian"] = {"id": decision.id, "action": decision.action,
                                      "R": decision.risk.R if decision.risk else None,
                                      "explanation": decision.explanation}
         apply_decision(flow, decision)
+
+    def error(self, flow: http.HTTPFlow) -> None:
+        """Upstream refused/reset/timeout/TLS errors reach the client as mitmproxy answers them (502);
+        this adds one line naming the decision, never the request's values."""
+        g = flow.metadata.get("guardian") or {}
+        log.warning("guardian: flow error for %s %s (decision %s, %s): %s", flow.request.method,
+                    flow.request.host, g.get("id", "-"), g.get("action", "not evaluated"),
+                    flow.error.msg if flow.error else "?")
 
     def server_connect(self, data: server_hooks.ServerConnectionHookData) -> None:
         if self.redirect is not None:
@@ -120,7 +136,7 @@ async def _serve(gateway: Gateway, host: str, port: int, confdir: str, redirect:
 
     opts = options.Options(listen_host=host, listen_port=port, confdir=confdir)
     master = DumpMaster(opts, with_termlog=True, with_dumper=False)
-    master.addons.add(GuardianAddon(gateway, redirect))
+    master.addons.add(GuardianAddon(gateway, redirect, eval_timeout_s=gateway.settings.limits.eval_timeout_s))
     updates = {"ssl_insecure": ssl_insecure, "termlog_verbosity": "warn", "connection_strategy": "lazy"}
     if proxyauth:
         updates["proxyauth"] = proxyauth

@@ -118,6 +118,7 @@ class LimitSettings(_Strict):
     max_json_depth: int = 64
     max_field_chars: int = 100_000
     max_analysed_chars: int = 200_000
+    eval_timeout_s: float = Field(default=60.0, gt=0)  # past this the addon applies the tier's fail mode
 
 
 class LLMSettings(_Strict):

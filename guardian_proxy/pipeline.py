@@ -22,6 +22,7 @@ from . import risk as risk_mod
 from .bodies import BodyLimits
 from .config import FactorTables, Settings, load_factor_tables
 from .decision_log import DecisionLog, record
+from .failure import FailureRules, StageFailed, Ticket, run_stage
 from .types import CATEGORIES, Action, Context, Decision, Evidence, Likelihood, RawRequest, Rewrite
 
 log = logging.getLogger("guardian_proxy")
@@ -56,6 +57,7 @@ class Gateway:
         self.scorer = risk_mod.RiskScorer(tables)
         self.transformer = transformer
         self.decision_log = decision_log
+        self.failures = FailureRules(tables)  # per-tier fail modes (guardian_proxy/failure.py)
 
     @classmethod
     def from_settings(cls, settings: Settings, with_log: bool = True) -> Gateway:
@@ -84,27 +86,46 @@ class Gateway:
     # ------------------------------------------------------------------ evaluate
 
     def evaluate(self, req: RawRequest, context: str | None = None, likelihood: float | None = None,
-                 log: bool = True) -> Decision:
+                 log: bool = True, ticket: Ticket | None = None) -> Decision:
+        """Never raises for a stage failure: it becomes the tier's fail mode (guardian_proxy/failure.py)."""
         t0 = time.perf_counter()
         ctx: Context | None = self.scorer.context(context) if context else None
-        action = self.extractor.extract(req)
-        decision = self._decide(req, action, ctx, likelihood)
+        action: Action | None = None
+        try:
+            action = run_stage("extract", self.extractor.extract, req)
+            if ticket is not None:
+                ticket.action = action
+            decision = run_stage("decide", self._decide, req, action, ctx, likelihood)
+        except StageFailed as f:
+            decision = self.failures.decision(req, f.stage, f.cause, action)
         decision.latency_ms = (time.perf_counter() - t0) * 1000
-        if log and self.decision_log is not None:
-            self.decision_log.write(record(req, decision))
+        if log and (ticket is None or ticket.claim()):
+            decision = self.write_log(req, decision)
         return decision
 
-    def failure_decision(self, req: RawRequest, exc: BaseException) -> Decision:
-        """A stage raised: requests with a body fail closed (blocked), bodyless ones fail open; logged."""
-        from .domains import registrable_domain
+    def write_log(self, req: RawRequest, decision: Decision) -> Decision:
+        """Append the decision's line; a write error never propagates (closed tiers turn it into a block)."""
+        if self.decision_log is None:
+            return decision
+        try:
+            self.decision_log.write(record(req, decision))
+        except Exception as e:
+            return self.failures.after_log_error(req, decision, e)
+        return decision
 
-        kind = "deny" if req.body else "allow"
-        action = Action(domain=registrable_domain(req.host), host=req.host, flags=["error"])
-        d = Decision(action=kind, six=action, rule=f"error-fail-{'closed' if kind == 'deny' else 'open'}",
-                     explanation=f"internal error ({type(exc).__name__}); {'blocked' if kind == 'deny' else 'passed'} by rule")
-        if self.decision_log is not None:
-            self.decision_log.write(record(req, d))
-        return d
+    def failure_decision(self, req: RawRequest, exc: BaseException, ticket: Ticket | None = None) -> Decision:
+        """Evaluation raised outside a stage or passed its deadline (exc is TimeoutError): fail rules, logged."""
+        stage = "deadline" if isinstance(exc, TimeoutError) else getattr(exc, "stage", "decide")
+        cause = getattr(exc, "cause", exc)
+        d = self.failures.decision(req, stage, None if stage == "deadline" else cause,
+                                   ticket.action if ticket is not None else None)
+        return self.write_log(req, d) if ticket is None or ticket.claim() else d
+
+    @staticmethod
+    def inline_ok(req: RawRequest) -> bool:
+        """No body, no query string, no cookie: extraction finds no text fields, so evaluation is pure
+        bookkeeping (tens of µs) and may run on the event loop instead of the thread pool."""
+        return not req.body and "?" not in req.url and req.header("cookie") is None
 
     def _decide(self, req: RawRequest, action: Action, ctx: Context | None, fixed_l: float | None) -> Decision:
         personal = {c: n for c, n in action.categories.items() if n > 0 and c in CATEGORIES}
@@ -124,10 +145,10 @@ class Gateway:
                             explanation=reason)
 
         override = risk_mod.find_override(self.settings.overrides, action)
-        evidence = self.evidence.retrieve(action)
+        evidence = run_stage("evidence", self.evidence.retrieve, action)
         lk = Likelihood(value=fixed_l, path="fixed", reason="fixed by caller") if fixed_l is not None else \
-            self.likelihood.estimate(action, evidence)
-        r = self.scorer.score(action, evidence, lk, ctx)
+            run_stage("likelihood", self.likelihood.estimate, action, evidence)
+        r = run_stage("risk", self.scorer.score, action, evidence, lk, ctx)
         kind, level = risk_mod.decide(r)
         explanation = risk_mod.explain(action, r, kind, ctx, evidence, level)
         override_text = None
@@ -139,5 +160,5 @@ class Gateway:
         d = Decision(action=kind, six=action, evidence=evidence, likelihood=lk, risk=r, start_level=level,
                      explanation=explanation, override=override_text)
         if kind == "transform":
-            d.rewrite, d.final_level, d.rounds = self.transformer.transform(req, action, level)
+            d.rewrite, d.final_level, d.rounds = run_stage("transform", self.transformer.transform, req, action, level)
         return d

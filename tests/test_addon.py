@@ -14,11 +14,11 @@ class FakeGateway:
         self.decision = decision
         self.seen = []
 
-    def evaluate(self, raw):
+    def evaluate(self, raw, **kw):
         self.seen.append(raw)
         return self.decision
 
-    def failure_decision(self, raw, exc):
+    def failure_decision(self, raw, exc, ticket=None):
         return Decision(action="deny", six=Action(domain="x", host="x"), rule="error-fail-closed")
 
 
