@@ -92,6 +92,12 @@ ENTITIES: dict[str, tuple[str, bool]] = {
     "IP_ADDRESS": ("device_id", True),
     "URL": ("other", False),
     "NARRATIVE": ("other", False),
+    # narrative quasi-identifiers (extract/narrative.py); DATE is a calendar date/time/year, kept apart from
+    # Presidio's noisier DATE_TIME, which the detector skips
+    "DATE": ("other", False),
+    "QUANTITY": ("other", False),
+    "OCCUPATION": ("demographic", False),
+    "FAMILY": ("demographic", False),
 }
 BASES: tuple[str, ...] = ("user", "default", "background")
 TRANSPARENCY: tuple[str, ...] = ("full", "partial", "vague", "none")
@@ -257,6 +263,7 @@ class Rewrite(BaseModel):
     set_headers: dict[str, str] = Field(default_factory=dict)
     remove_headers: list[str] = Field(default_factory=list)
     span_counts: dict[str, int] = Field(default_factory=dict)  # entity -> rewritten count
+    stats: dict[str, int | float | str | list[int]] = Field(default_factory=dict)  # log-safe anonymizer facts
 
 
 class Decision(BaseModel):

@@ -1,11 +1,162 @@
-"""Quasi-identifiers in free text (dates, ages, organisations/employers, case numbers, amounts …)
-that Presidio's defaults miss. Called by the Detector with the spaCy Doc it already computed.
+"""Quasi-identifiers in free text that Presidio's defaults miss: calendar dates and times, ages, case/file
+numbers and other codes, money amounts and quantities, organisations (by their head word: "… Court",
+"Ministry of …", "X, Y and Z"), places and street addresses, titled names ("Mr A. B. Smith"), handles and
+labelled fields ("Seller: …", "Location: …"), occupations, family and marital status, health conditions.
 
-Returns (start, end, entity, score) tuples; entity labels come from `types.ENTITIES`.
+Called by the Detector with the spaCy Doc it already computed (None when NER is off): the Doc adds the
+entity types Presidio drops (DATE, TIME, MONEY, QUANTITY, CARDINAL, PERCENT, FAC) and the noun phrases
+around occupation words. Returns (start, end, entity, score) tuples; labels come from `types.ENTITIES`.
+Overlaps with Presidio's spans are expected: the anonymizer merges them.
 """
 
 from __future__ import annotations
 
+import regex as re
 
-def detect_quasi(text: str, doc) -> list[tuple[int, int, str, float]]:
-    return []
+from . import quasi_lexicon as lx
+
+Hit = tuple[int, int, str, float]
+
+_CAP = r"\p{Lu}[\p{L}'’\-]*"  # a capitalised word (Unicode)
+_NAME = r"\p{Lu}[\p{L}'’\-]+"
+_TZ = r"(?:UTC|GMT|IST|CET|CEST|EET|EEST|BST|EST|EDT|CST|CDT|MST|MDT|PST|PDT|AEST|AEDT|NZST|NZDT|PHT|SGT|JST)"
+_NUMW = lx.NUMBER_WORDS
+
+PATTERNS: list[tuple[str, float, re.Pattern]] = [
+    # dates and times
+    ("DATE", 0.9, re.compile(rf"\b\d{{1,2}}(?:st|nd|rd|th)?(?:\s+of)?\s+(?:{lx.MONTHS})\.?(?:,?\s+\d{{4}})?\b")),
+    ("DATE", 0.9, re.compile(rf"\b(?:{lx.MONTHS})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?\b")),
+    ("DATE", 0.85, re.compile(rf"\b(?:(?:early|mid|late|end of|beginning of)[\s-])?(?:{lx.MONTHS}),?\s+\d{{4}}\b")),
+    ("DATE", 0.95, re.compile(rf"\b\d{{4}}-\d{{2}}-\d{{2}}(?:[ T]\d{{1,2}}:\d{{2}}(?::\d{{2}})?)?(?:\s?{_TZ}\b)?")),
+    ("DATE", 0.85, re.compile(r"(?<![\d/.])\d{1,2}[./-]\d{1,2}[./-](?:\d{4}|\d{2})(?![\d/.])")),
+    ("DATE", 0.8, re.compile(rf"\b\d{{1,2}}[:.]\d{{2}}(?::\d{{2}})?\s?(?:[ap]\.?m\.?\b)?(?:\s?{_TZ}\b)?(?=\W|$)")),
+    ("DATE", 0.8, re.compile(r"\b\d{1,2}\s?(?:a\.m\.|p\.m\.|am\b|pm\b)")),
+    ("DATE", 0.6, re.compile(r"(?<![\w/.§,-])(?:1[6-9]\d\d|20\d\d)s?(?![\w/]|[.,]\d)")),
+    # ages
+    ("AGE", 0.9, re.compile(r"\b(?:aged|age(?:d)? of|at the age of|age)\s+\d{1,3}\b", re.I)),
+    ("AGE", 0.9, re.compile(rf"\b(?:\d{{1,3}}|{_NUMW})(?:[\s-](?:{_NUMW}))?[\s-](?:years?|yrs?|months?)[\s-]old\b", re.I)),
+    ("AGE", 0.8, re.compile(r"\bin (?:his|her|their|my) (?:early |mid-?|late )?(?:teens|twenties|thirties|forties|fifties|"
+                            r"sixties|seventies|eighties|nineties)\b", re.I)),
+    # codes, case and file numbers, identity documents
+    ("CASE_NUMBER", 0.85, re.compile(r"(?<![\w/.§,])\d{1,6}(?:/\d{1,6}){1,3}(?![\w/])")),
+    ("CASE_NUMBER", 0.8, re.compile(r"\b(?=[A-Z0-9/-]*\d)(?=[A-Z0-9/-]*[A-Z])[A-Z0-9]{1,6}(?:[-/][A-Z0-9]{1,12}){1,4}\b")),
+    ("CASE_NUMBER", 0.8, re.compile(r"\b[A-Z]{1,3}\d{3,}[A-Z]?\b")),
+    ("CASE_NUMBER", 0.8, re.compile(r"\b0x[0-9A-Fa-f]{2,}\b")),
+    ("CASE_NUMBER", 0.7, re.compile(r"\b\d{4}:\d{1,5}\b")),
+    ("GOVERNMENT_ID", 0.85, re.compile(r"\b\d{3}-\d{2}-\d{4}\b")),
+    # money and quantities
+    ("AMOUNT", 0.9, re.compile(rf"(?:(?:approximately|approx\.|about|some|around|over|nearly|almost)\s)?"
+                               rf"(?:[{lx.CURRENCY_SYMBOLS}]\s?|\b(?:{lx.CURRENCY_CODES})\s?)\d(?:[\d,.' ]*\d)?"
+                               r"(?:\s?(?:million|billion|bn|m|k)\b)?")),
+    ("AMOUNT", 0.9, re.compile(rf"\b\d(?:[\d,.' ]*\d)?\s?(?:million\s|billion\s)?(?:{lx.CURRENCY_WORDS}|{lx.CURRENCY_CODES})\b"
+                               rf"(?:\s?\((?:{lx.CURRENCY_CODES})\))?", re.I)),
+    ("AMOUNT", 0.8, re.compile(rf"\b(?:{_NUMW})(?:[\s-](?:{_NUMW}|and))*\s(?:{lx.CURRENCY_WORDS})\b", re.I)),
+    ("QUANTITY", 0.7, re.compile(r"[+-]?\b\d(?:[\d,.]*\d)?\s?(?:%|per cent|percent|km/h|kph|mph|km|cm|mm|kg|metres?|meters?|"
+                                 r"hectares?|ha|acres?|sq\.? ?m|square metres|ft|feet|miles?|tonnes?|tons?|litres?|"
+                                 r"liters?|grams?|kilograms?|kilometres?|kilometers?)(?![\w/])")),
+    # people, handles, labelled fields
+    ("PERSON", 0.9, re.compile(rf"\b(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Professor|Judge|Sir|Dame|Lady|Lord|Mme|Mlle|Herr|Frau)\.?"
+                               rf"\s+(?:(?:\p{{Lu}}\.\s?){{1,3}}(?:{_NAME}(?:\s+{_NAME}){{0,3}})?|{_NAME}(?:\s+(?:\p{{Lu}}\.\s?)?{_NAME}){{0,3}})")),
+    ("USERNAME", 0.9, re.compile(r"(?<![\w@.])@[A-Za-z0-9_](?:[A-Za-z0-9_.]*[A-Za-z0-9_])?")),
+    ("USERNAME", 0.8, re.compile(r"(?m)^\s*\K[\w.\-]{2,40}(?=\s+:\s)")),
+    ("USERNAME", 0.8, re.compile(r"(?i)\b(?:user ?name|name|seller(?: name)?|author|posted by|buyer|reviewer|"
+                                 r"contact name|nickname|handle)\s*[:=]\s*\K[^|\n:]{1,60}?(?=\s*(?:\||\n|$|,|\())")),
+    ("USERNAME", 0.7, re.compile(r"\bUser\s+\K(?:\p{Lu}[\w.\-]+|[\w.\-]*\d[\w.\-]*)")),
+    ("LOCATION", 0.8, re.compile(r"(?i)\b(?:location(?: for pickup)?|general location|city|address|hometown|"
+                                 r"lives in|based in|pickup from|pickup at)\s*[:=]?\s*\K[^|\n.;]{2,60}?(?=\s*(?:\||\n|$|\.|;|–|-\s))")),
+    # organisations and places by their head word
+    ("ORGANIZATION", 0.75, re.compile(rf"\b(?:(?!(?:The|A|An|This|That|In|On|By|At|For|His|Her|Their|Our|My)\b){_CAP}\s+"
+                                      rf"(?:(?:of|de|du|für|for|and|&)\s+)?){{1,5}}(?:{lx.ORG_HEADS})\b"
+                                      rf"(?:\s+(?:of|for)\s+(?:the\s+)?{_CAP}(?:\s+{_CAP}){{0,3}})?")),
+    ("ORGANIZATION", 0.75, re.compile(rf"\b(?:{lx.ORG_HEADS})\s+(?:of|for)\s+(?:the\s+)?{_CAP}(?:\s+(?:of\s+)?{_CAP}){{0,3}}")),
+    ("ORGANIZATION", 0.7, re.compile(rf"\b{_NAME},\s+{_NAME},?\s+(?:and|&)\s+{_NAME}\b")),
+    ("LOCATION", 0.75, re.compile(rf"\b(?:{lx.PLACE_HEADS})\s+of\s+{_CAP}(?:[\s-]{_CAP}){{0,2}}")),
+    ("LOCATION", 0.7, re.compile(rf"\b(?:(?!(?:The|A|An|This|That|In|On|By|At|For)\b){_CAP}\s+){{1,3}}(?:{lx.PLACE_HEADS})\b")),
+    ("STREET_ADDRESS", 0.85, re.compile(rf"\b\d{{1,5}}[A-Za-z]?,?\s+(?:{_CAP}\s+){{1,3}}(?:{lx.STREET_HEADS})\b\.?"
+                                        rf"(?:,\s+{_CAP}(?:\s+{_CAP})?)?")),
+    ("STREET_ADDRESS", 0.8, re.compile(rf"\b\d{{1,4}}(?:st|nd|rd|th)\s+(?:{lx.STREET_HEADS})\b")),
+    ("STREET_ADDRESS", 0.75, re.compile(rf"\b(?:{_CAP}\s+){{1,3}}(?:Street|Road|Avenue|Lane|Boulevard|Marg|Drive|Caddesi|"
+                                        rf"Sokak|Strasse|Straße|Throughway)\b")),
+    # demographics and health
+    ("OCCUPATION", 0.7, re.compile(rf"\b(?:{lx.DEGREES})\b")),
+    ("FAMILY", 0.8, re.compile(rf"\b(?:{lx.MARITAL})\b", re.I)),
+    ("FAMILY", 0.8, re.compile(rf"\b(?:(?:my|our)\s+)?(?:\d+|{_NUMW}|trio of|pair of|couple of)\s+(?:[a-z]+\s+){{0,2}}"
+                               rf"(?:{lx.KIN_NOUNS})\b", re.I)),
+    ("FAMILY", 0.8, re.compile(rf"\b(?:parent|mother|father|mom|mum|dad|mama|papa)\s+of\s+(?:\d+|{_NUMW})\b", re.I)),
+    ("FAMILY", 0.6, re.compile(r"\b(?:our|my)\s+little\s+ones?\b", re.I)),
+    ("MEDICAL_CONDITION", 0.7, re.compile(rf"\b{lx.MEDICAL_SUFFIX}\b")),
+    ("MEDICAL_CONDITION", 0.7, re.compile(r"\b(?:" + "|".join(re.escape(w) for w in sorted(lx.MEDICAL_WORDS, key=len, reverse=True))
+                                          + r")\b(?:\s+of\s+(?:the\s+)?(?:[a-z]+\s+){0,3}[a-z]+)?", re.I)),
+]
+
+_ID_CONTEXT = re.compile(r"(?i)(passport|national id|identity card|id card|licen[cs]e|ssn|social security|\bid\b)[^.\n]{0,25}$")
+_PHONE_CONTEXT = re.compile(r"(?i)(phone|call|tel|mobile|contact|whatsapp|text|sms|fax)[^.\n]{0,30}$")
+_PHONE = re.compile(r"(?<![\w+/.-])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{1,4}\)\s?)?\d[\d\s.-]{5,16}\d(?![\w/]|[.,]\d)")
+_LEGAL_REF = re.compile(r"(?i)(art(icle)?s?\.?|rules?|protocols?|§|para(graph)?s?\.?|sections?|chapters?|pages?|p\.|pp\.|"
+                        r"items?|points?|no\.?|nos\.?|numbers?|acts?|laws?|codes?|volume|vol\.|series|annex|appendix|"
+                        r"schedule|and|to|or|-|–|,)\s*$")
+_SPACY = {"DATE": "DATE", "TIME": "DATE", "MONEY": "AMOUNT", "QUANTITY": "QUANTITY", "PERCENT": "QUANTITY",
+          "CARDINAL": "QUANTITY", "FAC": "LOCATION"}
+_DATEISH = re.compile(rf"\d|\b(?:{lx.MONTHS}|{lx.WEEKDAYS}|{_NUMW})\b", re.I)
+
+
+def _phones(text: str) -> list[Hit]:
+    out: list[Hit] = []
+    for m in _PHONE.finditer(text):
+        digits = sum(c.isdigit() for c in m.group())
+        if digits < 7 or digits > 15:
+            continue
+        before = text[max(0, m.start() - 40): m.start()]
+        if _ID_CONTEXT.search(before):
+            out.append((m.start(), m.end(), "GOVERNMENT_ID", 0.8))
+        elif _PHONE_CONTEXT.search(before) or m.group().startswith(("+", "(")) or digits >= 9:
+            out.append((m.start(), m.end(), "PHONE_NUMBER", 0.75))
+    return out
+
+
+def _from_doc(doc, text: str) -> list[Hit]:
+    out: list[Hit] = []
+    for ent in doc.ents:
+        label = _SPACY.get(ent.label_)
+        if label is None:
+            continue
+        s, e, t = ent.start_char, ent.end_char, ent.text
+        if label == "DATE" and not _DATEISH.search(t):
+            continue
+        if ent.label_ == "CARDINAL":
+            if t.lower() in ("one", "a", "1") or _LEGAL_REF.search(text[max(0, s - 14): s]):
+                continue
+        out.append((s, e, label, 0.6))
+    for tok in doc:
+        lemma = tok.lemma_.lower()
+        if tok.pos_ not in ("NOUN", "PROPN") or lemma not in lx.OCCUPATIONS and tok.lower_ not in lx.OCCUPATIONS:
+            continue
+        start = tok.i
+        while start > 0 and doc[start - 1].dep_ in ("compound", "amod", "nmod") and doc[start - 1].head.i >= tok.i \
+                and doc[start - 1].pos_ in ("NOUN", "ADJ", "PROPN", "VERB"):
+            start -= 1
+        if start == tok.i and (lemma in lx.WEAK_OCCUPATIONS or tok.lower_ in lx.WEAK_OCCUPATIONS):
+            continue
+        out.append((doc[start].idx, tok.idx + len(tok.text), "OCCUPATION", 0.65))
+    return out
+
+
+def detect_quasi(text: str, doc) -> list[Hit]:
+    """Located quasi-identifiers (and a few direct ones: titled names, handles, codes) in one text."""
+    out: list[Hit] = []
+    for label, score, pat in PATTERNS:
+        for m in pat.finditer(text):
+            s, e = m.span()
+            if e - s < 2 or not text[s:e].strip():
+                continue
+            if label == "CASE_NUMBER" and _ID_CONTEXT.search(text[max(0, s - 40): s]):
+                label_ = "GOVERNMENT_ID"
+            else:
+                label_ = label
+            if label == "DATE" and score < 0.7 and _LEGAL_REF.search(text[max(0, s - 14): s]):
+                continue
+            out.append((s, e, label_, score))
+    out += _phones(text)
+    if doc is not None:
+        out += _from_doc(doc, text)
+    return out

@@ -1,0 +1,82 @@
+"""Word lists behind the narrative recognizers: generic English vocabulary for occupations, family and
+marital status, health conditions, organisation and place heads, currencies. General knowledge only — no
+names taken from any benchmark."""
+
+from __future__ import annotations
+
+MONTHS = ("January|February|March|April|May|June|July|August|September|October|November|December|"
+          "Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec")
+WEEKDAYS = "Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday"
+NUMBER_WORDS = ("one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|"
+                "sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|"
+                "hundred|thousand|million|billion|a couple of|several|a few|dozens of|a dozen")
+
+#: ISO 4217 codes and a few older ones that still appear in documents
+CURRENCY_CODES = ("EUR|USD|GBP|CHF|JPY|CNY|INR|AUD|CAD|NZD|SEK|NOK|DKK|PLN|CZK|HUF|RON|BGN|HRK|RUB|UAH|TRY|TRL|"
+                  "ATS|DEM|FRF|ITL|ESP|NLG|BEF|FIM|GRD|IEP|PTE|ZAR|BRL|MXN|ARS|PHP|SGD|HKD|KRW|IDR|MYR|THB|"
+                  "VND|PKR|BDT|LKR|NGN|KES|EGP|ILS|AED|SAR|ECU|CYP|MTL|SKK|SIT|LTL|LVL|EEK|ISK|GEL|AMD|AZN|MDL")
+CURRENCY_SYMBOLS = "€$£¥₹₺₽₩₱₦₪"
+CURRENCY_WORDS = ("euros?|dollars?|pounds?(?: sterling)?|(?:new )?(?:turkish )?liras?|lire|kronor|kronur|krona|"
+                  "kroner|zlot(?:y|ys|ies)|schillings?|(?:gdr |german )?marks|francs?|rupees?|pesos?|yen|yuan|rubles?|"
+                  "roubles?|hryvnias?|forints?|korunas?|lei|leva|levs?|dinars?|dirhams?|rand|reais|real|pence|cents?|"
+                  "ecus?|drachmas?|escudos?|pesetas?|guilders?|shillings?|naira|rupiah|baht|ringgit|won")
+
+OCCUPATIONS = {
+    "accountant", "actor", "actress", "administrator", "adviser", "advisor", "agent", "analyst", "architect",
+    "artist", "assistant", "attorney", "auditor", "baker", "banker", "barber", "barrister", "bookkeeper",
+    "breadwinner", "builder", "butcher", "businessman", "businesswoman", "carpenter", "cashier", "chef",
+    "chemist", "cleaner", "clerk", "coach", "consultant", "contractor", "cook", "counsellor", "counselor",
+    "courier", "dancer", "dentist", "designer", "developer", "director", "doctor", "driver", "economist",
+    "editor", "electrician", "employee", "engineer", "entrepreneur", "executive", "farmer", "firefighter",
+    "fisherman", "gardener", "guard", "hairdresser", "herder", "imam", "inspector", "instructor", "janitor",
+    "journalist", "judge", "labourer", "laborer", "lawyer", "lecturer", "librarian", "lorry driver",
+    "machinist", "manager", "mechanic", "midwife", "miner", "musician", "nanny", "nurse", "officer",
+    "operator", "paramedic", "pharmacist", "photographer", "physician", "physiotherapist", "pilot", "plumber",
+    "policeman", "policewoman", "politician", "priest", "professor", "programmer", "psychiatrist",
+    "psychologist", "publisher", "receptionist", "researcher", "retiree", "sailor", "salesman", "saleswoman",
+    "scientist", "secretary", "shopkeeper", "singer", "soldier", "solicitor", "student", "surgeon",
+    "tailor", "teacher", "technician", "therapist", "trader", "translator", "tutor", "veterinarian", "waiter",
+    "waitress", "watchman", "welder", "worker", "writer", "pupil", "apprentice", "intern", "freelancer",
+    "housewife", "homemaker", "caregiver", "carer", "bartender", "barista", "vet", "ceo", "cfo",
+    "cto", "rn", "emt", "paralegal", "notary", "bailiff", "gendarme", "conscript", "sergeant", "lieutenant",
+    "captain", "colonel", "general", "major", "corporal", "private", "constable", "detective", "mayor",
+    "headmaster", "headteacher", "principal", "dean", "rector", "curator", "clergyman", "monk", "nun",
+}
+#: words that only count as an occupation with a modifier in front ("police officer", "research assistant")
+WEAK_OCCUPATIONS = {"agent", "assistant", "officer", "operator", "worker", "employee", "director", "general",
+                    "major", "private", "principal", "judge", "guard", "executive", "developer", "designer",
+                    "captain", "dean", "coach", "trader", "writer", "vet"}
+DEGREES = r"Ph\.?D|MBA|M\.?Sc|B\.?Sc|M\.?D|B\.?A|M\.?A|LL\.?M|LL\.?B|RN|EMT|CPA"
+
+MARITAL = r"married|divorced|widowed|widow|widower|separated|engaged|remarried|single (?:mum|mom|dad|parent|father|mother)"
+KIN_NOUNS = (r"kids?|kiddos?|children|child|sons?|daughters?|little ones?|babies|baby|toddlers?|boys|girls|"
+             r"grandchildren|grandkids|twins|triplets|legends|munchkins|angels|blessings")
+
+MEDICAL_SUFFIX = r"[a-z]+(?:itis|osis|algia|aemia|emia|opathy|oma|ectomy|plegia|phrenia|trophy|iasis|pathy|otomy|plasty)"
+MEDICAL_WORDS = {
+    "cancer", "diabetes", "depression", "hiv", "aids", "asthma", "epilepsy", "dementia", "stroke", "paralysis",
+    "pregnancy", "pregnant", "miscarriage", "tumour", "tumor", "leukaemia", "leukemia", "schizophrenia",
+    "autism", "adhd", "anxiety", "ptsd", "alzheimer's", "parkinson's", "hepatitis", "tuberculosis",
+    "disability", "disabled", "deaf", "blind", "blindness", "deafness", "amputation", "fracture", "concussion",
+    "haemorrhage", "hemorrhage", "infarction", "heart attack", "chronic illness", "chronic pain", "insomnia",
+    "bipolar disorder", "psychosis", "myopia", "hyperopia", "obesity", "anorexia", "bulimia", "addiction",
+    "alcoholism", "overdose", "covid-19", "coronavirus", "influenza", "pneumonia", "allergy", "allergies",
+    "migraine", "migraines", "injuries", "injury", "wound", "wounds", "bruises", "bruising", "scar", "scars",
+}
+
+ORG_HEADS = (
+    "Court|Tribunal|Ministry|University|College|Hospital|Clinic|Clinique|Prison|Police|Bank|Company|Inc|Ltd|LLC|"
+    "PLC|plc|GmbH|AG|SA|Corp|Corporation|Group|Party|Council|Office|Agency|Department|Association|Foundation|"
+    "Institute|Institution|School|Academy|Fund|Authority|Municipality|Prosecutor|Prosecutor's Office|"
+    "Directorate|Board|Commission|Committee|Service|Services|Union|Federation|Society|Centre|Center|Church|"
+    "Army|Gendarmerie|Brigade|Regiment|Battalion|Command|Headquarters|Station|Bureau|Trust|Partners|"
+    "Associates|Holdings|Industries|Enterprises|Solutions|Technologies|Systems|Store|Shop|Cafe|Restaurant|"
+    "Hotel|Newspaper|Magazine|Press|Radio|Television|Chamber|Cemetery|Library|Museum|Network|Labs|Studio|"
+    "Studios|Consulting|Ventures|Logistics|Pharmacy|Market|Mall|Factory|Works|Mills|& Co|and Sons|& Sons"
+)
+PLACE_HEADS = ("District|Province|Region|County|Borough|Village|Municipality|City|Town|Township|Prefecture|"
+               "Oblast|Voivodeship|Canton|Department|Commune|Parish|Neighbourhood|Neighborhood|Quarter|Island|"
+               "Islands|Valley|Peninsula|Mountains?|Lake|River|Bay|Suburbs?|State|Territory")
+STREET_HEADS = ("Street|St|Road|Rd|Avenue|Ave|Drive|Dr|Lane|Ln|Boulevard|Blvd|Way|Place|Pl|Court|Ct|Square|Sq|"
+                "Terrace|Crescent|Close|Marg|Nagar|Chowk|Circle|Highway|Hwy|Parkway|Pkwy|Alley|Row|Walk|"
+                "Throughway|Expressway|Caddesi|Sokak|Sokağı|Cad|Sk|ulica|ul|Strasse|Straße|Rue|Via|Calle")
