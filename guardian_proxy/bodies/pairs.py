@@ -1,0 +1,136 @@
+"""Key=value texts: urlencoded forms, query strings, batched beacon lines and cookies.
+
+Raw segments are kept, so a write-back changes only the values it replaces (every other byte,
+escape style and separator stays as the client sent it). Paths: ``form:q``, ``form:tag#1`` (second
+``tag``), ``form:en@2`` (line 2 of a batched beacon body), ``query:uid``, ``cookie:sid``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from urllib.parse import quote_plus, unquote_plus
+
+from .model import BodyLimits, Ctx
+
+_KEY = re.compile(r"[\w.\[\]%$:-]{1,100}")
+
+
+@dataclass
+class Pairs:
+    segs: list[tuple[str, str | None]]  # (raw key, raw value or None when the segment has no '=')
+    sep: str = "&"
+
+
+def split(text: str, sep: str = "&") -> Pairs:
+    segs: list[tuple[str, str | None]] = []
+    for seg in text.split(sep):
+        k, eq, v = seg.partition("=")
+        segs.append((k, v if eq else None))
+    return Pairs(segs, sep)
+
+
+def visit(p: Pairs, ctx: Ctx, prefix: str, suffix: str = "", decode: bool = True, embed: bool = True) -> str | None:
+    out = []
+    for rk, rv in p.segs:
+        if rv is None and (not rk or not decode):  # empty segment, or a cookie without '='
+            out.append(rk)
+            continue
+        key = unquote_plus(rk) if decode else rk.strip()
+        value = (unquote_plus(rv) if decode else rv.strip()) if rv is not None else ""
+        new = ctx.leaf(f"{prefix}{key}{suffix}", value, key, 0, embed=embed)
+        if ctx.build:
+            if new is None:
+                out.append(rk if rv is None else f"{rk}={rv}")
+            elif decode:
+                out.append(f"{rk}={quote_plus(new, safe='')}")
+            else:
+                lead = rv[: len(rv) - len(rv.lstrip())] if rv else ""
+                out.append(f"{rk}={lead}{new}")
+    return p.sep.join(out) if ctx.build else None
+
+
+def is_form_like(text: str) -> bool:
+    """Every non-empty line is `k=v&k=v` (no whitespace, parameter-like keys, some value non-empty):
+    a urlencoded form or a batch of them, one per line."""
+    lines = [ln.rstrip("\r") for ln in text.split("\n") if ln.strip()]
+    if not lines:
+        return False
+    for ln in lines:
+        if any(c.isspace() for c in ln):
+            return False
+        segs = [s.partition("=") for s in ln.split("&") if s]
+        if not segs or any(not eq or not _KEY.fullmatch(k) for k, eq, _v in segs):
+            return False
+        if not any(v for _k, _eq, v in segs):
+            return False
+    return True
+
+
+@dataclass
+class FormLines:
+    lines: list[str]
+    pairs: list[Pairs | None]
+
+
+def split_lines(text: str) -> FormLines:
+    lines = text.split("\n")
+    return FormLines(lines, [split(ln.rstrip("\r")) if ln.strip() else None for ln in lines])
+
+
+def visit_lines(doc: FormLines, ctx: Ctx) -> str | None:
+    out = []
+    for i, (line, p) in enumerate(zip(doc.lines, doc.pairs, strict=True)):
+        if p is None:
+            out.append(line)
+            continue
+        before = ctx.hits
+        r = visit(p, ctx, "form:", f"@{i}")
+        out.append(r + ("\r" if line.endswith("\r") else "") if ctx.build and ctx.hits != before else line)
+    return "\n".join(out) if ctx.build else None
+
+
+# --------------------------------------------------------------------------- query strings and cookies
+
+_LIM = BodyLimits()
+
+
+def _query_split(url: str) -> tuple[str, str, str] | None:
+    q = url.find("?")
+    if q < 0:
+        return None
+    h = url.find("#", q)
+    end = h if h >= 0 else len(url)
+    return url[: q + 1], url[q + 1 : end], url[end:]
+
+
+def query_fields(url: str, limits: BodyLimits = _LIM):
+    parts = _query_split(url)
+    if parts is None:
+        return []
+    ctx = Ctx(limits)
+    visit(split(parts[1]), ctx, "query:")
+    return ctx.fields
+
+
+def rewrite_query(url: str, repl: dict[str, str], limits: BodyLimits = _LIM) -> str:
+    parts = _query_split(url)
+    if parts is None:
+        return url
+    ctx = Ctx(limits, repl)
+    new = visit(split(parts[1]), ctx, "query:")
+    return url if not ctx.hits else parts[0] + new + parts[2]
+
+
+def cookie_fields(header: str | None, limits: BodyLimits = _LIM):
+    if not header:
+        return []
+    ctx = Ctx(limits)
+    visit(split(header, ";"), ctx, "cookie:", decode=False, embed=False)
+    return ctx.fields
+
+
+def rewrite_cookie_header(header: str, repl: dict[str, str], limits: BodyLimits = _LIM) -> str:
+    ctx = Ctx(limits, repl)
+    new = visit(split(header, ";"), ctx, "cookie:", decode=False, embed=False)
+    return header if not ctx.hits else new
