@@ -75,13 +75,39 @@ class Gateway:
             BodyLimits(lim.max_body_bytes, lim.max_decoded_bytes, lim.max_json_depth, lim.max_field_chars),
         )
         dlog = DecisionLog(settings.decision_log) if with_log else None
-        return cls(settings, tables, extractor, PolicyEvidence(), FixedLikelihood(settings.likelihood.fixed_value),
+        from .resources import policies_dir
+
+        evidence = PolicyEvidence.from_dirs(policies_dir(), settings.state_dir / "policies")
+        return cls(settings, tables, extractor, evidence, FixedLikelihood(settings.likelihood.fixed_value),
                    Transformer(), dlog)
 
     def warm_up(self) -> None:
         """Load models now rather than on the first request."""
         self.evaluate(RawRequest(method="POST", url="http://warmup.invalid/", body=b"warm up John Smith",
                                  headers=[("content-type", "text/plain")]), log=False)
+
+    # ------------------------------------------------------------------ learning policies while browsing
+
+    _POLICY_TYPES = ("text/html", "application/xhtml", "text/plain", "text/markdown")
+
+    def wants_policy(self, url: str, content_type: str | None) -> bool:
+        """Cheap test (event loop): could this response be a privacy-policy page worth ingesting?"""
+        wants = getattr(self.evidence, "wants", None)
+        ctype = (content_type or "").lower()
+        return bool(self.settings.learn_policies and wants is not None and ctype.startswith(self._POLICY_TYPES)
+                    and wants(url))
+
+    def learn_policy(self, url: str, content_type: str | None, text: str):
+        """Stage 2 ingests a privacy-policy page into the user store (`learn_policies`, on by default).
+        Called on the addon's thread pool, never on the event loop; never raises."""
+        learn = getattr(self.evidence, "learn", None)
+        if not self.settings.learn_policies or learn is None:
+            return None
+        try:
+            return learn(url, content_type, text)
+        except Exception:  # learning is best effort: a bad page never affects traffic
+            log.exception("policy learning failed for %s", url.split("/")[2] if "//" in url else "?")
+            return None
 
     # ------------------------------------------------------------------ evaluate
 

@@ -79,6 +79,13 @@ class EvidenceStage:
         return ingest(self.store, self.segmenter, registrable_domain(domain) or domain, content,
                       content_type=content_type, origin=origin, name=name, kind="added")
 
+    def wants(self, url: str) -> bool:
+        """Cheap URL test for the proxy's event loop: a privacy-page address not learned yet in this run."""
+        if policy_url_kind(url) is None:
+            return False
+        parts = urlsplit(url)
+        return f"{parts.scheme}://{(parts.hostname or '').lower()}{parts.path}" not in self._learned
+
     def learn(self, url: str, content_type: str | None, text: str) -> IngestReport | None:
         """A page seen through the proxy. Returns None when it is not a candidate (not a privacy page by
         URL, already learned in this run, or the user added this domain's policy by hand)."""

@@ -77,8 +77,8 @@ class Segmenter:
             new_lead = None
             for a, b in spans:
                 text = block.text[a:b].strip()
-                if len(text) < MIN_CHARS or not re.search(r"[a-zA-Z]{3}", text):
-                    continue
+                if len(text) < MIN_CHARS or not re.search(r"[a-zA-Z]{3}", text) or text.endswith("?"):
+                    continue  # too short, no words, or a question (headings, FAQ, table of contents)
                 if english_ratio(text) == 0.0 and len(text.split()) > 6:
                     continue  # a non-English sentence inside an English document
                 f = lexicon.analyse(text)
