@@ -21,11 +21,14 @@ from pathlib import Path
 from mitmproxy import http
 from mitmproxy.proxy import server_hooks
 
+from . import codec
 from .failure import Ticket
 from .pipeline import Gateway
 from .types import Decision, RawRequest
 
 log = logging.getLogger("guardian_proxy")
+
+MAX_POLICY_PAGE_BYTES = 4 * 1024 * 1024  # wire bytes of a privacy-policy page the proxy will learn from
 
 
 def to_raw(flow: http.HTTPFlow) -> RawRequest:
@@ -89,6 +92,8 @@ class GuardianAddon:
         self.eval_timeout_s = eval_timeout_s
         self.pool = ThreadPoolExecutor(max_workers=workers or max(2, os.cpu_count() or 2),
                                        thread_name_prefix="guardian")
+        self.learn_pool: ThreadPoolExecutor | None = None  # learning policies while browsing (response hook)
+        self._learn_queued = 0
 
     async def request(self, flow: http.HTTPFlow) -> None:
         if flow.response or flow.error:
@@ -109,6 +114,51 @@ class GuardianAddon:
                                      "explanation": decision.explanation}
         apply_decision(flow, decision)
 
+    def response(self, flow: http.HTTPFlow) -> None:
+        """Learn while browsing: a privacy-policy page (URL, then title heuristics) goes to stage 2's
+        ingestion on a one-thread pool of its own; the response itself passes untouched and unwaited."""
+        if not flow.response or flow.error or flow.request.method != "GET" or flow.response.status_code != 200:
+            return
+        wants = getattr(self.gateway, "wants_policy", None)
+        url, ctype = flow.request.pretty_url, flow.response.headers.get("content-type", "")
+        raw = flow.response.raw_content
+        try:
+            if not raw or wants is None or not wants(url, ctype):
+                return
+        except Exception:
+            return
+        if len(raw) > MAX_POLICY_PAGE_BYTES:
+            log.info("guardian: policy page on %s not learned: %d bytes, over the %d-byte cap", flow.request.host,
+                     len(raw), MAX_POLICY_PAGE_BYTES)
+            return
+        if self.learn_pool is None:
+            self.learn_pool = ThreadPoolExecutor(1, thread_name_prefix="guardian-learn")
+        if self._learn_queued >= 8:  # a burst of policy pages: drop rather than queue without bound
+            return
+        self._learn_queued += 1
+        try:
+            self.learn_pool.submit(self._learn, url, ctype, flow.response.headers.get("content-encoding"), raw)
+        except RuntimeError:  # shutting down
+            self._learn_queued -= 1
+
+    def _learn(self, url: str, ctype: str, encoding: str | None, raw: bytes) -> None:
+        try:
+            body = codec.decode(raw, encoding, MAX_POLICY_PAGE_BYTES * 4)
+            charset = "utf-8"
+            for part in ctype.split(";")[1:]:
+                k, _, v = part.strip().partition("=")
+                if k.lower() == "charset" and v:
+                    charset = v.strip('"\' ')
+            try:
+                text = body.decode(charset, "replace")
+            except LookupError:
+                text = body.decode("utf-8", "replace")
+            self.gateway.learn_policy(url, ctype, text)
+        except Exception as e:  # an undecodable page is not learned; nothing else happens
+            log.info("guardian: policy page not learned (%s)", type(e).__name__)
+        finally:
+            self._learn_queued -= 1
+
     def error(self, flow: http.HTTPFlow) -> None:
         """Upstream refused/reset/timeout/TLS errors reach the client as mitmproxy answers them (502);
         this adds one line naming the decision, never the request's values."""
@@ -123,6 +173,8 @@ class GuardianAddon:
 
     def done(self) -> None:
         self.pool.shutdown(wait=False, cancel_futures=True)
+        if self.learn_pool is not None:
+            self.learn_pool.shutdown(wait=False, cancel_futures=True)
 
 
 def ca_cert_path(confdir: str) -> Path:
