@@ -65,6 +65,7 @@ class Gateway:
         from .extract import Extractor
         from .extract.detector import Detector
         from .likelihood import FixedLikelihood
+        from .llm import make_backend
         from .policy import EvidenceStage as PolicyEvidence
 
         tables = load_factor_tables(settings.factor_tables_dir)
@@ -79,7 +80,7 @@ class Gateway:
 
         evidence = PolicyEvidence.from_dirs(policies_dir(), settings.state_dir / "policies")
         return cls(settings, tables, extractor, evidence, FixedLikelihood(settings.likelihood.fixed_value),
-                   Transformer(), dlog)
+                   Transformer(settings.anonymize, detect=extractor.detector.detect, llm=make_backend(settings.llm)), dlog)
 
     def warm_up(self) -> None:
         """Load models now rather than on the first request."""
@@ -187,4 +188,5 @@ class Gateway:
                      explanation=explanation, override=override_text)
         if kind == "transform":
             d.rewrite, d.final_level, d.rounds = run_stage("transform", self.transformer.transform, req, action, level)
+            d.extra["anonymize"] = d.rewrite.stats  # levels, rounds, counts: no values
         return d

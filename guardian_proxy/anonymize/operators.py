@@ -1,8 +1,18 @@
-"""Span operators per level. L1 partial masking; L2+ typed placeholders, consistent within a request."""
+"""Span operators of the lower levels and the splice that applies any operator.
+
+L1 `partial_mask`: keep what lets a user recognise their own data (`j***@acme.com`, card `•••• 1111`,
+initials of a name, the last two characters of a code). L2 `Placeholders`: typed, numbered tags,
+consistent within a request (`[PERSON_1]` everywhere for the same person).
+"""
 
 from __future__ import annotations
 
+import regex as re
+
 from ..types import Span
+
+_TITLE = re.compile(r"^(?:(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Professor|Judge|Sir|Dame|Lady|Lord|Mme|Mlle|Herr|Frau)\.?\s+)+")
+_DIGIT_TAIL = ("CREDIT_CARD", "IBAN_CODE", "US_BANK_NUMBER", "ACCOUNT_NUMBER", "PHONE_NUMBER")
 
 
 def partial_mask(value: str, entity: str) -> str:
@@ -10,10 +20,21 @@ def partial_mask(value: str, entity: str) -> str:
         local, _, domain = value.partition("@")
         return f"{local[:1]}***@{domain}"
     digits = [c for c in value if c.isdigit()]
-    if entity in ("CREDIT_CARD", "IBAN_CODE", "US_BANK_NUMBER", "PHONE_NUMBER") and len(digits) >= 4:
+    if entity in _DIGIT_TAIL and len(digits) >= 4:
         return "•••• " + "".join(digits[-4:])
+    if entity == "PERSON":
+        m = _TITLE.match(value)
+        title = m.group() if m else ""
+        words = value[len(title):].split()
+        return title + " ".join(w[0] + "***" for w in words) if words else value
+    if entity == "USERNAME":
+        at = "@" if value.startswith("@") else ""
+        v = value.lstrip("@")
+        return at + v[:1] + "***"
     if len(value) <= 2:
         return "*" * len(value)
+    if sum(c.isalnum() for c in value) >= 6:
+        return "•" * (len(value) - 2) + value[-2:]
     return value[0] + "*" * (len(value) - 1)
 
 
@@ -34,12 +55,15 @@ class Placeholders:
 
 
 def apply_spans(text: str, spans: list[Span], render) -> str:
-    """Replace non-overlapping spans (longest first on overlap) right to left."""
+    """Replace spans right to left; on overlap the earlier (then longer) span wins. `render(span)` returns
+    the replacement, or None to keep the original text."""
     chosen: list[Span] = []
     for s in sorted(spans, key=lambda s: (s.start, -(s.end - s.start))):
         if chosen and s.start < chosen[-1].end:
             continue
         chosen.append(s)
     for s in reversed(chosen):
-        text = text[: s.start] + render(s) + text[s.end :]
+        new = render(s)
+        if new is not None:
+            text = text[: s.start] + new + text[s.end :]
     return text

@@ -1,37 +1,111 @@
-"""Transform stage: rewrite spans at the start level and put the fields back into the request."""
+"""Transform stage: rewrite the located spans at the start level, escalate under attack, write back.
+
+    spans → propagate (every occurrence, every field) → merge overlaps → LevelRenderer(level)
+          → escalate: guesser attacks the rewrite, the lexical verifier checks guesses against the
+            original, a verified guess ≥ threshold raises the level (≤ max_rounds, ≤ L5)
+          → write back into the body's own format, the URL query and cookies
+
+Only "prose" fields (five words or more) and fields with spans are rewritten and shown to the guesser:
+short structured values (model names, ids, enums) keep their exact bytes. Fields in a language the
+detectors do not read (language.py) are rewritten at L5 in strict mode. The decision records levels,
+rounds, span counts and guess counts — never values.
+"""
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+import time
+from collections import Counter
+from collections.abc import Callable
 
 from .. import codec
 from ..bodies import ParsedBody, rewrite_cookies, rewrite_url, write_back
-from ..types import Action, RawRequest, Rewrite, Span
-from .operators import Placeholders, apply_spans, partial_mask
+from ..config import AnonymizeSettings
+from ..types import Action, RawRequest, Rewrite, Span, TextField
+from .escalation import Outcome, escalate
+from .guesser import CombinedGuesser, DeterministicGuesser, LLMGuesser
+from .language import is_non_english
+from .levels import LevelRenderer
+from .llm_rewrite import LLMRewriter
+from .spans import merge, propagate
+from .surrogates import Surrogates
+from .verifier import LexicalVerifier
+
+_PROSE_WORDS = 5
 
 
 class Transformer:
-    def rewrite_fields(self, action: Action, level: int) -> dict[str, str]:
-        by_path: dict[str, list[Span]] = defaultdict(list)
-        for s in action.spans:
-            by_path[s.path].append(s)
-        ph = Placeholders()
-        render = (lambda s: partial_mask(s.text, s.entity)) if level <= 1 else ph.tag
-        texts = {f.path: f.text for f in action.fields}
-        return {p: apply_spans(texts[p], spans, render) for p, spans in by_path.items() if p in texts}
+    def __init__(self, settings: AnonymizeSettings | None = None,
+                 detect: Callable[[list[TextField]], list[Span]] | None = None, llm=None, seed: bytes | None = None):
+        """`detect`: the Detector's bound method (re-checks LLM output); `llm`: a guardian_proxy.llm back end
+        or None (deterministic guesser and L4/L5 only); `seed`: fixes surrogates (benchmarks, tests)."""
+        self.settings = settings or AnonymizeSettings()
+        self.detect = detect
+        self.llm = llm
+        self.seed = seed
+        self.guesser = CombinedGuesser(DeterministicGuesser(), LLMGuesser(llm) if llm is not None else None)
+        self.rewriter = LLMRewriter(llm, detect) if llm is not None else None
+
+    # ------------------------------------------------------------------ text level
+
+    def anonymize(self, fields: list[TextField], spans: list[Span], level: int,
+                  max_rounds: int | None = None) -> Outcome:
+        """Rewrite `fields` from `level` with verified escalation; the Outcome holds the changed fields."""
+        s = self.settings
+        all_spans = merge(propagate(fields, spans))
+        strict = {f.path for f in fields if is_non_english(f.text)}
+        strict |= {sp.path for sp in all_spans if sp.entity == "NARRATIVE"}
+        all_spans = [sp for sp in all_spans if sp.entity != "NARRATIVE"]
+        with_spans = {sp.path for sp in all_spans}
+        prose = [f for f in fields if f.path in with_spans or len(f.text.split()) >= _PROSE_WORDS]
+        original = "\n".join(f.text for f in prose)
+        renderer = LevelRenderer(prose, all_spans, Surrogates(original, self.seed), strict)
+
+        def render(lvl: int) -> dict[str, str]:
+            out = renderer.render(lvl)
+            if self.rewriter is not None and lvl >= 4:
+                base = {f.path: out.get(f.path, f.text) for f in prose}
+                if lvl == 4:
+                    base = {**base, **{p: t for p, t in renderer.render(3).items() if p not in strict}}
+                out = {p: t for p, t in self.rewriter.rewrite(base, lvl).items() if t != renderer.fields.get(p)}
+            return out
+
+        def view(changed: dict[str, str]) -> str:
+            return "\n".join(changed.get(f.path, f.text) for f in prose)
+
+        outcome = escalate(render, view, self.guesser, LexicalVerifier(original), level,
+                           threshold=s.confidence_threshold,
+                           max_rounds=s.max_rounds if max_rounds is None else max_rounds, verify=s.verify)
+        outcome.span_counts = dict(Counter(sp.entity for sp in all_spans))
+        outcome.strict_fields = len(strict)
+        return outcome
+
+    # ------------------------------------------------------------------ request level
 
     def transform(self, req: RawRequest, action: Action, level: int) -> tuple[Rewrite, int, int]:
         """(rewrite, final level, rounds)."""
-        repl = self.rewrite_fields(action, level)
-        rw = Rewrite(span_counts=dict(Counter(s.entity for s in action.spans)))
+        t0 = time.perf_counter()
+        outcome = self.anonymize(action.fields, action.spans, level)
+        rw = self.rewrite(req, action, outcome.texts)
+        rw.span_counts = outcome.span_counts
+        rw.stats = {"start_level": level, "final_level": outcome.level, "rounds": outcome.rounds,
+                    "upgrades": outcome.upgrades, "guesses": outcome.guesses, "verified_guesses": outcome.verified,
+                    "spans": sum(outcome.span_counts.values()), "fields_rewritten": len(outcome.texts),
+                    "strict_fields": outcome.strict_fields, "verify": int(self.settings.verify),
+                    "ms": round((time.perf_counter() - t0) * 1000, 2)}
+        return rw, outcome.level, outcome.rounds
+
+    @staticmethod
+    def rewrite(req: RawRequest, action: Action, repl: dict[str, str]) -> Rewrite:
+        """Put rewritten field texts back: body in its own format, URL query, cookies."""
+        rw = Rewrite()
         parsed: ParsedBody | None = action._parsed
-        if parsed is not None and any(p.split(":", 1)[0] in ("json", "form", "text") for p in repl):
-            body = write_back(parsed, repl)
-            rw.body = codec.encode(body, req.header("content-encoding"))
+        body_paths = [p for p in repl if not p.startswith(("query:", "cookie:"))]
+        if parsed is not None and body_paths:
+            rw.body = codec.encode(write_back(parsed, repl), req.header("content-encoding"))
         new_url = rewrite_url(req.url, repl)
         if new_url != req.url:
             rw.url = new_url
         cookie = req.header("cookie")
         if cookie and any(p.startswith("cookie:") for p in repl):
             rw.set_headers["cookie"] = rewrite_cookies(cookie, repl)
-        return rw, level, 0
+        return rw

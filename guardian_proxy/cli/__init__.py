@@ -1,6 +1,7 @@
 """`guardian-proxy` command line. Each module registers its commands on `app`."""
 
 from . import check, logs, run  # noqa: F401  (registers commands)
+from .anonymize import anonymize as _anonymize  # noqa: F401  (registers anonymize)
 from .app import app
 
 __all__ = ["app"]

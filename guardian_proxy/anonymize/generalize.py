@@ -1,0 +1,152 @@
+"""Generalization of quasi-identifiers (L3 and up). Each rule coarsens a value by level:
+
+| entity            | L3                                   | L4                        | L5                 |
+|-------------------|--------------------------------------|---------------------------|--------------------|
+| DATE              | exact date → year; year → decade     | → decade ("1990s")        | [DATE]             |
+| AGE               | 45 → "40-49"                         | [AGE]                     | [AGE]              |
+| LOCATION          | "City, Country" → country; else [LOCATION]; a country stays | as L3  | [LOCATION]         |
+| ORGANIZATION      | → its kind: "… Labour Court" → "court", "… Group" → "company"; else [ORGANIZATION] | as L3 | [ORGANIZATION] |
+| AMOUNT            | → order of magnitude: "EUR 5,443.70" → "EUR 1,000-10,000" | [AMOUNT] | [AMOUNT]         |
+| QUANTITY          | the number → "several"               | as L3                     | [QUANTITY]         |
+| CASE_NUMBER       | removed ("[…]")                      | removed                   | removed            |
+| FAMILY            | counts dropped ("three kids" → "kids"); marital status → [MARITAL_STATUS] | as L3 | [FAMILY] |
+| NRP, OCCUPATION, MEDICAL_CONDITION, others | [TYPE]      | [TYPE]                    | [TYPE]             |
+"""
+
+from __future__ import annotations
+
+import regex as re
+from faker.providers.date_time import Provider as _DateTime
+
+#: country → continent (Faker's table plus common short forms)
+CONTINENT = {c.name.lower(): c.continent for c in _DateTime.countries} | {
+    k: "Europe" for k in ("uk", "united kingdom", "england", "scotland", "wales", "northern ireland", "britain",
+                          "great britain", "russia", "czech republic", "czechia", "the netherlands", "holland",
+                          "vatican", "türkiye", "turkey", "republic of turkey", "cyprus")
+} | {k: "North America" for k in ("usa", "us", "united states", "united states of america", "america")} | {
+    "south korea": "Asia", "north korea": "Asia", "ivory coast": "Africa"}
+CONTINENTS = {"europe", "asia", "africa", "north america", "south america", "oceania", "antarctica"}
+_YEAR = re.compile(r"(?<!\d)(1[6-9]\d\d|20\d\d)(?!\d)")
+_NUM = re.compile(r"\d[\d,.' ]*\d|\d")
+_NUMWORD = re.compile(r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|"
+                      r"fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|"
+                      r"ninety|hundred|thousand|million|billion|a couple of|a few|a dozen|dozens of|trio of|pair of|"
+                      r"couple of)(?:[\s-](?:one|two|three|four|five|six|seven|eight|nine))?\b", re.I)
+_MARITAL = re.compile(r"\b(?:married|divorced|widowed|widow|widower|separated|engaged|remarried)\b", re.I)
+_ORG_KIND = [
+    (re.compile(r"\b(court|tribunal)s?\b", re.I), None),
+    (re.compile(r"\b(ministry|department|directorate|agency|authority|office|bureau|board|commission|committee|council"
+                r"|municipality|government|service)\b", re.I), None),
+    (re.compile(r"\b(university|college|academy|school|institute)\b", re.I), None),
+    (re.compile(r"\b(hospital|clinic|clinique|pharmacy)\b", re.I), "hospital"),
+    (re.compile(r"\b(prison|police|gendarmerie|army|brigade|regiment|battalion|command|station)\b", re.I), None),
+    (re.compile(r"\b(party|union|federation|association|society|foundation|fund|trust|church)\b", re.I), None),
+    (re.compile(r"\b(bank)\b", re.I), None),
+    (re.compile(r"\b(newspaper|magazine|press|radio|television)\b", re.I), None),
+    (re.compile(r"\b(inc|ltd|llc|plc|gmbh|ag|corp|corporation|company|group|partners|associates|holdings|industries"
+                r"|enterprises|solutions|technologies|systems|store|shop|cafe|restaurant|hotel|network|labs|studios?"
+                r"|consulting|ventures|logistics|market|mall|factory|works|mills|sons)\b\.?", re.I), "company"),
+]
+_LAW_FIRM = re.compile(r"^\p{Lu}[\p{L}'’-]+,\s+\p{Lu}[\p{L}'’-]+,?\s+(?:and|&)\s+\p{Lu}[\p{L}'’-]+$")
+
+REMOVED = "[…]"
+
+
+def tag(entity: str) -> str:
+    return f"[{entity}]"
+
+
+def _magnitude(num: str) -> str:
+    digits = num.replace(",", "").replace("'", "").replace(" ", "").split(".")[0]
+    n = len(digits.lstrip("0")) or 1
+    lo, hi = 10 ** (n - 1), 10 ** n
+    return f"{lo:,}-{hi:,}" if n > 1 else "1-10"
+
+
+def date(value: str, level: int) -> str:
+    years = _YEAR.findall(value)
+    if level >= 5 or not years:
+        return tag("DATE")
+    y = years[-1]
+    only_year = re.fullmatch(r"\s*(1[6-9]\d\d|20\d\d)s?\s*", value) is not None
+    if level == 3 and not only_year:
+        return y
+    return y[:3] + "0s"
+
+
+def age(value: str, level: int) -> str:
+    m = re.search(r"\d{1,3}", value)
+    if level >= 4 or not m:
+        return tag("AGE")
+    n = int(m.group())
+    lo = n // 10 * 10
+    return value[: m.start()] + f"{lo}-{lo + 9}" + value[m.end():]
+
+
+def location(value: str, level: int) -> str:
+    """A country (or "city, country") → its continent; a continent stays; anything else → [LOCATION]."""
+    if level >= 5:
+        return tag("LOCATION")
+    v = value.strip().lower().removeprefix("the ")
+    if v in CONTINENTS:
+        return value
+    last = v.rsplit(",", 1)[-1].strip()
+    for key in (v, last):
+        if key in CONTINENT:
+            return CONTINENT[key]
+    return tag("LOCATION")
+
+
+def organization(value: str, level: int) -> str:
+    if level >= 5:
+        return tag("ORGANIZATION")
+    if _LAW_FIRM.match(value.strip()):
+        return "company"
+    for pat, kind in _ORG_KIND:
+        found = list(pat.finditer(value))
+        if found:
+            return kind or found[-1].group(1).lower()
+    return tag("ORGANIZATION")
+
+
+def amount(value: str, level: int) -> str:
+    m = _NUM.search(value)
+    if level >= 4 or not m:
+        return tag("AMOUNT")
+    head = value[: m.start()].strip()
+    for w in ("approximately", "approx.", "about", "some", "around", "over", "nearly", "almost"):
+        head = head.removeprefix(w).strip()
+    tail = value[m.end():].strip()
+    rng = _magnitude(m.group())
+    return " ".join(p for p in (head, rng, tail) if p)
+
+
+def quantity(value: str, level: int) -> str:
+    if level >= 5 or "%" in value or "per cent" in value.lower() or "percent" in value.lower():
+        return tag("QUANTITY")
+    out = _NUM.sub("several", value)
+    out = _NUMWORD.sub("several", out)
+    return out if out != value else tag("QUANTITY")
+
+
+def family(value: str, level: int) -> str:
+    if level >= 5:
+        return tag("FAMILY")
+    if _MARITAL.search(value):
+        return tag("MARITAL_STATUS")
+    out = re.sub(r"\s{2,}", " ", _NUMWORD.sub("", re.sub(r"\d+", "", value))).strip()
+    out = re.sub(r"^(?:of\s+)", "", out)
+    out = re.sub(r"\s+of$", "", out)
+    return out if out and out.lower() not in ("my", "our") else tag("FAMILY")
+
+
+RULES = {"DATE": date, "DATE_TIME": date, "AGE": age, "LOCATION": location, "ORGANIZATION": organization,
+         "AMOUNT": amount, "QUANTITY": quantity, "FAMILY": family}
+
+
+def generalize(value: str, entity: str, level: int) -> str:
+    """A coarser stand-in for a quasi-identifier at level 3, 4 or 5."""
+    if entity == "CASE_NUMBER":
+        return REMOVED
+    rule = RULES.get(entity)
+    return rule(value, level) if rule else tag(entity)

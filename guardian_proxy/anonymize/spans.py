@@ -1,0 +1,120 @@
+"""Span bookkeeping before any level is applied.
+
+- `propagate`: a value found once is hidden everywhere in the request — every other occurrence of the same
+  value in any field (word-bounded, case-insensitive) becomes a span of the same type, and each part of a
+  person's name ("Christou" after "Mrs Anna Evagorou Christou") is found on its own when capitalised. This is
+  what keeps placeholders consistent and catches PII split across JSON fields.
+- `merge`: overlapping spans (Presidio and the narrative recognizers often find the same thing twice) become
+  one span over their union, typed by the longest member (direct identifiers win ties). Adjacent spans stay
+  separate so each keeps its own type.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from functools import lru_cache
+
+import regex as re
+
+from ..types import ENTITIES, Span, TextField
+
+#: entities whose exact value is searched for elsewhere in the request
+PROPAGATE = {"PERSON", "USERNAME", "EMAIL_ADDRESS", "PHONE_NUMBER", "STREET_ADDRESS", "LOCATION", "ORGANIZATION",
+             "CASE_NUMBER", "GOVERNMENT_ID", "US_SSN", "US_PASSPORT", "US_DRIVER_LICENSE", "CREDIT_CARD",
+             "IBAN_CODE", "ACCOUNT_NUMBER", "NRP", "IP_ADDRESS", "MEDICAL_CONDITION", "OCCUPATION", "AGE"}
+TITLES = {"mr", "mrs", "ms", "miss", "mx", "dr", "prof", "professor", "judge", "sir", "dame", "lady", "lord", "mme",
+          "mlle", "herr", "frau", "the", "and", "von", "van", "der", "den", "de", "da", "di", "del", "la", "le", "bin",
+          "al", "el"}
+_NAME_PART = re.compile(r"\p{Lu}[\p{L}'’\-]{2,}")
+
+
+@lru_cache(maxsize=65536)
+def zipf(word: str) -> float:
+    """English word frequency on the Zipf scale (0 = unseen, 7 = 'the')."""
+    from wordfreq import zipf_frequency
+
+    return zipf_frequency(word, "en")
+
+
+def _span(field: TextField, start: int, end: int, entity: str, score: float) -> Span:
+    cat, direct = ENTITIES.get(entity, ("other", False))
+    return Span(path=field.path, start=start, end=end, entity=entity, category=cat, score=score,
+                text=field.text[start:end], direct=direct)
+
+
+def _bounded(value: str) -> str:
+    v = re.escape(value)
+    return (r"(?<!\w)" if value[:1].isalnum() else "") + v + (r"(?!\w)" if value[-1:].isalnum() else "")
+
+
+def propagate(fields: list[TextField], spans: list[Span]) -> list[Span]:
+    """The spans plus every other occurrence of their values (and of person-name parts) in all fields."""
+    exact: dict[str, str] = {}  # lowercased value -> entity
+    parts: dict[str, str] = {}  # name part (case-sensitive) -> entity
+    for s in spans:
+        v = s.text.strip()
+        if len(v) < 3 or s.entity not in PROPAGATE:
+            continue
+        exact.setdefault(v.lower(), s.entity)
+        if s.entity in ("PERSON", "USERNAME"):
+            for p in _NAME_PART.findall(v):
+                if p.lower() not in TITLES and zipf(p.lower()) < 5.0:
+                    parts.setdefault(p, s.entity)
+    if not exact and not parts:
+        return list(spans)
+    out = list(spans)
+    covered: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for s in spans:
+        covered[s.path].append((s.start, s.end))
+    pats = []
+    if exact:
+        pats.append(("i", re.compile("|".join(_bounded(v) for v in sorted(exact, key=len, reverse=True)), re.I)))
+    if parts:
+        pats.append(("c", re.compile("|".join(_bounded(v) for v in sorted(parts, key=len, reverse=True)))))
+    for f in fields:
+        for kind, pat in pats:
+            for m in pat.finditer(f.text):
+                a, b = m.span()
+                if any(x < b and a < y for x, y in covered[f.path]):
+                    continue
+                entity = exact.get(m.group().lower()) if kind == "i" else parts.get(m.group())
+                if entity:
+                    out.append(_span(f, a, b, entity, 0.7))
+                    covered[f.path].append((a, b))
+    return out
+
+
+def merge(spans: list[Span]) -> list[Span]:
+    """Overlapping spans of one field → one span over their union, typed by the longest member."""
+    out: list[Span] = []
+    by_path: dict[str, list[Span]] = defaultdict(list)
+    for s in spans:
+        if s.end > s.start:
+            by_path[s.path].append(s)
+    for group in by_path.values():
+        group.sort(key=lambda s: (s.start, -s.end))
+        cur: list[Span] = []
+        end = -1
+        for s in group + [None]:
+            if s is not None and cur and s.start < end:
+                cur.append(s)
+                end = max(end, s.end)
+                continue
+            if cur:
+                best = max(cur, key=lambda x: (x.end - x.start, x.direct, x.score))
+                start = cur[0].start
+                full = _full_text(cur, start, end)
+                out.append(best.model_copy(update={"start": start, "end": end, "text": full,
+                                                   "score": max(x.score for x in cur)}))
+            if s is not None:
+                cur, end = [s], s.end
+    return sorted(out, key=lambda s: (s.path, s.start))
+
+
+def _full_text(group: list[Span], start: int, end: int) -> str:
+    """The text of a union span, rebuilt from its members (spans carry their own text, not the field's)."""
+    chars: dict[int, str] = {}
+    for s in group:
+        for i, ch in enumerate(s.text):
+            chars.setdefault(s.start + i, ch)
+    return "".join(chars.get(i, " ") for i in range(start, end))

@@ -1,0 +1,139 @@
+"""Realistic, consistent surrogates for direct identifiers (L4 and up), generated locally with Faker.
+
+Type- and format-preserving: a phone keeps its separators and country prefix and gets new digits, a card
+number stays 16 Luhn-valid digits in the same grouping, an e-mail stays an e-mail, a person keeps their
+title and initials-vs-names shape. Consistent: the same value gets the same surrogate everywhere in a
+request, and each part of a name is mapped on its own so "Christou" alone matches "Anna Christou".
+Surrogates are drawn from a keyed hash of the value (the key is random per Transformer unless a seed is
+given), and never reuse a word of the original text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import string
+
+import regex as re
+
+_TITLE = re.compile(r"^(?:(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Professor|Judge|Sir|Dame|Lady|Lord|Mme|Mlle|Herr|Frau)\.?\s+)+")
+_INITIAL = re.compile(r"^(?:\p{Lu}\.)+$")
+
+
+class Surrogates:
+    def __init__(self, original_text: str = "", seed: bytes | None = None):
+        from faker import Faker
+
+        self._fake = _shared_faker(Faker)
+        self._key = seed or os.urandom(16)
+        self._words = set(re.findall(r"\w+", original_text.lower()))
+        self._map: dict[tuple[str, str], str] = {}
+
+    def _seed(self, *parts: str) -> None:
+        h = hmac.new(self._key, "\x1f".join(parts).encode(), hashlib.sha256).digest()
+        self._fake.seed_instance(int.from_bytes(h[:8], "big"))
+
+    def _fresh(self, kind: str, value: str, make) -> str:
+        key = (kind, value.lower())
+        if key in self._map:
+            return self._map[key]
+        used = set(self._map.values())
+        for attempt in range(8):
+            self._seed(kind, value.lower(), str(attempt))
+            out = make()
+            words = set(re.findall(r"\w+", out.lower()))
+            if out not in used and not (words & self._words):
+                break
+        self._map[key] = out
+        return out
+
+    # ------------------------------------------------------------------ by type
+
+    def person(self, value: str) -> str:
+        m = _TITLE.match(value)
+        title = m.group() if m else ""
+        parts = value[len(title):].split()
+        out = []
+        for i, p in enumerate(parts):
+            if _INITIAL.match(p):
+                out.append(self._fresh("initial", p, lambda: self._fake.random_uppercase_letter() + "."))
+            elif i == len(parts) - 1 and (len(parts) > 1 or title):
+                out.append(self._fresh("last", p.strip(",;"), self._fake.last_name))
+            else:
+                out.append(self._fresh("first", p.strip(",;"), self._fake.first_name))
+        return title + " ".join(out) if out else title
+
+    def username(self, value: str) -> str:
+        at = "@" if value.startswith("@") else ""
+        return at + self._fresh("user", value.lstrip("@"), self._fake.user_name)
+
+    def email(self, value: str) -> str:
+        return self._fresh("email", value, self._fake.free_email)
+
+    def address(self, value: str) -> str:
+        return self._fresh("address", value, self._fake.street_address)
+
+    def card(self, value: str) -> str:
+        digits = self._fresh("card", value, lambda: self._fake.credit_card_number(card_type="visa16"))
+        return self._reshape(value, digits)
+
+    def shaped(self, value: str, keep_prefix: int = 0) -> str:
+        """Same shape: digits → digits, letters → letters (case kept), separators kept."""
+        def make() -> str:
+            rnd = self._fake.random
+            out = []
+            for i, ch in enumerate(value):
+                if i < keep_prefix or not ch.isalnum():
+                    out.append(ch)
+                elif ch.isdigit():
+                    out.append(rnd.choice(string.digits))
+                elif ch.isupper():
+                    out.append(rnd.choice(string.ascii_uppercase))
+                else:
+                    out.append(rnd.choice(string.ascii_lowercase))
+            return "".join(out)
+        return self._fresh("shaped", value, make)
+
+    def phone(self, value: str) -> str:
+        keep = 0
+        if value.startswith("+"):
+            m = re.match(r"\+\d{1,3}", value)
+            keep = m.end() if m else 1
+        return self.shaped(value, keep_prefix=keep)
+
+    @staticmethod
+    def _reshape(template: str, digits: str) -> str:
+        it = iter(digits)
+        return "".join(next(it, "0") if c.isdigit() else c for c in template)
+
+    def render(self, entity: str, value: str) -> str | None:
+        """A surrogate for a direct identifier, or None when the type has no surrogate (→ placeholder)."""
+        if entity == "PERSON":
+            return self.person(value)
+        if entity == "USERNAME":
+            return self.username(value)
+        if entity == "EMAIL_ADDRESS":
+            return self.email(value)
+        if entity == "STREET_ADDRESS":
+            return self.address(value)
+        if entity == "CREDIT_CARD":
+            return self.card(value)
+        if entity == "PHONE_NUMBER":
+            return self.phone(value)
+        if entity in ("IBAN_CODE", "US_SSN", "US_ITIN", "US_PASSPORT", "US_DRIVER_LICENSE", "UK_NHS", "GOVERNMENT_ID",
+                      "US_BANK_NUMBER", "ACCOUNT_NUMBER", "IP_ADDRESS", "MEDICAL_LICENSE", "DEVICE_ID",
+                      "ADVERTISING_ID"):
+            return self.shaped(value, keep_prefix=2 if entity == "IBAN_CODE" else 0)
+        return None
+
+
+_FAKER = None
+
+
+def _shared_faker(factory):
+    """One Faker instance (building one takes ~50 ms); seeded per value, so sharing it is safe in one thread."""
+    global _FAKER
+    if _FAKER is None:
+        _FAKER = factory("en_US")
+    return _FAKER
