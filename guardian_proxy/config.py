@@ -29,6 +29,10 @@ class CategoryFactor(_Strict):
     Sd: float = Field(ge=0, le=1)
     tier: str
     source: str
+    # used instead when every span of the category is a quasi-identifier (Span.direct False), e.g. a money
+    # amount in prose rather than an account number; None = the same as Sd / tier (see guardian_proxy.risk)
+    quasi_Sd: float | None = Field(default=None, ge=0, le=1)
+    quasi_tier: str | None = None
 
 
 class Tier(_Strict):
@@ -76,6 +80,8 @@ class FactorTables(_Strict):
         for cat, cf in self.sensitivity.items():
             if cf.tier not in self.tiers:
                 raise ValueError(f"sensitivity.{cat}: unknown tier {cf.tier!r}")
+            if cf.quasi_tier is not None and cf.quasi_tier not in self.tiers:
+                raise ValueError(f"sensitivity.{cat}: unknown quasi_tier {cf.quasi_tier!r}")
         return self
 
 

@@ -23,6 +23,7 @@ from .bodies import BodyLimits
 from .config import FactorTables, Settings, load_factor_tables
 from .decision_log import DecisionLog, record
 from .failure import FailureRules, StageFailed, Ticket, run_stage
+from .overrides import OverrideStore
 from .types import CATEGORIES, Action, Context, Decision, Evidence, Likelihood, RawRequest, Rewrite
 
 log = logging.getLogger("guardian_proxy")
@@ -48,7 +49,8 @@ class TransformStage(Protocol):
 
 class Gateway:
     def __init__(self, settings: Settings, tables: FactorTables, extractor: ExtractStage, evidence: EvidenceStage,
-                 likelihood: LikelihoodStage, transformer: TransformStage, decision_log: DecisionLog | None = None):
+                 likelihood: LikelihoodStage, transformer: TransformStage, decision_log: DecisionLog | None = None,
+                 overrides: OverrideStore | None = None):
         self.settings = settings
         self.tables = tables
         self.extractor = extractor
@@ -57,6 +59,8 @@ class Gateway:
         self.scorer = risk_mod.RiskScorer(tables)
         self.transformer = transformer
         self.decision_log = decision_log
+        # user overrides: the config's plus <state_dir>/overrides.yaml, re-read when it changes
+        self.overrides = overrides if overrides is not None else OverrideStore(None, settings.overrides)
         self.failures = FailureRules(tables)  # per-tier fail modes (guardian_proxy/failure.py)
 
     @classmethod
@@ -80,7 +84,8 @@ class Gateway:
 
         evidence = PolicyEvidence.from_dirs(policies_dir(), settings.state_dir / "policies")
         return cls(settings, tables, extractor, evidence, FixedLikelihood(settings.likelihood.fixed_value),
-                   Transformer(settings.anonymize, detect=extractor.detector.detect, llm=make_backend(settings.llm)), dlog)
+                   Transformer(settings.anonymize, detect=extractor.detector.detect, llm=make_backend(settings.llm)),
+                   dlog, OverrideStore.for_settings(settings))
 
     def warm_up(self) -> None:
         """Load models now rather than on the first request."""
@@ -160,6 +165,10 @@ class Gateway:
         if unreadable:
             action.categories.setdefault("unparsed", 1)
         high_risk = (ctx.recipient if ctx else action.recipient) in HIGH_RISK_RECIPIENTS
+        override = risk_mod.find_override(self.overrides.current(), action)
+        if override is not None and not personal and override.action != "level":
+            kind, _, explanation, text = risk_mod.apply_override(override, "no personal data found")
+            return Decision(action=kind, six=action, rule="override", explanation=explanation, override=text)
         if unreadable and not personal and high_risk and self.settings.unparsed_rule == "block_high_risk":
             return Decision(action="deny", six=action, rule="unparsed-high-risk",
                             explanation=f"body could not be inspected ({', '.join(sorted(unreadable))}) and the "
@@ -171,19 +180,15 @@ class Gateway:
             return Decision(action="allow", six=action, rule="no-personal-data" if not unreadable else "unparsed-pass",
                             explanation=reason)
 
-        override = risk_mod.find_override(self.settings.overrides, action)
         evidence = run_stage("evidence", self.evidence.retrieve, action)
         lk = Likelihood(value=fixed_l, path="fixed", reason="fixed by caller") if fixed_l is not None else \
             run_stage("likelihood", self.likelihood.estimate, action, evidence)
         r = run_stage("risk", self.scorer.score, action, evidence, lk, ctx)
-        kind, level = risk_mod.decide(r)
+        kind, level = risk_mod.decide(r, action, ctx)
         explanation = risk_mod.explain(action, r, kind, ctx, evidence, level)
         override_text = None
         if override is not None:
-            override_text = risk_mod.describe_override(override)
-            kind = "transform" if override.action == "level" else override.action
-            level = override.level if override.action == "level" else None
-            explanation = f"override: {override_text} ({explanation})"
+            kind, level, explanation, override_text = risk_mod.apply_override(override, explanation)
         d = Decision(action=kind, six=action, evidence=evidence, likelihood=lk, risk=r, start_level=level,
                      explanation=explanation, override=override_text)
         if kind == "transform":

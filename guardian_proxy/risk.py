@@ -1,12 +1,19 @@
-"""Stages 4 and 5: AMRSF risk and the decision.
+"""Stages 4 and 5: AMRSF risk and the decision (GuardianAgent; calibration in factor_tables/README.md).
 
     R    = clamp(L × Seff × MT)
     Seff = min(1, Sd × Mtr × Mp × Mb)
 
-Sd of an action is the maximum Sd over its categories; the tier is the tier of the most
-sensitive category present (highest tier rank). Several purposes: the highest Mp counts.
+Several categories: Sd is the MAXIMUM over the categories present (the most sensitive value decides;
+counts and co-occurrence do not raise it: accumulation across turns is the session stage's CPE) and
+the tier is the highest-ranked tier among them. A category whose every located span is a
+quasi-identifier (`Span.direct` False: a money amount in prose, not an account number) scores with the
+table's `quasi_Sd` / `quasi_tier` where it sets them. Several declared purposes: the highest Mp counts.
 Decision: R ≤ allow ceiling → allow; R ≥ deny floor → deny; else transform with
-z = (R − ceiling) / (floor − ceiling) and start level L1 + ⌊z / 0.25⌋ capped at L4.
+z = (R − ceiling) / (floor − ceiling) and start level L1 + ⌊z / 0.25⌋ capped at L4 (L5 only by
+escalation). One stated rule on top (not in the paper): identifiers never reach an ad network or a
+data broker as they are — where the thresholds would allow such a request, it is rewritten from L1
+(an ad pixel carrying an e-mail must not pass even when a policy discloses the practice and L is low).
+A user override (guardian_proxy.overrides) replaces the decision and says so.
 """
 
 from __future__ import annotations
@@ -14,7 +21,11 @@ from __future__ import annotations
 import math
 
 from .config import FactorTables, Override
-from .types import Action, Context, Evidence, Likelihood, Risk
+from .types import CATEGORIES, Action, Context, Evidence, Likelihood, Risk
+
+#: recipients that never receive an identifier as is, and the categories that count as identifiers
+AD_TECH = ("ad_network", "data_broker")
+IDENTIFIERS = ("credentials", "health", "financial", "government_id", "precise_location", "contact", "identity")
 
 _RECIPIENT_WORDS = {
     "first_party": "the site itself",
@@ -26,13 +37,15 @@ _RECIPIENT_WORDS = {
     "ai_service": "an AI service",
     "unknown_third_party": "an unknown third party",
 }
-_BASIS_WORDS = {"user": "a user-initiated request", "default": "a request the page made", "background": "a background request"}
+_PURPOSE_WORDS = {"unknown": "an undeclared purpose", "ai_processing": "AI processing"}
+_BASIS_WORDS = {"user": "a user-initiated request", "default": "a request the page made",
+                "background": "a background request"}
 _TRANSPARENCY_WORDS = {"full": "policy discloses it", "partial": "policy partly discloses it",
                        "vague": "policy vague", "none": "no policy known"}
 
 
 def clamp(x: float) -> float:
-    return 0.0 if x != x else max(0.0, min(1.0, x))  # NaN → 0 is never reached: callers check L first
+    return max(0.0, min(1.0, x))
 
 
 class RiskScorer:
@@ -45,16 +58,37 @@ class RiskScorer:
             raise KeyError(f"unknown context {name!r}; known: {', '.join(self.t.contexts)}")
         return Context(name=name, **c)
 
+    def factors(self, action: Action) -> dict[str, tuple[float, str]]:
+        """category → (Sd, tier) for the scored categories present, most sensitive first. A category
+        counts as quasi-only when it has located spans and none of them is a direct identifier (counts
+        without spans, e.g. from cookies or a caller, count as direct)."""
+        located = {s.category for s in action.spans}
+        direct = {s.category for s in action.spans if s.direct}
+        out: dict[str, tuple[float, str]] = {}
+        for c, n in action.categories.items():
+            f = self.t.sensitivity.get(c)
+            if n <= 0 or f is None:
+                continue
+            quasi = c in located and c not in direct
+            out[c] = (f.quasi_Sd if quasi and f.quasi_Sd is not None else f.Sd,
+                      f.quasi_tier if quasi and f.quasi_tier is not None else f.tier)
+        return dict(sorted(out.items(), key=lambda kv: (-kv[1][0], kv[0])))
+
+    def categories(self, action: Action) -> list[str]:
+        """The scored categories present, most sensitive first."""
+        return list(self.factors(action))
+
     def tier_of(self, action: Action) -> str:
-        cats = [c for c, n in action.categories.items() if n > 0 and c in self.t.sensitivity]
-        if not cats:
+        tiers = [tier for _, tier in self.factors(action).values()]
+        if not tiers:
             return min(self.t.tiers, key=lambda k: self.t.tiers[k].rank)
-        return max((self.t.sensitivity[c].tier for c in cats), key=lambda k: self.t.tiers[k].rank)
+        return max(tiers, key=lambda k: self.t.tiers[k].rank)
 
     def score(self, action: Action, evidence: Evidence, likelihood: Likelihood, context: Context | None = None) -> Risk:
+        if not math.isfinite(likelihood.value):
+            raise ValueError(f"likelihood is not a number ({likelihood.value!r}, path {likelihood.path})")
         t = self.t
-        cats = [c for c, n in action.categories.items() if n > 0 and c in t.sensitivity]
-        Sd = max((t.sensitivity[c].Sd for c in cats), default=0.0)
+        Sd = max((sd for sd, _ in self.factors(action).values()), default=0.0)
         recipient = context.recipient if context else action.recipient
         purposes = [context.purpose] if context else (action.purposes or ["unknown"])
         basis = context.basis if context else action.basis
@@ -64,29 +98,50 @@ class RiskScorer:
         Mb = t.basis[basis].value
         MT = t.transparency[transparency].value
         Seff = min(1.0, Sd * Mtr * Mp * Mb)
-        R = clamp(likelihood.value * Seff * MT)
+        R = clamp(clamp(likelihood.value) * Seff * MT)
         tier = self.tier_of(action)
         tt = t.tiers[tier]
         return Risk(Sd=Sd, Mtr=Mtr, Mp=Mp, Mb=Mb, MT=MT, Seff=Seff, R=R, tier=tier,
                     allow_ceiling=tt.allow_ceiling, deny_floor=tt.deny_floor)
 
 
+def band_position(risk: Risk) -> float:
+    """z: where R sits inside the transform band (0 at the allow ceiling, 1 at the deny floor)."""
+    return (risk.R - risk.allow_ceiling) / (risk.deny_floor - risk.allow_ceiling)
+
+
 def start_level(risk: Risk) -> int:
-    z = (risk.R - risk.allow_ceiling) / (risk.deny_floor - risk.allow_ceiling)
-    return min(4, 1 + math.floor(max(0.0, z) / 0.25))
+    return min(4, 1 + math.floor(max(0.0, band_position(risk)) / 0.25))
 
 
-def decide(risk: Risk) -> tuple[str, int | None]:
+def identifier_to_ad_tech(action: Action, context: Context | None = None) -> bool:
+    """A direct identifier (or an identifier category counted without located spans) bound for an
+    ad network or data broker."""
+    if (context.recipient if context else action.recipient) not in AD_TECH:
+        return False
+    located = {s.category for s in action.spans}
+    direct = {s.category for s in action.spans if s.direct}
+    return any(action.categories.get(c, 0) > 0 and (c in direct or c not in located) for c in IDENTIFIERS)
+
+
+def decide(risk: Risk, action: Action | None = None, context: Context | None = None) -> tuple[str, int | None]:
+    """(allow|transform|deny, start level). With the action, the ad-tech identifier rule applies."""
     if risk.R <= risk.allow_ceiling:
+        if action is not None and identifier_to_ad_tech(action, context):
+            return "transform", 1
         return "allow", None
     if risk.R >= risk.deny_floor:
         return "deny", None
     return "transform", start_level(risk)
 
 
+# --------------------------------------------------------------------------- overrides
+
+
 def _matches(o: Override, action: Action) -> bool:
-    if o.domain and not (action.domain == o.domain.lower() or action.host == o.domain.lower()):
-        return False
+    d = (o.domain or "").lower()
+    if d and not (action.domain == d or action.host == d or action.host.endswith("." + d)):
+        return False  # a domain covers its subdomains
     if o.owner and (action.owner or "").lower() != o.owner.lower():
         return False
     if o.category and action.categories.get(o.category, 0) <= 0:
@@ -97,7 +152,7 @@ def _matches(o: Override, action: Action) -> bool:
 
 
 def find_override(overrides: list[Override], action: Action) -> Override | None:
-    """The last matching override wins (later entries are more specific by convention: the CLI appends)."""
+    """The last matching override wins (config entries come first, then the CLI/dashboard store)."""
     hit = None
     for o in overrides:
         if _matches(o, action):
@@ -112,21 +167,44 @@ def describe_override(o: Override) -> str:
     return f"{what} ({target})"
 
 
+def apply_override(o: Override, explanation: str) -> tuple[str, int | None, str, str]:
+    """(action, start level, explanation, override text) once a user override replaces a decision."""
+    text = describe_override(o)
+    kind = "transform" if o.action == "level" else o.action
+    return kind, (o.level if o.action == "level" else None), f"override: {text} — {explanation}", text
+
+
+# --------------------------------------------------------------------------- explanation
+
+
+def _words(items: list[str]) -> str:
+    items = [i.replace("_", " ") for i in items]
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
 def explain(action: Action, risk: Risk, kind: str, context: Context | None, evidence: Evidence,
             start: int | None) -> str:
-    cats = sorted(action.categories, key=lambda c: -action.categories[c])
-    what = " and ".join(c.replace("_", " ") for c in cats[:3]) + " data" if cats else "no personal data"
+    """One line a person can read: what went where, why, and how R compares with the tier's cut-offs.
+    e.g. "financial data to an ad network for profiling in a background request; policy vague →
+    R 0.91 ≥ deny floor 0.55 (critical tier)"."""
+    cats = [c for c in CATEGORIES if action.categories.get(c, 0) > 0]  # most sensitive first
+    what = f"{_words(cats[:3])}{' (+more)' if len(cats) > 3 else ''} data" if cats else "no personal data"
     recipient = context.recipient if context else action.recipient
-    purpose = context.purpose if context else ", ".join(action.purposes)
+    purposes = [context.purpose] if context else (action.purposes or ["unknown"])
     basis = context.basis if context else action.basis
     transparency = context.transparency if context else evidence.transparency
-    head = (f"{what} to {_RECIPIENT_WORDS.get(recipient, recipient)} for {purpose.replace('_', ' ')} "
+    purpose = _words([_PURPOSE_WORDS.get(p, p) for p in purposes])
+    head = (f"{what} to {_RECIPIENT_WORDS.get(recipient, recipient)} for {purpose} "
             f"in {_BASIS_WORDS.get(basis, basis)}; {_TRANSPARENCY_WORDS.get(transparency, transparency)}")
+    tier = f" ({risk.tier} tier)"
     if kind == "allow":
-        tail = f"R {risk.R:.2f} ≤ allow ceiling {risk.allow_ceiling:.2f}"
+        tail = f"R {risk.R:.2f} ≤ allow ceiling {risk.allow_ceiling:.2f}{tier}"
     elif kind == "deny":
-        tail = f"R {risk.R:.2f} ≥ deny floor {risk.deny_floor:.2f}"
+        tail = f"R {risk.R:.2f} ≥ deny floor {risk.deny_floor:.2f}{tier}"
+    elif risk.R <= risk.allow_ceiling:  # the ad-tech identifier rule
+        tail = (f"R {risk.R:.2f} ≤ allow ceiling {risk.allow_ceiling:.2f}{tier}, but identifiers never go to "
+                f"{_RECIPIENT_WORDS.get(recipient, recipient)} as they are → rewrite from L{start}")
     else:
-        tail = (f"R {risk.R:.2f} between {risk.allow_ceiling:.2f} and {risk.deny_floor:.2f} "
+        tail = (f"R {risk.R:.2f} between {risk.allow_ceiling:.2f} and {risk.deny_floor:.2f}{tier} "
                 f"→ rewrite from L{start}")
     return f"{head} → {tail}"

@@ -1,6 +1,6 @@
 """`guardian-proxy` command line. Each module registers its commands on `app`."""
 
-from . import check, logs, run  # noqa: F401  (registers commands)
+from . import check, logs, risk, run  # noqa: F401  (registers commands)
 from .anonymize import anonymize as _anonymize  # noqa: F401  (registers anonymize)
 from .app import app
 
