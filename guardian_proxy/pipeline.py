@@ -76,7 +76,7 @@ class Gateway:
         d = settings.detector
         lim = settings.limits
         extractor = Extractor(
-            Detector(d.spacy_model, ner=d.ner, min_score=d.min_score),
+            Detector(d.spacy_model, ner=d.ner, min_score=d.min_score, max_ner_chars=lim.max_analysed_chars),
             BodyLimits(lim.max_body_bytes, lim.max_decoded_bytes, lim.max_json_depth, lim.max_field_chars),
         )
         dlog = DecisionLog(settings.decision_log) if with_log else None

@@ -92,6 +92,12 @@ ENTITIES: dict[str, tuple[str, bool]] = {
     "IP_ADDRESS": ("device_id", True),
     "URL": ("other", False),
     "NARRATIVE": ("other", False),
+    # field-name context (extract/keys.py): account ids, birth dates, gender, search terms, page views/events
+    "USER_ID": ("identity", True),
+    "DATE_OF_BIRTH": ("demographic", False),
+    "GENDER": ("demographic", False),
+    "SEARCH_QUERY": ("behavioural", False),
+    "BROWSING_ACTIVITY": ("behavioural", False),
     # narrative quasi-identifiers (extract/narrative.py); DATE is a calendar date/time/year, kept apart from
     # Presidio's noisier DATE_TIME, which the detector skips
     "DATE": ("other", False),

@@ -9,7 +9,7 @@ a string:
     json:@2                  (3rd value literal of JSON that does not parse: spliced back in place)
     form:q  form:tag#1       (urlencoded and multipart text parts)  form:en@2 (batched beacon line 2)
     form:avatar>filename     (multipart file name)                  form:data>b64:$.distinct_id
-    text:                    query:uid                              cookie:sid
+    text:                    query:uid    cookie:sid    path: (the URL path, raw)
 
 `parse_body` never raises: a body it cannot read comes back with format ``unparsed``/``binary``/
 ``too_large`` and flags saying why. `write_back` rebuilds the decoded body with replacement texts in
@@ -266,7 +266,11 @@ def parse_cookies(cookie_header: str | None) -> list[TextField]:
 
 
 def rewrite_url(url: str, replacements: dict[str, str]) -> str:
-    return pairs.rewrite_query(url, {p: t for p, t in replacements.items() if p.startswith("query:")})
+    """The URL with ``query:`` values and the ``path:`` (the raw path as a whole) replaced."""
+    url = pairs.rewrite_query(url, {p: t for p, t in replacements.items() if p.startswith("query:")})
+    if "path:" in replacements:
+        url = pairs.rewrite_path(url, replacements["path:"])
+    return url
 
 
 def rewrite_cookies(cookie_header: str, replacements: dict[str, str]) -> str:

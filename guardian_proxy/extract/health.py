@@ -1,0 +1,83 @@
+"""Health data: medications and medical conditions by word lookup (one linear tokenisation, then set
+membership for single words and two/three-word terms), plus context phrases ("diagnosed with …",
+"taking … mg"). Complements the narrative recognizers' condition patterns with the medication side."""
+
+from __future__ import annotations
+
+import re
+
+from .patterns import Hit
+
+MEDICATIONS = frozenset("""
+acetaminophen paracetamol ibuprofen naproxen aspirin diclofenac celecoxib tramadol codeine morphine oxycodone
+hydrocodone fentanyl buprenorphine methadone naloxone gabapentin pregabalin metformin insulin glipizide glyburide
+sitagliptin empagliflozin dapagliflozin liraglutide semaglutide ozempic wegovy mounjaro tirzepatide atorvastatin
+simvastatin rosuvastatin pravastatin lisinopril enalapril ramipril losartan valsartan amlodipine nifedipine
+metoprolol atenolol propranolol carvedilol bisoprolol hydrochlorothiazide furosemide spironolactone warfarin
+apixaban rivaroxaban dabigatran clopidogrel heparin levothyroxine synthroid prednisone prednisolone
+dexamethasone hydrocortisone methotrexate adalimumab humira etanercept infliximab rituximab tamoxifen letrozole
+anastrozole trastuzumab herceptin pembrolizumab keytruda imatinib sertraline zoloft fluoxetine prozac
+citalopram escitalopram lexapro paroxetine venlafaxine duloxetine bupropion wellbutrin mirtazapine trazodone
+amitriptyline nortriptyline lithium lamotrigine valproate depakote carbamazepine levetiracetam keppra topiramate
+phenytoin quetiapine seroquel olanzapine risperidone aripiprazole abilify haloperidol clozapine lurasidone
+diazepam valium lorazepam ativan alprazolam xanax clonazepam klonopin zolpidem ambien melatonin methylphenidate
+ritalin concerta adderall amphetamine lisdexamfetamine vyvanse atomoxetine modafinil donepezil memantine
+levodopa carbidopa sumatriptan rizatriptan omeprazole esomeprazole pantoprazole lansoprazole ranitidine
+famotidine ondansetron metoclopramide loperamide amoxicillin augmentin azithromycin doxycycline ciprofloxacin
+levofloxacin cephalexin clindamycin metronidazole nitrofurantoin penicillin vancomycin fluconazole acyclovir
+valacyclovir oseltamivir tamiflu paxlovid truvada descovy biktarvy prep emtricitabine tenofovir efavirenz
+dolutegravir albuterol salbutamol ventolin fluticasone budesonide montelukast singulair tiotropium cetirizine
+loratadine fexofenadine diphenhydramine epinephrine epipen sildenafil viagra tadalafil cialis finasteride
+estradiol progesterone testosterone norethindrone levonorgestrel mifepristone misoprostol clomiphene letrozole
+isotretinoin accutane tretinoin minoxidil allopurinol colchicine alendronate naltrexone disulfiram acamprosate
+varenicline chantix nicotine suboxone
+""".split())
+
+CONDITIONS = frozenset("""
+hypertension hypotension arrhythmia angina cardiomyopathy diabetic prediabetes hypothyroidism hyperthyroidism
+endometriosis pcos infertility menopause erectile dysfunction psoriasis eczema lupus fibromyalgia gout
+osteoporosis osteoarthritis arthritis crohn's colitis ibs celiac coeliac cirrhosis hiv-positive chlamydia
+gonorrhea syphilis herpes hpv std sti ocd bipolar anorexia bulimia bpd schizophrenic depressed suicidal
+self-harm dyslexia dyspraxia tourette's sclerosis ms als copd emphysema bronchitis apnea narcolepsy glaucoma
+cataracts macular chemotherapy chemo radiotherapy dialysis transplant abortion ivf pregnant trimester
+miscarried stillbirth postpartum mastectomy melanoma lymphoma carcinoma sarcoma
+""".split())
+
+TERMS = frozenset({
+    "heart disease", "heart failure", "kidney disease", "kidney failure", "liver disease", "sleep apnea",
+    "multiple sclerosis", "panic attacks", "panic disorder", "eating disorder", "substance abuse", "opioid use",
+    "blood pressure", "high blood pressure", "type 1 diabetes", "type 2 diabetes", "breast cancer",
+    "prostate cancer", "lung cancer", "mental health", "sexually transmitted", "birth control", "morning after",
+    "weight loss", "hiv positive", "erectile dysfunction", "crohn's disease", "celiac disease",
+})
+
+_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’-]{0,40}")
+_DOSE = re.compile(r"(?<![\w.])\d{1,4}(?:\.\d{1,3})?\s?(?:mg|mcg|µg|ml|iu|units)\b", re.I)
+_DIAG = re.compile(r"(?i)\b(?:diagnosed with|suffer(?:s|ing)? from|prescribed|treated for|living with)\s"
+                   r"(?P<v>[A-Za-z0-9'’-]{1,30}(?: [A-Za-z0-9'’-]{1,30}){0,2})")
+_STOP = frozenset("it a an the my this that his her their something nothing".split())
+
+
+def find(text: str) -> list[Hit]:
+    out: list[Hit] = []
+    words = [(m.start(), m.end(), m.group().lower().replace("’", "'")) for m in _WORD.finditer(text)]
+    for i, (s, e, w) in enumerate(words):
+        if w in MEDICATIONS:
+            out.append((s, e, "MEDICATION", 0.8))
+        elif w in CONDITIONS:
+            out.append((s, e, "MEDICAL_CONDITION", 0.7))
+        for n in (2, 3):
+            if i + n <= len(words):
+                phrase = " ".join(x[2] for x in words[i : i + n])
+                if phrase in TERMS:
+                    out.append((s, words[i + n - 1][1], "MEDICAL_CONDITION", 0.75))
+    for m in _DOSE.finditer(text):
+        before = text[max(0, m.start() - 30): m.start()]
+        if out and any(h[2] == "MEDICATION" and h[1] <= m.start() and h[1] >= m.start() - 30 for h in out) or \
+                "take" in before.lower() or "dose" in before.lower():
+            out.append((m.start(), m.end(), "MEDICATION", 0.6))
+    for m in _DIAG.finditer(text):
+        if m.group("v").split(" ", 1)[0].lower() in _STOP:
+            continue
+        out.append((m.start("v"), m.end("v"), "MEDICAL_CONDITION", 0.65))
+    return out

@@ -1,0 +1,192 @@
+"""Fast pattern recognizers for structured identifiers (used with and without NER).
+
+Each recognizer is a small class with its data in class constants (`PATTERNS`, `CONTEXT`) and an
+optional `validate` (checksums, ranges). Every pattern is linear on adversarial input: quantifiers are
+bounded or anchored by look-behinds, alternatives are disjoint (tests/test_extract_redos.py runs each
+on 100 KB inputs). Hits are (start, end, entity, score).
+"""
+
+from __future__ import annotations
+
+import re
+
+import phonenumbers
+
+Hit = tuple[int, int, str, float]
+_WINDOW = 40
+
+
+class Recognizer:
+    ENTITY = ""
+    PATTERNS: tuple[tuple[str, float], ...] = ()
+    CONTEXT: tuple[str, ...] = ()  # words within 40 chars before the match that raise the score
+    NEEDS_CONTEXT = False  # drop matches with no context word
+    FLAGS = 0
+
+    def __init__(self):
+        self.compiled = [(re.compile(p, self.FLAGS), s) for p, s in self.PATTERNS]
+
+    def validate(self, value: str) -> bool:
+        return True
+
+    def find(self, text: str) -> list[Hit]:
+        out = []
+        for rx, score in self.compiled:
+            group = "v" if "v" in rx.groupindex else 0  # (?P<v>…) marks the value inside a longer match
+            for m in rx.finditer(text):
+                value = m.group(group)
+                if not value or not self.validate(value):
+                    continue
+                start, end = m.span(group)
+                s = score
+                if self.CONTEXT:
+                    before = text[max(0, start - _WINDOW): start].lower()
+                    if any(w in before for w in self.CONTEXT):
+                        s = min(1.0, score + 0.35)
+                    elif self.NEEDS_CONTEXT:
+                        continue
+                out.append((start, end, self.ENTITY, round(s, 3)))
+        return out
+
+
+class EmailRecognizer(Recognizer):
+    ENTITY = "EMAIL_ADDRESS"
+    PATTERNS = (
+        (r"(?<![\w.%+-])[A-Za-z0-9._%+-]{1,64}@(?:[A-Za-z0-9-]{1,63}\.){1,8}[A-Za-z]{2,24}(?![\w-])", 0.95),
+        (r"(?<![\w.%+-])[A-Za-z0-9._+-]{1,64}%40(?:[A-Za-z0-9-]{1,63}\.){1,8}[A-Za-z]{2,24}(?![\w-])", 0.9),
+    )
+
+
+class PhoneRecognizer(Recognizer):
+    ENTITY = "PHONE_NUMBER"
+    PATTERNS = (
+        (r"(?<![\w+/.-])\+\d{1,3}[ .-]?(?:\(\d{1,4}\)[ .-]?)?\d{1,4}(?:[ .-]\d{2,4}){1,4}(?![\w/]|[.-]\d)", 0.7),
+        (r"(?<![\w+/.-])\+\d{7,14}(?![\w/]|[.,]\d)", 0.7),
+        (r"(?<![\w+/.-])\(\d{2,4}\)[ .-]?\d{3,4}[ .-]?\d{3,4}(?![\w/]|[.-]\d)", 0.6),
+        (r"(?<![\w+/.-])\d{3}[.-]\d{3}[.-]\d{4}(?![\w/]|[.-]\d)", 0.5),
+        (r"(?<![\w+/.-])0\d{2,4}[ -]\d{3,4}[ -]?\d{3,4}(?![\w/]|[.-]\d)", 0.45),
+        (r"(?<![\w+/.-])\d{10,11}(?![\w/]|[.,]\d)", 0.2),
+    )
+    CONTEXT = ("phone", "call", "tel", "mobile", "cell", "whatsapp", "sms", "text me", "fax", "contact")
+
+    def validate(self, value: str) -> bool:
+        digits = sum(c.isdigit() for c in value)
+        if not 7 <= digits <= 15 or len(set(c for c in value if c.isdigit())) < 3:
+            return False
+        if value.startswith("+"):
+            try:
+                return phonenumbers.is_possible_number(phonenumbers.parse(value, None))
+            except phonenumbers.NumberParseException:
+                return False
+        return True
+
+
+def luhn(digits: str) -> bool:
+    total, alt = 0, False
+    for c in reversed(digits):
+        d = ord(c) - 48
+        if alt:
+            d = d * 2 - 9 if d > 4 else d * 2
+        total += d
+        alt = not alt
+    return total % 10 == 0
+
+
+class CreditCardRecognizer(Recognizer):
+    ENTITY = "CREDIT_CARD"
+    PATTERNS = ((r"(?<![\d-])[2-6]\d{3}(?:[ -]?\d{4}){2}[ -]?\d{1,4}(?:[ -]?\d{1,3})?(?![\d-])", 0.9),
+                (r"(?<![\d-])3[47]\d{2}[ -]?\d{6}[ -]?\d{5}(?![\d-])", 0.9))
+
+    def validate(self, value: str) -> bool:
+        d = "".join(c for c in value if c.isdigit())
+        return 13 <= len(d) <= 19 and luhn(d) and len(set(d)) > 1
+
+
+class IbanRecognizer(Recognizer):
+    ENTITY = "IBAN_CODE"
+    PATTERNS = ((r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?(?![A-Za-z0-9])", 0.9),)
+
+    def validate(self, value: str) -> bool:
+        s = value.replace(" ", "")
+        if not 15 <= len(s) <= 34:
+            return False
+        r = s[4:] + s[:4]
+        num = "".join(str(int(c, 36)) for c in r)
+        return int(num) % 97 == 1
+
+
+class UsSsnRecognizer(Recognizer):
+    ENTITY = "US_SSN"
+    PATTERNS = ((r"(?<![\d-])\d{3}-\d{2}-\d{4}(?![\d-])", 0.6), (r"(?<![\d-])\d{3} \d{2} \d{4}(?![\d-])", 0.4),
+                (r"(?<![\w-])\d{9}(?![\w-])", 0.1))
+    CONTEXT = ("ssn", "social security", "social sec", "ss#", "ss #", "taxpayer")
+
+    def validate(self, value: str) -> bool:
+        d = "".join(c for c in value if c.isdigit())
+        area, group, serial = d[:3], d[3:5], d[5:]
+        return area not in ("000", "666") and area[0] != "9" and group != "00" and serial != "0000" and len(set(d)) > 2
+
+
+class UkNinoRecognizer(Recognizer):
+    ENTITY = "GOVERNMENT_ID"
+    PATTERNS = ((r"(?<![A-Za-z0-9])(?!BG|GB|NK|KN|TN|NT|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D]"
+                 r"(?![A-Za-z0-9])", 0.5),)
+    CONTEXT = ("national insurance", "nino", "ni number", "ni no")
+
+
+class IpRecognizer(Recognizer):
+    ENTITY = "IP_ADDRESS"
+    _O = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
+    _H = r"[0-9A-Fa-f]{1,4}"
+    PATTERNS = ((rf"(?<![\w.]){_O}\.{_O}\.{_O}\.{_O}(?![\w.]|\.\d)", 0.7),
+                (rf"(?<![\w:]){_H}(?::{_H}){{7}}(?![\w:])", 0.7),
+                (rf"(?<![\w:]){_H}(?::{_H}){{1,6}}::(?:{_H}(?::{_H}){{0,5}})?(?![\w:])", 0.6))
+
+    def validate(self, value: str) -> bool:
+        if "." in value:
+            first = value.split(".", 1)[0]
+            return value not in ("0.0.0.0", "127.0.0.1", "255.255.255.255") and first != "0"
+        return value.count(":") >= 3
+
+
+class MacRecognizer(Recognizer):
+    ENTITY = "DEVICE_ID"
+    PATTERNS = ((r"(?<![\w:-])[0-9A-Fa-f]{2}(?::[0-9A-Fa-f]{2}){5}(?![\w:-])", 0.6),
+                (r"(?<![\w:-])[0-9A-Fa-f]{2}(?:-[0-9A-Fa-f]{2}){5}(?![\w:-])", 0.6))
+
+
+class LatLongRecognizer(Recognizer):
+    ENTITY = "LATLONG"
+    PATTERNS = ((r"(?<![\w.-])-?\d{1,2}\.\d{3,8}\s{0,3},\s{0,3}-?\d{1,3}\.\d{3,8}(?![\w.])", 0.7),)
+    CONTEXT = ("lat", "lng", "lon", "location", "coordinates", "gps", "geo", "position")
+
+    def validate(self, value: str) -> bool:
+        a, b = (float(x) for x in value.split(","))
+        return -90 <= a <= 90 and -180 <= b <= 180 and not (a == 0 and b == 0)
+
+
+class StreetAddressRecognizer(Recognizer):
+    ENTITY = "STREET_ADDRESS"
+    _SUFFIX = (r"Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Way|Place|Pl|Terrace|"
+               r"Circle|Cir|Parkway|Pkwy|Highway|Hwy|Square|Sq|Close|Crescent|Gardens|Grove|Row|Mews|Walk|Hill")
+    PATTERNS = ((rf"(?<![\w-])\d{{1,5}}[A-Za-z]?,? (?:[A-Z][a-z]{{1,20}}\.? ){{1,4}}(?:{_SUFFIX})\b\.?"
+                 rf"(?:,? (?:Apt|Apartment|Suite|Ste|Unit|Flat|#) ?\w{{1,6}})?", 0.85),)
+
+
+class PostcodeRecognizer(Recognizer):
+    ENTITY = "LOCATION"
+    PATTERNS = ((r"(?<![A-Za-z0-9])[A-Z]{1,2}\d[A-Z\d]? ?\d[A-Z]{2}(?![A-Za-z0-9])", 0.5),)  # UK postcode
+
+
+RECOGNIZERS: tuple[Recognizer, ...] = (
+    EmailRecognizer(), PhoneRecognizer(), CreditCardRecognizer(), IbanRecognizer(), UsSsnRecognizer(),
+    UkNinoRecognizer(), IpRecognizer(), MacRecognizer(), LatLongRecognizer(), StreetAddressRecognizer(),
+    PostcodeRecognizer(),
+)
+
+
+def find(text: str) -> list[Hit]:
+    out: list[Hit] = []
+    for r in RECOGNIZERS:
+        out += r.find(text)
+    return out

@@ -1,0 +1,118 @@
+"""Declared purposes: what the endpoint says it is for.
+
+From, in order: the path vocabulary (segments split on / - _ . : and a few whole-path idioms such as
+Facebook's `/tr`), the parameter and field vocabulary (query/body keys: `tid`+`cid` hits, click ids,
+`password`, card fields …), the GraphQL operation name, then the recipient class (ad network →
+advertising, analytics → analytics, data broker → profiling, AI service → ai_processing). With none of
+these, a user-initiated first-party or service-provider request is `functionality`; anything else
+`unknown`. Policy evidence refines purposes later, in the evidence stage (it runs after extraction).
+"""
+
+from __future__ import annotations
+
+import re
+
+_SPLIT = re.compile(r"[/\-_.:;,=?&]+")
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
+
+VOCAB: dict[str, frozenset[str]] = {
+    "ai_processing": frozenset({"completions", "generatecontent", "streamgeneratecontent", "embeddings",
+                                "inference", "conversation", "chat", "generate", "responses", "prompt", "llm"}),
+    "authentication": frozenset({"login", "signin", "logon", "auth", "oauth", "oauth2", "authorize", "authenticate",
+                                 "token", "sso", "saml", "mfa", "2fa", "otp", "password", "passwordless",
+                                 "signup", "register", "registration", "logout", "signout", "session", "sessions",
+                                 "identitytoolkit", "accounts"}),
+    "payment": frozenset({"checkout", "pay", "payment", "payments", "billing", "purchase", "charge", "charges",
+                          "invoice", "invoices", "transaction", "transactions", "paymentintents", "payment_intents",
+                          "payment_methods", "tokens", "donate", "donation", "order", "orders", "subscription"}),
+    "security": frozenset({"captcha", "recaptcha", "hcaptcha", "turnstile", "challenge", "fraud", "risk",
+                           "csp", "cspreport", "security", "antibot", "integrity", "attestation", "bot", "verify",
+                           "siteverify", "fingerprintjs"}),
+    "advertising": frozenset({"pixel", "ads", "ad", "adserver", "adview", "impression", "impressions", "imp",
+                              "conversion", "conversions", "pagead", "bid", "bids", "prebid", "openrtb2", "auction",
+                              "rtb", "usersync", "getuid", "clk", "adclick", "adsct", "retargeting",
+                              "remarketing", "viewthroughconversion", "activityi", "gampad", "sodar", "gtag",
+                              "adservice", "sponsored", "ddm", "fledge"}),
+    "profiling": frozenset({"identify", "engage", "people", "audience", "audiences", "enrich", "enrichment",
+                            "idsync", "sync", "cm", "match", "cookiematch", "alias", "graph", "persona", "traits",
+                            "uid2", "resolve"}),
+    "analytics": frozenset({"collect", "track", "tracking", "tracker", "beacon", "event", "events", "analytics",
+                            "metrics", "telemetry", "stats", "statistics", "hit", "pageview", "page", "measure",
+                            "mp", "batch", "rum", "vitals", "heatmap", "recording", "ingest", "capture", "e",
+                            "t", "log", "logs", "logging", "envelope", "store", "insights", "b", "matomo", "piwik"}),
+    "personalization": frozenset({"recommend", "recommendations", "recs", "personalize", "personalization",
+                                  "preferences", "settings", "feed", "foryou", "suggest", "suggestions",
+                                  "autocomplete", "typeahead", "experiments", "flags", "decide"}),
+    "functionality": frozenset({"search", "upload", "uploads", "contact", "comment", "comments", "post", "posts",
+                                "submit", "cart", "basket", "wishlist", "send", "share", "support", "ticket",
+                                "tickets", "feedback", "form", "forms", "newsletter", "booking", "bookings",
+                                "reservation", "messages", "message", "files", "file", "attachments", "query",
+                                "find", "lookup", "save", "profile", "account", "address", "addresses"}),
+}
+#: whole paths whose meaning is fixed by a well-known service
+PATHS = {"/tr": "advertising", "/j/collect": "analytics", "/g/collect": "analytics", "/collect": "analytics",
+         "/v1/t": "analytics", "/v1/p": "analytics", "/v1/i": "profiling", "/v1/identify": "profiling",
+         "/v1/batch": "analytics", "/engage": "profiling", "/decide": "personalization",
+         "/recaptcha/api2/reload": "security", "/recaptcha/api/siteverify": "security"}
+#: parameter / field keys that reveal a purpose
+KEYS = {
+    "tid": "analytics", "cid": "analytics", "_ga": "analytics", "ec": "analytics", "ea": "analytics",
+    "en": "analytics", "dl": "analytics", "utm_source": "analytics", "utm_campaign": "analytics",
+    "gclid": "advertising", "fbclid": "advertising", "msclkid": "advertising", "ttclid": "advertising",
+    "dclid": "advertising", "ev": "advertising", "ud": "advertising", "fbp": "advertising", "adid": "advertising",
+    "idfa": "advertising", "gaid": "advertising",
+    "password": "authentication", "passwd": "authentication", "otp": "authentication", "username": "authentication",
+    "card_number": "payment", "cardnumber": "payment", "cc_number": "payment", "cvc": "payment", "cvv": "payment",
+    "card": "payment", "pan": "payment", "iban": "payment", "g_recaptcha_response": "security",
+    "h_captcha_response": "security", "cf_turnstile_response": "security", "captcha": "security",
+    "messages": "ai_processing", "prompt": "ai_processing",
+}
+RECIPIENT_PURPOSE = {"ad_network": "advertising", "analytics": "analytics", "data_broker": "profiling",
+                     "ai_service": "ai_processing"}
+TRACKERS = ("analytics", "ad_network", "data_broker", "social")
+#: ambiguous words: they claim tracking purposes only for trackers, AI processing only for AI calls
+_WEAK_WORDS = frozenset({"page", "store", "e", "t", "b", "log", "logs", "logging", "batch", "event", "events", "graph",
+                         "match", "sync", "cm", "people", "alias", "resolve", "capture", "insights", "ad", "imp",
+                         "bid", "chat", "generate", "conversation", "responses", "prompt", "hit", "measure", "mp"})
+
+
+def _allowed(word: str, purpose: str, recipient: str, ai_call: bool) -> bool:
+    if word not in _WEAK_WORDS:
+        return True
+    if purpose in ("analytics", "profiling", "advertising"):
+        return recipient in TRACKERS
+    if purpose == "ai_processing":
+        return ai_call or recipient == "ai_service"
+    return True
+
+
+def _words(text: str) -> list[str]:
+    return [w for w in _SPLIT.split(_CAMEL.sub("_", text).lower()) if w]
+
+
+def purposes(path: str, keys: list[str], recipient: str, operation: str | None = None,
+             ai_call: bool = False, basis: str = "default") -> list[str]:
+    found: list[str] = []
+
+    def add(p: str) -> None:
+        if p not in found:
+            found.append(p)
+
+    lp = path.lower().rstrip("/") or "/"
+    if lp in PATHS:
+        add(PATHS[lp])
+    if ai_call:
+        add("ai_processing")
+    words = _words(path) + (_words(operation) if operation else [])
+    for purpose, vocab in VOCAB.items():
+        if any(w in vocab and _allowed(w, purpose, recipient, ai_call) for w in words):
+            add(purpose)
+    for k in keys:
+        p = KEYS.get(k.lower().replace("-", "_"))
+        if p and (p not in ("analytics", "advertising") or recipient in TRACKERS):
+            add(p)
+    if recipient in RECIPIENT_PURPOSE:
+        add(RECIPIENT_PURPOSE[recipient])
+    if not found and recipient in ("first_party", "service_provider") and basis == "user":
+        add("functionality")
+    return found or ["unknown"]
