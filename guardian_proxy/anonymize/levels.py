@@ -48,6 +48,12 @@ class LevelRenderer:
                 self.spans[s.path].append(s)
         self.placeholders = Placeholders()
         self.surrogates = surrogates
+        for f in fields:  # numbered in reading order: the first person met is [PERSON_1]
+            for s in sorted(self.spans.get(f.path, []), key=lambda s: s.start):
+                if is_direct(s) or s.entity == "CASE_NUMBER":
+                    self.placeholders.tag(s)
+                if is_direct(s) and s.entity == "PERSON":
+                    self.surrogates.render(s.entity, s.text)  # full names first, so "Christou" alone follows
         self.strict = strict_paths or set()
 
     def render(self, level: int) -> dict[str, str]:

@@ -44,14 +44,27 @@ class Placeholders:
     def __init__(self):
         self._tags: dict[tuple[str, str], str] = {}
         self._counts: dict[str, int] = {}
+        self._parts: dict[str, str] = {}  # a person's name part → their tag ("Christou" → [PERSON_1])
 
     def tag(self, span: Span) -> str:
         key = (span.entity, span.text.strip().lower())
-        if key not in self._tags:
+        if key in self._tags:
+            return self._tags[key]
+        parts = _name_parts(span.text) if span.entity in ("PERSON", "USERNAME") else []
+        known = next((self._parts[p] for p in parts if p in self._parts), None)
+        if known is None:
             n = self._counts.get(span.entity, 0) + 1
             self._counts[span.entity] = n
-            self._tags[key] = f"[{span.entity}_{n}]"
-        return self._tags[key]
+            known = f"[{span.entity}_{n}]"
+        self._tags[key] = known
+        for p in parts:
+            self._parts.setdefault(p, known)
+        return known
+
+
+def _name_parts(value: str) -> list[str]:
+    rest = value[_TITLE.match(value).end():] if _TITLE.match(value) else value
+    return [w.lower() for w in re.findall(r"\p{Lu}[\p{L}'’\-]{2,}", rest)]
 
 
 def apply_spans(text: str, spans: list[Span], render) -> str:

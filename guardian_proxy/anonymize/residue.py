@@ -118,6 +118,8 @@ def scan(text: str, skip: list[tuple[int, int]] | None = None, min_confidence: f
         elif kind == "number":
             if sum(c.isdigit() for c in v) >= 3 and not _LEGAL.search(text[max(0, a - 14): a]):
                 out.append(Cue(a, b, kind, v, 0.6))
+        elif a > 0 and text[a - 1] == "#":
+            continue  # a hashtag is a topic, not a name
         else:
             wc = _word_conf(text, a, v)
             if wc:

@@ -56,7 +56,10 @@ class Surrogates:
         parts = value[len(title):].split()
         out = []
         for i, p in enumerate(parts):
-            if _INITIAL.match(p):
+            known = self._map.get(("last", p.strip(",;").lower())) or self._map.get(("first", p.strip(",;").lower()))
+            if known and len(parts) == 1:
+                out.append(known)
+            elif _INITIAL.match(p):
                 out.append(self._fresh("initial", p, lambda: self._fake.random_uppercase_letter() + "."))
             elif i == len(parts) - 1 and (len(parts) > 1 or title):
                 out.append(self._fresh("last", p.strip(",;"), self._fake.last_name))

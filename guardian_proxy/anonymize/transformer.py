@@ -31,6 +31,14 @@ from .surrogates import Surrogates
 from .verifier import LexicalVerifier
 
 _PROSE_WORDS = 5
+_HASHTAG_KEEP = {"PERSON", "ORGANIZATION", "LOCATION", "NRP", "FAMILY", "OCCUPATION"}
+
+
+def _hashtag(text: str, span: Span) -> bool:
+    """A name-like span inside a hashtag (#FamilyFirst): a topic word, kept as written."""
+    if span.entity not in _HASHTAG_KEEP:
+        return False
+    return text[: span.start].split(" ")[-1].split("\n")[-1].startswith("#")
 
 
 class Transformer:
@@ -54,7 +62,8 @@ class Transformer:
         all_spans = merge(propagate(fields, spans))
         strict = {f.path for f in fields if is_non_english(f.text)}
         strict |= {sp.path for sp in all_spans if sp.entity == "NARRATIVE"}
-        all_spans = [sp for sp in all_spans if sp.entity != "NARRATIVE"]
+        texts = {f.path: f.text for f in fields}
+        all_spans = [sp for sp in all_spans if sp.entity != "NARRATIVE" and not _hashtag(texts.get(sp.path, ""), sp)]
         with_spans = {sp.path for sp in all_spans}
         prose = [f for f in fields if f.path in with_spans or len(f.text.split()) >= _PROSE_WORDS]
         original = "\n".join(f.text for f in prose)

@@ -40,12 +40,12 @@ OCCUPATIONS = {
     "housewife", "homemaker", "caregiver", "carer", "bartender", "barista", "vet", "ceo", "cfo",
     "cto", "rn", "emt", "paralegal", "notary", "bailiff", "gendarme", "conscript", "sergeant", "lieutenant",
     "captain", "colonel", "general", "major", "corporal", "private", "constable", "detective", "mayor",
-    "headmaster", "headteacher", "principal", "dean", "rector", "curator", "clergyman", "monk", "nun",
+    "headmaster", "headteacher", "advocate", "practitioner", "principal", "dean", "rector", "curator", "clergyman", "monk", "nun",
 }
 #: words that only count as an occupation with a modifier in front ("police officer", "research assistant")
 WEAK_OCCUPATIONS = {"agent", "assistant", "officer", "operator", "worker", "employee", "director", "general",
                     "major", "private", "principal", "judge", "guard", "executive", "developer", "designer",
-                    "captain", "dean", "coach", "trader", "writer", "vet"}
+                    "captain", "dean", "coach", "trader", "vet"}
 DEGREES = r"Ph\.?D|MBA|M\.?Sc|B\.?Sc|M\.?D|B\.?A|M\.?A|LL\.?M|LL\.?B|RN|EMT|CPA"
 
 MARITAL = r"married|divorced|widowed|widow|widower|separated|engaged|remarried|single (?:mum|mom|dad|parent|father|mother)"

@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""Benchmark the anonymizer on TAB and PANORAMA (development split) and print the README tables.
+
+1. The controller, through the batch interface exactly as a user runs it:
+       guardian-proxy anonymize --input GOLD --output OUT --context medium --likelihood 0.7
+   scored with `python3 ../shared/score.py GOLD OUT` (privacy, utility, near-empty share), plus the
+   decision mix, mean start/final level and time per text (wall and CPU of the whole process, model
+   loading excluded by timing the lines).
+2. Fixed levels L1..L5 (privacy must rise monotonically) and the ablation of the paper — NER only (every
+   detected span a typed tag), + guesser (tags plus the residue the guesser verifies), + levels (the full
+   L1-L5 escalation from the controller's start level), verification on/off with the upgrade rate — run
+   in-process on the same extracted spans, scored with the same score.py.
+
+    .venv/bin/python scripts/bench_anonymize.py [--data ../shared/data/bench] [--sets tab,panorama] [--limit N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load_scorer(shared: Path):
+    spec = importlib.util.spec_from_file_location("score", shared / "score.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def write_jsonl(path: Path, rows) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        for r in rows:
+            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+
+
+def controller(gold: Path, out: Path, limit: int | None, tmp: Path) -> dict:
+    src = gold
+    if limit:
+        src = tmp / f"{gold.stem}.head.jsonl"
+        write_jsonl(src, [json.loads(x) for x in gold.read_text().splitlines()[:limit]])
+    exe = ROOT / ".venv" / "bin" / "guardian-proxy"
+    cmd = [str(exe) if exe.exists() else "guardian-proxy", "anonymize", "--input", str(src), "--output", str(out),
+           "--context", "medium", "--likelihood", "0.7", "--seed", "bench"]
+    t0, c0 = time.perf_counter(), os.times()
+    subprocess.run(cmd, check=True)
+    c1 = os.times()
+    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    cpu = (c1.children_user + c1.children_system) - (c0.children_user + c0.children_system)
+    return {"src": src, "rows": rows, "wall_s": time.perf_counter() - t0, "cpu_s": cpu}
+
+
+def extracted(gw, texts: list[dict]):
+    from guardian_proxy.cli.anonymize import _request
+
+    out = []
+    for r in texts:
+        req = _request(r["text"], 20000)
+        out.append(gw.extractor.extract(req))
+    return out
+
+
+def run_fixed(tr, actions, texts, level: int, max_rounds: int = 0) -> tuple[list[dict], list]:
+    rows, outcomes = [], []
+    for r, a in zip(texts, actions, strict=True):
+        oc = tr.anonymize(a.fields, a.spans, level, max_rounds=max_rounds)
+        rows.append({"id": r["id"], "text": "".join(oc.texts.get(f.path, f.text) for f in a.fields)})
+        outcomes.append(oc)
+    return rows, outcomes
+
+
+def ner_only(actions, texts, with_guesser: bool):
+    from guardian_proxy.anonymize.generalize import REMOVED, tag
+    from guardian_proxy.anonymize.operators import apply_spans
+    from guardian_proxy.anonymize.residue import scan
+    from guardian_proxy.anonymize.spans import merge
+    from guardian_proxy.anonymize.verifier import LexicalVerifier
+
+    rows = []
+    for r, a in zip(texts, actions, strict=True):
+        parts = []
+        for f in a.fields:
+            spans = merge([s for s in a.spans if s.path == f.path and s.entity != "NARRATIVE"])
+            text = apply_spans(f.text, spans, lambda s: tag(s.entity))
+            if with_guesser:
+                ver = LexicalVerifier(f.text)
+                cues = [c for c in scan(text) if c.confidence >= 0.6 and ver.verified(_guess(c))]
+                for c in sorted(cues, key=lambda c: -c.start):
+                    text = text[: c.start] + REMOVED + text[c.end:]
+            parts.append(text)
+        rows.append({"id": r["id"], "text": "".join(parts)})
+    return rows
+
+
+def _guess(c):
+    from guardian_proxy.anonymize.verifier import Guess
+
+    return Guess(c.value, c.confidence, c.kind)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data" / "bench"))
+    ap.add_argument("--sets", default="tab,panorama")
+    ap.add_argument("--limit", type=int, default=None)
+    ap.add_argument("--skip-controller", action="store_true")
+    args = ap.parse_args()
+    data = Path(args.data)
+    scorer = load_scorer(data.parent.parent)
+    tmp = Path(tempfile.mkdtemp(prefix="bench-anon-"))
+
+    from guardian_proxy.anonymize import Transformer
+    from guardian_proxy.config import AnonymizeSettings, load_settings
+    from guardian_proxy.pipeline import Gateway
+
+    gw = Gateway.from_settings(load_settings(state_dir=tmp / "state"), with_log=False)
+    for name in args.sets.split(","):
+        gold = data / f"{name}.dev.gold.jsonl"
+        texts = [json.loads(x) for x in gold.read_text().splitlines()][: args.limit]
+        print(f"\n## {name} ({len(texts)} texts)\n")
+        if not args.skip_controller:
+            c = controller(gold, tmp / f"{name}.controller.jsonl", args.limit, tmp)
+            sc = scorer.score(str(c["src"]), str(tmp / f"{name}.controller.jsonl"))
+            rows = c["rows"]
+            ms = [r["ms"] for r in rows]
+            print("| run | privacy (micro) | privacy (macro) | utility | near-empty | decisions | start → final level | ms/text (median, mean) | CPU ms/text |")
+            print("|---|---|---|---|---|---|---|---|---|")
+            dec = Counter(r["decision"] for r in rows)
+            lv = [(r["start_level"], r["final_level"]) for r in rows if r["final_level"]]
+            mean_s = statistics.mean(a for a, _ in lv) if lv else 0
+            mean_f = statistics.mean(b for _, b in lv) if lv else 0
+            print(f"| controller medium, L=0.7 | {sc['privacy_micro']:.3f} | {sc['privacy_macro']:.3f} | "
+                  f"{sc['utility_jaccard']:.3f} | {sc['near_empty_share']:.1%} | "
+                  f"{', '.join(f'{k} {v}' for k, v in sorted(dec.items()))} | {mean_s:.2f} → {mean_f:.2f} | "
+                  f"{statistics.median(ms):.0f}, {statistics.mean(ms):.0f} | {1000 * c['cpu_s'] / len(rows):.0f} (incl. start-up) |")
+        actions = extracted(gw, texts)
+        gold_sub = tmp / f"{name}.gold.jsonl"
+        write_jsonl(gold_sub, texts)
+
+        def score_rows(rows, tag, name=name, gold_sub=gold_sub):
+            p = tmp / f"{name}.{tag}.jsonl"
+            write_jsonl(p, rows)
+            return scorer.score(str(gold_sub), str(p))
+
+        tr = Transformer(AnonymizeSettings(), seed=b"bench")
+        print("\n| fixed level | privacy (micro) | privacy (macro) | utility | near-empty |")
+        print("|---|---|---|---|---|")
+        for lvl in range(1, 6):
+            rows, _ = run_fixed(tr, actions, texts, lvl)
+            s = score_rows(rows, f"L{lvl}")
+            print(f"| L{lvl} | {s['privacy_micro']:.3f} | {s['privacy_macro']:.3f} | {s['utility_jaccard']:.3f} | "
+                  f"{s['near_empty_share']:.1%} |")
+        print("\n| ablation | privacy (micro) | utility | upgrade rate | mean final level |")
+        print("|---|---|---|---|---|")
+        for label, with_guesser in (("NER only (every span a typed tag)", False), ("+ guesser (verified residue hidden)", True)):
+            s = score_rows(ner_only(actions, texts, with_guesser), label[:6].strip())
+            print(f"| {label} | {s['privacy_micro']:.3f} | {s['utility_jaccard']:.3f} | – | – |")
+        for verify in (True, False):
+            t = Transformer(AnonymizeSettings(verify=verify), seed=b"bench")
+            rows, ocs = run_fixed(t, actions, texts, 3, max_rounds=5)
+            s = score_rows(rows, f"esc{verify}")
+            up = sum(o.upgrades > 0 for o in ocs) / max(1, len(ocs))
+            print(f"| + levels L3→L5, verification {'on' if verify else 'off'} | {s['privacy_micro']:.3f} | "
+                  f"{s['utility_jaccard']:.3f} | {up:.2f} | {statistics.mean(o.level for o in ocs):.2f} |")
+    print(f"\n(outputs in {tmp})")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

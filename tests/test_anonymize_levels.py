@@ -1,0 +1,142 @@
+"""Level operators, generalization, surrogates, span merging and propagation (no models loaded)."""
+
+import regex as re
+
+from guardian_proxy.anonymize.generalize import generalize
+from guardian_proxy.anonymize.levels import LevelRenderer, sentences
+from guardian_proxy.anonymize.operators import partial_mask
+from guardian_proxy.anonymize.spans import merge, propagate
+from guardian_proxy.anonymize.surrogates import Surrogates
+from guardian_proxy.types import ENTITIES, Span, TextField
+
+TEXT = ("Mrs Anna Christou, a lawyer born on 31 May 1961, lives at 12 Rose Street in Kalogrea. "
+        "Write to anna.christou@mail.example or call +44 20 7946 0958. Christou paid EUR 5,443.70 in 1999.")
+
+
+def find(text, value, entity, path="text:"):
+    i = text.index(value)
+    cat, direct = ENTITIES[entity]
+    return Span(path=path, start=i, end=i + len(value), entity=entity, category=cat, text=value, direct=direct)
+
+
+def spans_for(text=TEXT):
+    return [find(text, "Mrs Anna Christou", "PERSON"), find(text, "lawyer", "OCCUPATION"),
+            find(text, "31 May 1961", "DATE"), find(text, "12 Rose Street", "STREET_ADDRESS"),
+            find(text, "Kalogrea", "LOCATION"), find(text, "anna.christou@mail.example", "EMAIL_ADDRESS"),
+            find(text, "+44 20 7946 0958", "PHONE_NUMBER"), find(text, "EUR 5,443.70", "AMOUNT"),
+            find(text, "1999", "DATE")]
+
+
+def render(level, text=TEXT, spans=None):
+    fields = [TextField(path="text:", text=text)]
+    spans = merge(propagate(fields, spans if spans is not None else spans_for(text)))
+    return LevelRenderer(fields, spans, Surrogates(text, seed=b"t")).render(level).get("text:", text)
+
+
+def test_partial_masks_keep_what_the_owner_recognises():
+    assert partial_mask("john.smith@acme.com", "EMAIL_ADDRESS") == "j***@acme.com"
+    assert partial_mask("4111 1111 1111 1234", "CREDIT_CARD") == "•••• 1234"
+    assert partial_mask("Mr John Smith", "PERSON") == "Mr J*** S***"
+
+
+def test_l1_masks_direct_keeps_quasi():
+    out = render(1)
+    assert "a***@mail.example" in out and "•••• 0958" in out
+    assert "31 May 1961" in out and "lawyer" in out
+
+
+def test_l2_placeholders_are_consistent_and_typed():
+    out = render(2)
+    assert "[PERSON_1]" in out and "Anna" not in out
+    assert out.count("[PERSON_1]") == 2  # "Christou" alone later is the same person (propagated part)
+    assert "31 May 1961" in out
+
+
+def test_l3_generalizes_quasi_identifiers():
+    out = render(3)
+    assert "31 May 1961" not in out and "1961" in out  # exact date → year
+    assert "Kalogrea" not in out and "[LOCATION]" in out
+    assert "EUR 1,000-10,000" in out and "[OCCUPATION]" in out
+
+
+def test_l4_surrogates_are_realistic_and_consistent():
+    out = render(4)
+    for v in ("Anna", "Christou", "anna.christou", "7946", "Rose Street", "1961"):
+        assert v not in out
+    assert re.search(r"Mrs \p{Lu}\p{Ll}+ \p{Lu}\p{Ll}+", out)  # a title and a realistic name
+    surname = re.search(r"Mrs \p{Lu}\p{Ll}+ (\p{Lu}\p{Ll}+)", out).group(1)
+    assert out.count(surname) >= 2  # the later "Christou" got the same surrogate surname
+    assert re.search(r"\+44 \d\d \d{4} \d{4}", out)  # the phone keeps its format and country code
+    assert re.search(r"[\w.]+@[\w.]+\.\w+", out)
+    assert "1960s" in out
+
+
+def test_privacy_rises_with_the_level():
+    originals = ["Mrs Anna Christou", "anna.christou@mail.example", "31 May 1961", "Kalogrea", "EUR 5,443.70",
+                 "lawyer", "1961", "Christou", "12 Rose Street", "1999"]
+    leaked = [sum(v in render(lvl) for v in originals) for lvl in range(1, 6)]
+    assert leaked == sorted(leaked, reverse=True) and leaked[0] > leaked[-1] == 0
+
+
+def test_l4_suppresses_rare_tokens_no_detector_found():
+    text = "The applicant moved from Xylotymbou to the capital with her brother."
+    out = render(4, text, [])
+    assert "Xylotymbou" not in out and "[…]" in out and "capital" in out
+
+
+def test_l5_drops_sentences_that_are_mostly_identifiers_and_keeps_the_rest():
+    text = "Zbigniew Wojciechowski, Kraków, Nowa Huta, 31-900. I need help writing a complaint letter."
+    spans = [find(text, "Zbigniew Wojciechowski", "PERSON")]
+    out = render(5, text, spans)
+    assert "Zbigniew" not in out and "Kraków" not in out and "31-900" not in out
+    assert out.endswith("I need help writing a complaint letter.")
+
+
+def test_sentence_split_never_cuts_initials_or_spans():
+    text = "Mr A. Demetriades arrived. He left."
+    s = find(text, "Mr A. Demetriades", "PERSON")
+    assert [text[a:b] for a, b in sentences(text, [s])] == ["Mr A. Demetriades arrived. ", "He left."]
+
+
+def test_generalization_rules():
+    assert generalize("31 May 1991", "DATE", 3) == "1991"
+    assert generalize("1991", "DATE", 3) == "1990s"
+    assert generalize("45 years old", "AGE", 3) == "40-49 years old"
+    assert generalize("Lublin, Poland", "LOCATION", 3) == "Europe"
+    assert generalize("Istanbul State Security Court", "ORGANIZATION", 3) == "court"
+    assert generalize("Reid, Webb and Alvarez", "ORGANIZATION", 3) == "company"
+    assert generalize("three amazing kids", "FAMILY", 3) == "amazing kids"
+    assert generalize("married", "FAMILY", 3) == "[MARITAL_STATUS]"
+    assert generalize("18403/91", "CASE_NUMBER", 3) == "[…]"
+    assert generalize("50 metres", "QUANTITY", 3) == "several metres"
+
+
+def test_overlapping_spans_merge_and_adjacent_spans_stay_apart():
+    text = "Mrs Anna Christou12345"
+    a = find(text, "Mrs Anna", "PERSON")
+    b = find(text, "Anna Christou", "PERSON")
+    c = find(text, "12345", "CASE_NUMBER")
+    merged = merge([a, b, c])
+    assert [(s.text, s.entity) for s in merged] == [("Mrs Anna Christou", "PERSON"), ("12345", "CASE_NUMBER")]
+    out = render(3, text, [a, b, c])
+    assert "Anna" not in out and "12345" not in out and out == "[PERSON_1][…]"
+
+
+def test_value_split_across_json_fields_is_hidden_everywhere():
+    fields = [TextField(path="json:$.first", text="Quentin", key="first"),
+              TextField(path="json:$.msg", text="Hi, Quentin Zarkowsky here; Zarkowsky is my surname.")]
+    spans = [Span(path="json:$.first", start=0, end=7, entity="PERSON", category="identity", text="Quentin"),
+             Span(path="json:$.msg", start=4, end=21, entity="PERSON", category="identity",
+                  text="Quentin Zarkowsky")]
+    allspans = merge(propagate(fields, spans))
+    out = LevelRenderer(fields, allspans, Surrogates("", seed=b"t")).render(2)
+    assert "Quentin" not in out["json:$.msg"] and "Zarkowsky" not in out["json:$.msg"]
+    assert out["json:$.first"] == "[PERSON_1]"
+
+
+def test_surrogates_never_reuse_words_of_the_original():
+    s = Surrogates("James Smith met Mary Johnson", seed=b"x")
+    out = s.person("James Smith")
+    assert not set(out.lower().split()) & {"james", "smith", "mary", "johnson"}
+    assert s.person("James Smith") == out  # consistent
+    assert len(s.card("4111 1111 1111 1111").replace(" ", "")) == 16
