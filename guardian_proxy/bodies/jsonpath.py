@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]*$")
+_IDENT = re.compile(r"\A[A-Za-z_][A-Za-z0-9_\-]*\Z")  # \Z: "$" would accept a trailing newline
 _SEG = re.compile(r"\.([A-Za-z_][A-Za-z0-9_\-]*)|\[(\d+)\]|\[('(?:[^'\\]|\\.)*')\]")
 _UNESCAPE = re.compile(r"\\(.)")
 
