@@ -76,9 +76,13 @@ _AN_ANALYTICS = "analytics measure analyze statistics"
 
 
 def stem(w: str) -> str:
-    for suf, rep in (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("es", "e"), ("s", "")):
-        if w.endswith(suf) and len(w) - len(suf) >= 3:
-            return w[: len(w) - len(suf)] + rep
+    """A light suffix stripper: share/shares/shared/sharing → shar, cookie/cookies → cooki, party/parties → parti."""
+    for suf, rep in (("ies", "i"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
+        if w.endswith(suf) and len(w) - len(suf) >= 3 and not (suf == "s" and w.endswith("ss")):
+            w = w[: len(w) - len(suf)] + rep
+            break
+    if len(w) > 3 and w[-1] in "ey":
+        w = w[:-1] + ("i" if w[-1] == "y" else "")
     return w
 
 

@@ -182,8 +182,14 @@ class PolicyStore:
             kept_docs = [d for d in (old.documents if old else []) if d.get("origin") != origin]
             kept_titles = {d.get("title") or d.get("origin") for d in kept_docs}
             kept = [s for s in (old.statements if old else []) if s.source in kept_titles]
+            title = document.get("title") or origin or domain
+            n = 2
+            while title in kept_titles:  # statements name their document by title: keep titles unique
+                title = f"{document.get('title') or origin or domain} ({n})"
+                n += 1
+            document = {**document, "title": title}
             merged = []
-            for s in kept + statements:
+            for s in kept + [s.model_copy(update={"source": title}) for s in statements]:
                 merged.append(s.model_copy(update={"id": f"{domain}:{len(merged):04d}", "domain": domain}))
             file = self.user_dir / "statements" / f"{domain}.jsonl"
             _atomic_write(file, "".join(statement_json(s) + "\n" for s in merged))
