@@ -3,5 +3,6 @@
 from . import check, logs, risk, run  # noqa: F401  (registers commands)
 from .anonymize import anonymize as _anonymize  # noqa: F401  (registers anonymize)
 from .app import app
+from .policy import policy_app  # noqa: F401  (registers policy add|list|show)
 
 __all__ = ["app"]
