@@ -29,7 +29,7 @@ MONTHS = ("january|february|march|april|may|june|july|august|september|october|n
           "jun|jul|aug|sep|sept|oct|nov|dec")
 _TOKEN = re.compile(
     r"(?P<contact>[\w.+-]+@[\w-]+(?:\.[\w-]+)+|(?<![\w@])@[A-Za-z0-9_][\w.]*\w|\+?\d[\d\s().-]{7,}\d)"
-    r"|(?P<mask>[\w.-]*[*•]{2,}[\w.@ -]*\w|[*•]{2,})"
+    r"|(?P<mask>[\w.-]*[*•]{2,}(?:@[\w-]+(?:\.[\w-]+)+|[\w.-]*)(?:\s\d{2,})?)"
     rf"|(?P<date>\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:{MONTHS})\.?,?\s+\d{{4}}\b|\b(?:{MONTHS})\.?\s+\d{{1,2}},?\s+\d{{4}}\b"
     rf"|\b\d{{4}}-\d{{2}}-\d{{2}}\b|\b(?:{MONTHS})\.?,?\s+\d{{4}}\b|(?<![\w/.§])(?:1[6-9]\d\d|20\d\d)s?(?![\w/]))"
     r"|(?P<code>\b\d+(?:/\d+)+\b|\b(?!\d+(?:st|nd|rd|th|s)\b)(?=[A-Za-z-]*\d)(?=[\d-]*[A-Za-z])[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*\b)"

@@ -48,7 +48,8 @@ PATTERNS: list[tuple[str, float, re.Pattern]] = [
     ("AMOUNT", 0.9, re.compile(rf"(?:(?:approximately|approx\.|about|some|around|over|nearly|almost)\s)?"
                                rf"(?:[{lx.CURRENCY_SYMBOLS}]\s?|\b(?:{lx.CURRENCY_CODES})\s?)\d(?:[\d,.' ]*\d)?"
                                r"(?:\s?(?:million|billion|bn|m|k)\b)?")),
-    ("AMOUNT", 0.9, re.compile(rf"\b\d(?:[\d,.' ]*\d)?\s?(?:million\s|billion\s)?(?:{lx.CURRENCY_WORDS}|{lx.CURRENCY_CODES})\b"
+    ("AMOUNT", 0.9, re.compile(rf"\b\d(?:[\d,.' ]*\d)?\s?(?:million\s|billion\s)?(?:\p{{Lu}}\p{{Ll}}+\s)?"
+                               rf"(?:{lx.CURRENCY_WORDS}|{lx.CURRENCY_CODES})\b"
                                rf"(?:\s?\((?:{lx.CURRENCY_CODES})\))?", re.I)),
     ("AMOUNT", 0.8, re.compile(rf"\b(?:{_NUMW})(?:[\s-](?:{_NUMW}|and))*\s(?:{lx.CURRENCY_WORDS})\b", re.I)),
     ("QUANTITY", 0.7, re.compile(r"[+-]?\b\d(?:[\d,.]*\d)?\s?(?:%|per cent|percent|km/h|kph|mph|km|cm|mm|kg|metres?|meters?|"

