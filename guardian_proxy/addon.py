@@ -111,12 +111,49 @@ class GuardianAddon:
             decision = self.gateway.failure_decision(raw, e, ticket)
         flow.metadata["guardian"] = {"id": decision.id, "action": decision.action,
                                      "R": decision.risk.R if decision.risk else None,
-                                     "explanation": decision.explanation}
+                                     "explanation": decision.explanation,
+                                     "session": decision.extra.get("session"), "chat_api": decision.extra.get("chat_api")}
         apply_decision(flow, decision)
+
+    def responseheaders(self, flow: http.HTTPFlow) -> None:
+        """Chat streams (SSE, NDJSON) of a session pass chunk by chunk through stage 7's de-masking callable
+        (never buffered whole); it decodes a compressed stream, so the client gets it uncompressed."""
+        g = flow.metadata.get("guardian") or {}
+        if not g.get("session") or flow.response is None or flow.response.stream:
+            return
+        h = flow.response.headers
+        try:
+            stream = self.gateway.chat_stream(g, h.get("content-type"), h.get("content-encoding"))
+        except Exception as e:
+            log.warning("guardian: chat stream of %s left as is (%s)", flow.request.host, type(e).__name__)
+            return
+        if stream is None:
+            return
+        if stream.decodes:
+            h.pop("content-encoding", None)
+        h.pop("content-length", None)
+        if flow.request.http_version.startswith("HTTP/1") and "chunked" not in h.get("transfer-encoding", "").lower():
+            h["transfer-encoding"] = "chunked"
+        flow.response.stream = stream
+
+    def _chat_response(self, flow: http.HTTPFlow) -> None:
+        """A whole (non-streamed) chat response: surrogates back to real values (stage 7)."""
+        g = flow.metadata.get("guardian") or {}
+        if not g.get("session") or not flow.response or flow.response.stream:
+            return
+        try:
+            body = flow.response.get_content(strict=True)
+            new = self.gateway.chat_response(g, body or b"", flow.response.headers.get("content-type"))
+        except Exception as e:  # undecodable body or a de-masking error: the response passes as received
+            log.warning("guardian: chat response of %s left as is (%s)", flow.request.host, type(e).__name__)
+            return
+        if new is not None:
+            flow.response.content = new  # re-encoded as Content-Encoding says; Content-Length updated
 
     def response(self, flow: http.HTTPFlow) -> None:
         """Learn while browsing: a privacy-policy page (URL, then title heuristics) goes to stage 2's
         ingestion on a one-thread pool of its own; the response itself passes untouched and unwaited."""
+        self._chat_response(flow)
         if not flow.response or flow.error or flow.request.method != "GET" or flow.response.status_code != 200:
             return
         wants = getattr(self.gateway, "wants_policy", None)

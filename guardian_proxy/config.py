@@ -63,6 +63,8 @@ class FactorTables(_Strict):
     basis: dict[str, Factor]
     transparency: dict[str, Factor]
     contexts: dict[str, dict[str, str]] = Field(default_factory=dict)
+    #: CAMP weight w(v) per entity label (guardian_proxy/session); labels not listed use their category's Sd
+    session_weights: dict[str, Factor] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _complete(self) -> FactorTables:
@@ -150,12 +152,14 @@ class AnonymizeSettings(_Strict):
 
 
 class SessionSettings(_Strict):
-    tau: float = 2.0
-    alpha: float = 0.5
-    idle_expiry_s: int = 24 * 3600
-    pseudonymize_before_tau: list[str] = Field(
-        default_factory=lambda: ["PERSON", "EMAIL_ADDRESS", "PHONE_NUMBER", "STREET_ADDRESS", "IP_ADDRESS", "URL"]
-    )
+    """Chat sessions with AI services (CAMP, guardian_proxy/session): CPE threshold τ, graph coefficient α,
+    idle expiry, and the entity labels pseudonymised from the first turn ("direct" = every label marked
+    as a direct identifier in types.ENTITIES); after CPE > τ every detected value is."""
+
+    tau: float = Field(default=2.0, gt=0)
+    alpha: float = Field(default=0.5, ge=0)
+    idle_expiry_s: int = Field(default=24 * 3600, gt=0)
+    pseudonymize_before_tau: list[str] = Field(default_factory=lambda: ["direct"])
 
 
 class Override(_Strict):

@@ -50,7 +50,7 @@ class TransformStage(Protocol):
 class Gateway:
     def __init__(self, settings: Settings, tables: FactorTables, extractor: ExtractStage, evidence: EvidenceStage,
                  likelihood: LikelihoodStage, transformer: TransformStage, decision_log: DecisionLog | None = None,
-                 overrides: OverrideStore | None = None):
+                 overrides: OverrideStore | None = None, session=None):
         self.settings = settings
         self.tables = tables
         self.extractor = extractor
@@ -62,6 +62,7 @@ class Gateway:
         # user overrides: the config's plus <state_dir>/overrides.yaml, re-read when it changes
         self.overrides = overrides if overrides is not None else OverrideStore(None, settings.overrides)
         self.failures = FailureRules(tables)  # per-tier fail modes (guardian_proxy/failure.py)
+        self.session = session  # stage 7 (guardian_proxy.session.SessionStage) or None
 
     @classmethod
     def from_settings(cls, settings: Settings, with_log: bool = True) -> Gateway:
@@ -71,6 +72,7 @@ class Gateway:
         from .likelihood import FixedLikelihood
         from .llm import make_backend
         from .policy import EvidenceStage as PolicyEvidence
+        from .session import SessionStage
 
         tables = load_factor_tables(settings.factor_tables_dir)
         d = settings.detector
@@ -85,7 +87,8 @@ class Gateway:
         evidence = PolicyEvidence.from_dirs(policies_dir(), settings.state_dir / "policies")
         return cls(settings, tables, extractor, evidence, FixedLikelihood(settings.likelihood.fixed_value),
                    Transformer(settings.anonymize, detect=extractor.detector.detect, llm=make_backend(settings.llm)),
-                   dlog, OverrideStore.for_settings(settings))
+                   dlog, OverrideStore.for_settings(settings),
+                   session=SessionStage(settings, tables, detect=extractor.detector.detect))
 
     def warm_up(self) -> None:
         """Load models now rather than on the first request."""
@@ -127,9 +130,15 @@ class Gateway:
             action = run_stage("extract", self.extractor.extract, req)
             if ticket is not None:
                 ticket.action = action
-            decision = run_stage("decide", self._decide, req, action, ctx, likelihood)
+            # stage 7: a chat-API request is pseudonymised by its conversation session instead of stage 6
+            chat = run_stage("session", self.session.recognise, req) if self.session and ctx is None else None
+            decision = run_stage("decide", self._decide, req, action, ctx, likelihood, chat is None)
+            if chat is not None:
+                decision = run_stage("session", self.session.apply, req, chat, action, decision)
         except StageFailed as f:
             decision = self.failures.decision(req, f.stage, f.cause, action)
+            if f.stage == "session":  # a chat that cannot be pseudonymised does not leave (stated rule)
+                decision = self.session.fail_closed(decision)
         decision.latency_ms = (time.perf_counter() - t0) * 1000
         if log and (ticket is None or ticket.claim()):
             decision = self.write_log(req, decision)
@@ -153,13 +162,22 @@ class Gateway:
                                    ticket.action if ticket is not None else None)
         return self.write_log(req, d) if ticket is None or ticket.claim() else d
 
+    def chat_stream(self, meta: dict, content_type: str | None, content_encoding: str | None):
+        """Stage 7 on a streamed chat response: a callable that de-masks chunks (SSE/NDJSON), or None."""
+        return self.session.stream_for(meta, content_type, content_encoding) if self.session else None
+
+    def chat_response(self, meta: dict, body: bytes, content_type: str | None) -> bytes | None:
+        """Stage 7 on a whole chat response (decoded JSON): the de-masked body, or None to leave it."""
+        return self.session.demask_response(meta, body, content_type) if self.session else None
+
     @staticmethod
     def inline_ok(req: RawRequest) -> bool:
         """No body, no query string, no cookie: extraction finds no text fields, so evaluation is pure
         bookkeeping (tens of µs) and may run on the event loop instead of the thread pool."""
         return not req.body and "?" not in req.url and req.header("cookie") is None
 
-    def _decide(self, req: RawRequest, action: Action, ctx: Context | None, fixed_l: float | None) -> Decision:
+    def _decide(self, req: RawRequest, action: Action, ctx: Context | None, fixed_l: float | None,
+                run_transform: bool = True) -> Decision:
         personal = {c: n for c, n in action.categories.items() if n > 0 and c in CATEGORIES}
         unreadable = {"unparsed", "too_large", "binary"} & set(action.flags)
         if unreadable:
@@ -191,7 +209,7 @@ class Gateway:
             kind, level, explanation, override_text = risk_mod.apply_override(override, explanation)
         d = Decision(action=kind, six=action, evidence=evidence, likelihood=lk, risk=r, start_level=level,
                      explanation=explanation, override=override_text)
-        if kind == "transform":
+        if kind == "transform" and run_transform:
             d.rewrite, d.final_level, d.rounds = run_stage("transform", self.transformer.transform, req, action, level)
             d.extra["anonymize"] = d.rewrite.stats  # levels, rounds, counts: no values
         return d

@@ -1,0 +1,300 @@
+"""Stage 7: conversations with AI services (CAMP inside the proxy).
+
+For a request `chatapi.recognise` accepts, the stage
+1. keys the conversation: HMAC of the destination's registrable domain, a hash of the API key header and
+   the conversation id when the API has one (`conversation`, `metadata.conversation_id`, a known
+   `previous_response_id` or Ollama `context`), else a fingerprint of the system prompt and first user
+   message (two conversations that open with the same words share a session: a conservative merge);
+2. finds the personal values in every text of the request (the detector's spans from stage 1, the
+   registry's known values, the hard-rule backstop), registers them with the turn they appeared in, and
+   computes CPE(t) over the co-occurrence graph of their types;
+3. rewrites the whole request: hard-rule types (SSN, card, bank account) → `[BLOCKED]`; the types in
+   `session.pseudonymize_before_tau` (default: every direct identifier) → consistent surrogates from the
+   first turn; once CPE(t) > τ every value of the conversation (quasi-identifiers included), in every
+   message of the history → its surrogate; a real value that equals a surrogate already in use is always
+   replaced (so de-masking stays unambiguous);
+4. commits new mappings to the vault before the decision is returned (so before the request leaves).
+
+Responses are de-masked with the session's surrogate → real mapping (`stream.py`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import re
+from collections import Counter
+from collections.abc import Callable
+
+from .. import chatapi, codec
+from ..config import FactorTables, Settings
+from ..types import ENTITIES, Decision, RawRequest, Rewrite, Span, TextField
+from .registry import SessionState, normalise
+from .rewrite import (
+    BLOCKED,
+    HARD_BLOCK,
+    NOT_VALUES,
+    Hit,
+    KnownValues,
+    apply,
+    backstop,
+    like_case,
+    resolve,
+    trim_possessive,
+)
+from .store import SessionStore
+from .stream import DECODABLE, StreamDemasker, demask_body
+from .surrogates import _NAME_PART, _TITLES, SurrogateMaker
+from .vault import Vault
+
+log = logging.getLogger("guardian_proxy")
+_AUTH_HEADERS = ("authorization", "x-api-key", "api-key", "x-goog-api-key")
+_CHAT_PATH = re.compile(r"/(chat/completions|responses|messages|api/chat|api/generate)/?$")
+
+
+def blocked_key(norm: str) -> str:
+    return "#" + hashlib.sha256(norm.encode()).hexdigest()[:24]
+
+
+class SessionStage:
+    def __init__(self, settings: Settings, tables: FactorTables,
+                 detect: Callable[[list[TextField]], list[Span]] | None = None):
+        self.cfg = settings.session
+        self.state_dir = settings.state_dir
+        self.max_decoded = settings.limits.max_decoded_bytes
+        self.detect = detect
+        self.tables = tables
+        self._w = {k: f.value for k, f in tables.session_weights.items()}
+        before = set(self.cfg.pseudonymize_before_tau)
+        if "direct" in before:
+            before |= {label for label, (_, direct) in ENTITIES.items() if direct}
+        self.before = before
+        self.maker = SurrogateMaker()
+        self.store = SessionStore(settings.state_dir, self.cfg.idle_expiry_s)
+
+    @property
+    def vault(self) -> Vault:
+        return self.store.vault
+
+    def weight(self, label: str) -> float:
+        if label in self._w:
+            return self._w[label]
+        cat = ENTITIES.get(label, ("other", False))[0]
+        return self.tables.sensitivity[cat].Sd if cat in self.tables.sensitivity else 0.2
+
+    # ------------------------------------------------------------------ request side
+
+    def recognise(self, req: RawRequest) -> chatapi.ChatRequest | None:
+        if req.method != "POST" or not req.body or not _CHAT_PATH.search(req.path):
+            return None
+        try:
+            data = json.loads(codec.decode(req.body, req.header("content-encoding"), self.max_decoded))
+        except Exception:
+            return None  # not JSON: the general pipeline's rules apply
+        return chatapi.recognise(req.path, data)
+
+    def session_id(self, req: RawRequest, chat: chatapi.ChatRequest, domain: str) -> str:
+        v = self.vault
+        auth = next((req.header(h) for h in _AUTH_HEADERS if req.header(h)), "")
+        base = f"{domain}|{v.mac('auth', auth)[:16]}"
+        if chat.conversation:
+            material = f"{base}|conv|{chat.conversation}"
+        elif chat.previous:
+            known = v.resolve(chat.previous)
+            if known:
+                return known
+            material = f"{base}|prev|{chat.previous}"
+        else:
+            material = f"{base}|{chat.kind}|{'history' if chat.history else 'single'}|{chat.prefix()}"
+        return v.mac("session", material)[:32]
+
+    def apply(self, req: RawRequest, chat: chatapi.ChatRequest, action, decision: Decision) -> Decision:
+        decision.extra["chat_api"] = chat.kind
+        if decision.override and decision.action in ("allow", "deny"):
+            return decision  # the user's explicit rule for this destination wins
+        sid = self.session_id(req, chat, action.domain or action.host)
+        with self.store.lock(sid):
+            st = self.store.state(sid)
+            changed, counts, turn = self._rewrite(st, chat, action)
+            self.store.persist(st)
+        crossed = st.crossed_turn is not None
+        body = None
+        if changed:
+            raw = json.dumps(chat.data, ensure_ascii=False, separators=(",", ":")).encode()
+            body = codec.encode(raw, req.header("content-encoding"))
+        risk_note = ""
+        if decision.risk is not None:
+            risk_note = f"; risk R {decision.risk.R:.2f} ({decision.action}) handled by the session"
+        blocked = counts.get(BLOCKED, 0)
+        counts.pop(BLOCKED, None)
+        decision.action = "transform" if changed else "allow"
+        decision.rewrite = Rewrite(body=body, span_counts=dict(counts)) if changed else None
+        decision.start_level = decision.final_level = None
+        decision.rounds = 0
+        decision.rule = "chat-session"
+        decision.explanation = (
+            f"chat with {action.host} ({chat.kind}), turn {turn}: {sum(counts.values())} value(s) pseudonymised"
+            f"{f', {blocked} blocked' if blocked else ''}; CPE {st.cpe:.2f} {'>' if crossed else '≤'} τ {self.cfg.tau:g}"
+            f"{f' since turn {st.crossed_turn}: whole history rewritten' if crossed else ''}{risk_note}")
+        decision.extra.update({"session": sid, "turn": turn, "cpe": round(st.cpe, 3), "retroactive": crossed,
+                               "crossed_turn": st.crossed_turn, "counts": dict(counts), "blocked": blocked,
+                               "stream": chat.stream})
+        return decision
+
+    @staticmethod
+    def fail_closed(decision: Decision) -> Decision:
+        """The session stage failed: the chat request is blocked whatever the tier's fail mode, because
+        the conversation's values could not be pseudonymised (stated rule, `session-error-fail-closed`)."""
+        if decision.action != "deny":
+            decision.action, decision.rewrite = "deny", None
+            decision.rule = "session-error-fail-closed"
+            decision.explanation = ("the conversation session failed: a chat request that cannot be pseudonymised "
+                                    "is blocked by rule")
+        return decision
+
+    def _rewrite(self, st: SessionState, chat: chatapi.ChatRequest, action) -> tuple[bool, Counter, int]:
+        slots = chat.slots
+        base = 0 if chat.history else st.turn
+        turn_now = max(chat.turns, 1) if chat.history else (st.turn + chat.turns if chat.turns else max(st.turn, 1))
+        turns = [base + s.turn for s in slots]
+        by_path: dict[str, list[Span]] = {}
+        for sp in getattr(action, "spans", []):
+            by_path.setdefault(sp.path, []).append(sp)
+        seen = {f.path for f in getattr(action, "fields", [])}
+        missing = [TextField(path=s.path, text=s.text, key=next((p for p in reversed(s.parts) if isinstance(p, str)),
+                                                                None)) for s in slots if s.path not in seen]
+        if missing and self.detect is not None:
+            for sp in self.detect(missing):
+                by_path.setdefault(sp.path, []).append(sp)
+        ours = self._ours(st)
+        per_slot: list[list[Hit]] = []
+        for i, s in enumerate(slots):
+            hits = backstop(i, s.text)
+            for sp in by_path.get(s.path, []):
+                if sp.entity in NOT_VALUES or sp.end <= sp.start or s.text[sp.start:sp.end] != sp.text:
+                    continue
+                h = _trim(trim_possessive(Hit(i, sp.start, sp.end, sp.entity, sp.text)), s.text)
+                if h.end > h.start and not ours(h.text):  # a surrogate sent back (e.g. a reply) stays as it is
+                    hits.append(h)
+            per_slot.append(resolve(hits))
+            for h in per_slot[-1]:
+                st.add(h.entity, h.text, turns[i], blocked=h.entity in HARD_BLOCK, key=blocked_key)
+        # exposure and the crossing turn
+        st.turn = max(st.turn, turn_now)
+        weights = {t: self.weight(t) for t in st.types}
+        if st.crossed_turn is None:
+            for t in sorted(set(st.types.values()) | {turn_now}):
+                if t <= turn_now and st.score(weights, self.cfg.alpha, upto=t) > self.cfg.tau:
+                    st.crossed_turn = t
+                    break
+        st.cpe = st.score(weights, self.cfg.alpha)
+        crossed = st.crossed_turn is not None
+        active = {n for n, e in st.entities.items() if not e.blocked and e.entity not in NOT_VALUES
+                  and (crossed or e.entity in self.before)}
+        self._surrogates(st, active, slots)
+        sig = (st.version, len(st.entities), len(active))
+        if st.known is None or st.known[0] != sig:
+            st.known = (sig, KnownValues(st, active))
+        known = st.known[1]
+        counts: Counter = Counter()
+        changed = False
+        for i, s in enumerate(slots):
+            hits = per_slot[i] + [h for h in known.find(i, s.text)]
+            for h in hits:
+                if not h.part and normalise(h.text) in st.entities:
+                    st.add(h.entity, h.text, turns[i], key=blocked_key)
+            chosen = resolve(hits)
+
+            def render(h: Hit) -> str | None:
+                norm = normalise(h.text)
+                if h.entity in HARD_BLOCK or blocked_key(norm) in st.entities:
+                    counts[BLOCKED] += 1
+                    return BLOCKED
+                if h.part:
+                    sur = st.names.get(h.text.casefold())
+                    if sur is None:
+                        return None
+                    counts["PERSON"] += 1
+                    return like_case(sur, h.text, h.text.title())
+                e = st.entities.get(norm)
+                if e is None or norm not in active or not e.surrogate:
+                    return None
+                counts[e.entity] += 1
+                return like_case(e.surrogate, h.text, e.original)
+
+            new = apply(s.text, chosen, render, s.json_text)
+            if new != s.text:
+                chatapi.set_text(chat.data, s.parts, new)
+                changed = True
+        return changed, counts, turn_now
+
+    @staticmethod
+    def _ours(st: SessionState) -> Callable[[str], bool]:
+        """True for a text that is one of this session's surrogates (or made only of surrogate name parts)."""
+        norms = {normalise(e.surrogate) for e in st.entities.values() if e.surrogate}
+        parts = {v.casefold() for v in st.names.values()}
+
+        def ours(text: str) -> bool:
+            if normalise(text) in norms:
+                return True
+            toks = [m.group(0).casefold() for m in _NAME_PART.finditer(text)]
+            toks = [t for t in toks if t not in _TITLES]
+            return bool(toks) and all(t in parts for t in toks)
+
+        return ours
+
+    def _surrogates(self, st: SessionState, active: set[str], slots) -> None:
+        need = [st.entities[n] for n in active if not st.entities[n].surrogate]
+        if not need:
+            return
+        text = "\n".join(s.text for s in slots).lower()
+        taken = set(st.entities) | {normalise(e.surrogate) for e in st.entities.values() if e.surrogate} | \
+            set(st.names) | {v.casefold() for v in st.names.values()}
+
+        def avoid(c: str) -> bool:
+            return normalise(c) in taken or (len(c) >= 3 and c.lower() in text)
+
+        def number() -> int:
+            st.counter += 1
+            return st.counter
+
+        for e in sorted(need, key=lambda e: (e.entity != "PERSON", e.first_turn)):  # names first: e-mails use them
+            seed = int(self.vault.mac(st.sid, "seed", e.norm)[:12], 16)
+            sur = self.maker.make(e.entity, e.original, seed, st.names, avoid, number)
+            st.set_surrogate(e, sur)
+            taken.add(normalise(sur))
+
+    # ------------------------------------------------------------------ response side
+
+    def stream_for(self, meta: dict, content_type: str | None, content_encoding: str | None) -> StreamDemasker | None:
+        """A de-masking callable for a streamed chat response, or None (then the body is left alone)."""
+        sid, kind = meta.get("session"), meta.get("chat_api")
+        ctype = (content_type or "").lower()
+        if not sid or kind not in chatapi.KINDS or not ("event-stream" in ctype or "ndjson" in ctype):
+            return None
+        coding = (content_encoding or "").strip().lower() or None
+        if coding == "identity":
+            coding = None
+        if coding is not None and coding not in DECODABLE:
+            return None  # stated rule: an encoding we cannot decode incrementally passes unchanged
+        return StreamDemasker(kind, self.store.demasker(sid), "ndjson" in ctype, coding,
+                              lambda a: self.store.alias(a, sid))
+
+    def demask_response(self, meta: dict, body: bytes, content_type: str | None) -> bytes | None:
+        sid, kind = meta.get("session"), meta.get("chat_api")
+        if not sid or kind not in chatapi.KINDS or "json" not in (content_type or "").lower() or not body:
+            return None
+        return demask_body(kind, body, self.store.demasker(sid), lambda a: self.store.alias(a, sid))
+
+    def close(self) -> None:
+        self.store.close()
+
+def _trim(h: Hit, text: str) -> Hit:
+    while h.start < h.end and not text[h.start].isalnum() and text[h.start] not in "+$€£¥(":
+        h.start += 1
+    while h.end > h.start and not text[h.end - 1].isalnum() and text[h.end - 1] not in ")":
+        h.end -= 1
+    h.text = text[h.start:h.end]
+    return h
+

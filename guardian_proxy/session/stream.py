@@ -1,0 +1,215 @@
+"""De-masking of responses: whole JSON bodies and streams (SSE for OpenAI/Anthropic, NDJSON for Ollama).
+
+`StreamDemasker` is the callable mitmproxy calls with each chunk of a streamed body (and with b"" at the
+end). It decodes a compressed stream incrementally (gzip, deflate, br, zstd; the response then goes to the
+client uncompressed), frames whole events, replaces surrogates in each text delta through a `Channel`
+(so a surrogate split across chunks is still found), and flushes held-back text as a synthetic delta event
+just before the event that closes its channel. Stated rules:
+
+- events that are not JSON (comments, keep-alives, `[DONE]`, unknown payloads) pass byte for byte;
+- an event longer than 1 MiB, or a body that stops decoding, ends de-masking for that stream: held text
+  is flushed and the rest passes unchanged (a body that cannot be decoded is passed as received);
+- an interrupted stream flushes held text and then the partial event as received;
+- reasoning/thinking content is never changed (providers sign it and clients send it back).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import zlib
+from collections.abc import Callable
+
+from .. import chatapi
+from .demask import Channel, Demasker
+from .sse import Event, NDJSONFramer, SSEFramer, ndjson_line
+
+log = logging.getLogger("guardian_proxy")
+JSON_TEXT_KEYS = frozenset({"arguments", "partial_json"})
+
+
+def _signed(d: dict) -> bool:
+    t = d.get("type")
+    return isinstance(t, str) and ("reasoning" in t or "thinking" in t or "signature" in t)
+
+
+def demask_json(obj, dm: Demasker, depth: int = 0) -> int:
+    """De-mask every string of a parsed JSON value in place (identifiers and signed reasoning left
+    alone); returns how many strings changed."""
+    if depth > 64 or not dm:
+        return 0
+    n = 0
+    if isinstance(obj, dict):
+        if _signed(obj):
+            return 0
+        for k, v in obj.items():
+            if k in chatapi.SKIP_KEYS:
+                continue
+            if isinstance(v, str):
+                new = dm.full(v, json_text=k in JSON_TEXT_KEYS)
+                if new != v:
+                    obj[k], n = new, n + 1
+            else:
+                n += demask_json(v, dm, depth + 1)
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            if isinstance(v, str):
+                new = dm.full(v)
+                if new != v:
+                    obj[i], n = new, n + 1
+            else:
+                n += demask_json(v, dm, depth + 1)
+    return n
+
+
+class _Decoder:
+    def __init__(self, coding: str):
+        self.coding = coding
+        if coding in ("gzip", "x-gzip"):
+            self._d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        elif coding == "deflate":
+            self._d = zlib.decompressobj()
+        elif coding == "br":
+            import brotli
+
+            self._d = brotli.Decompressor()
+        elif coding == "zstd":
+            import zstandard
+
+            self._d = zstandard.ZstdDecompressor().decompressobj()
+        else:
+            raise ValueError(coding)
+        self._first = True
+
+    def feed(self, data: bytes) -> bytes:
+        if self.coding == "br":
+            return self._d.process(data)
+        if self.coding == "deflate" and self._first and data:
+            self._first = False
+            try:
+                return self._d.decompress(data)
+            except zlib.error:  # raw deflate, as some servers send
+                self._d = zlib.decompressobj(-zlib.MAX_WBITS)
+        return self._d.decompress(data)
+
+
+DECODABLE = ("gzip", "x-gzip", "deflate", "br", "zstd")
+
+
+class StreamDemasker:
+    def __init__(self, kind: str, dm: Demasker, ndjson: bool = False, coding: str | None = None,
+                 on_alias: Callable[[str], None] | None = None):
+        self.kind = kind
+        self.dm = dm
+        self.ndjson = ndjson
+        self.framer = NDJSONFramer() if ndjson else SSEFramer()
+        self.decoder = _Decoder(coding) if coding else None
+        self.on_alias = on_alias
+        self.channels: dict[tuple, Channel] = {}
+        self.templates: dict[tuple, object] = {}
+        self.passthrough = False
+        self.events = 0
+
+    @property
+    def decodes(self) -> bool:
+        """True when the stream arrives compressed and leaves uncompressed (drop Content-Encoding)."""
+        return self.decoder is not None
+
+    def __call__(self, data: bytes) -> bytes:
+        try:
+            return self._chunk(data)
+        except Exception as e:  # never break the client's stream: flush what is held, pass the rest
+            log.warning("guardian: de-masking stopped for a %s stream (%s)", self.kind, type(e).__name__)
+            out = self._flush_all(None) + (self.framer.rest() if not self.passthrough else b"")
+            self.passthrough = True
+            return out + (data if self.decoder is None else b"")
+
+    def _chunk(self, data: bytes) -> bytes:
+        end = data == b""
+        if self.passthrough:
+            return self.decoder.feed(data) if self.decoder is not None and data else data
+        if self.decoder is not None and data:
+            data = self.decoder.feed(data)
+        out = bytearray()
+        for ev in self.framer.feed(data):
+            out += self._event(ev)
+        if self.framer.overflow:
+            out += self._flush_all(None) + self.framer.rest()
+            self.passthrough = True
+        if end:
+            rest = self.framer.rest()
+            out += self._flush_all(None)
+            out += rest
+        return bytes(out)
+
+    # ------------------------------------------------------------------ events
+
+    def _event(self, ev: Event) -> bytes:
+        self.events += 1
+        obj = ev.obj
+        if obj is None:
+            return ev.raw
+        pre = bytearray()
+        closes = chatapi.event_closes(self.kind, ev.name, obj)
+        if closes:
+            for prefix in closes:
+                pre += self._flush(prefix, obj)
+        if obj == "[DONE]":
+            return bytes(pre) + ev.raw
+        changed = False
+        deltas = chatapi.event_deltas(self.kind, ev.name, obj)
+        for d in deltas:
+            ch = self.channels.get(d.channel)
+            if ch is None:
+                ch = self.channels[d.channel] = self.dm.channel(d.json_text)
+            self.templates[d.channel] = obj
+            old = d.holder[d.key]
+            new = ch.feed(old)
+            if new != old:
+                d.holder[d.key] = new
+                changed = True
+        if not deltas:
+            changed = demask_json(obj, self.dm) > 0
+        if self.on_alias is not None:
+            for alias in chatapi.response_aliases(self.kind, obj):
+                self.on_alias(alias)
+        if not changed:
+            return bytes(pre) + ev.raw
+        return bytes(pre) + self._encode(ev.name, obj, ev)
+
+    def _encode(self, name: str | None, obj, ev: Event | None = None) -> bytes:
+        data = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+        if self.ndjson:
+            return ndjson_line(obj)
+        if ev is not None:
+            return ev.serialise(data)
+        head = f"event: {name}\n" if name else ""
+        return f"{head}data: {data}\n\n".encode()
+
+    def _flush(self, prefix: tuple, template) -> bytes:
+        out = bytearray()
+        for key in [k for k in self.channels if k[: len(prefix)] == prefix]:
+            ch = self.channels.pop(key)
+            text = ch.flush()
+            if text:
+                tpl = template if isinstance(template, dict) else self.templates.get(key)
+                name, obj = chatapi.synth_event(self.kind, tpl, key, text, ch.json_text)
+                out += self._encode(name, obj)
+        return bytes(out)
+
+    def _flush_all(self, template) -> bytes:
+        return self._flush((), template)
+
+
+def demask_body(kind: str, body: bytes, dm: Demasker, on_alias: Callable[[str], None] | None = None) -> bytes | None:
+    """A whole JSON response de-masked; None when it is not JSON or nothing changed."""
+    try:
+        obj = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if on_alias is not None:
+        for alias in chatapi.response_aliases(kind, obj):
+            on_alias(alias)
+    if demask_json(obj, dm) == 0:
+        return None
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode()

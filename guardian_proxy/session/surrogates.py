@@ -1,0 +1,229 @@
+"""Surrogates of the same type and format, generated locally with Faker (en_US).
+
+PERSON: each name part maps to a surrogate part kept for the session ("John Doe" → "Alex Smith",
+"Mr. Doe" → "Mr. Smith", "John" → "Alex"); titles, initials and suffixes keep their shape. E-mail local
+parts built from known names follow them (john.doe@… → alex.smith@example.net). Phone numbers, IDs,
+keys and account-like values keep their layout with new digits/letters; dates keep their format with
+another day/month/year; amounts are scaled by 0.75–1.3 and keep their rounding; ages move by 1–5 years;
+cities, states, countries, organisations, conditions and medications come from Faker or small lists.
+IP addresses come from the documentation ranges (RFC 5737 / RFC 3849). A type with no generator gets a
+numbered placeholder (`[NARRATIVE_1]`), which de-masks as reliably as a surrogate.
+
+`avoid(candidate)` rejects candidates that collide with a real value of the conversation or another
+surrogate; up to 24 seeds are tried.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import threading
+from collections.abc import Callable
+
+from spacy.lang.en.stop_words import STOP_WORDS
+
+_TITLES = {"mr", "mrs", "ms", "miss", "mx", "dr", "prof", "sir", "madam", "dame", "lord", "lady", "rev"}
+_SUFFIXES = {"jr", "sr", "ii", "iii", "iv", "phd", "md"}
+_COMMON = STOP_WORDS | {"will", "may", "mark", "grace", "hope", "joy", "faith", "rose", "june", "april", "august",
+                        "bill", "frank", "rich", "sue", "summer", "dawn", "page", "young", "king", "long", "white",
+                        "black", "brown", "green", "hill", "wood", "rice", "ray", "lee", "art", "bob", "ken"}
+_CONDITIONS = ["asthma", "migraine", "hypertension", "psoriasis", "eczema", "hypothyroidism", "gout",
+               "anemia", "sleep apnea", "tinnitus", "celiac disease", "osteoarthritis", "sciatica", "rosacea"]
+_MEDICATIONS = ["lisinopril", "atorvastatin", "levothyroxine", "omeprazole", "amlodipine", "metoprolol",
+                "losartan", "sertraline", "montelukast", "gabapentin", "cetirizine", "albuterol"]
+_NRP = ["Canadian", "Norwegian", "Portuguese", "Chilean", "Australian", "Dutch", "Irish", "Austrian", "Belgian"]
+_MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+           "November", "December"]
+_DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+_NUM = re.compile(r"\d[\d,]*(?:\.\d+)?")
+_NAME_PART = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
+#: entity types whose values are scrambled in place (format kept) rather than drawn from Faker
+SCRAMBLE = {"CASE_NUMBER", "US_ITIN", "US_PASSPORT", "US_DRIVER_LICENSE", "UK_NHS", "MEDICAL_LICENSE",
+            "GOVERNMENT_ID", "CRYPTO", "PASSWORD", "API_KEY", "AUTH_TOKEN", "PRIVATE_KEY", "SESSION_ID",
+            "ADVERTISING_ID", "DEVICE_ID", "ACCOUNT_NUMBER", "US_BANK_NUMBER", "IBAN_CODE", "CREDIT_CARD", "US_SSN"}
+
+
+def _case_like(new: str, old: str) -> str:
+    if old.isupper() and len(old) > 1:
+        return new.upper()
+    if old.islower():
+        return new.lower()
+    return new
+
+
+def scramble(value: str, rng: random.Random, keep_prefix: bool = True) -> str:
+    """Same layout: digits → digits, letters → letters of the same case; a short prefix like `sk-` stays."""
+    m = re.match(r"^[A-Za-z]{1,5}[-_]", value) if keep_prefix else None
+    head = m.group(0) if m else ""
+    out = []
+    for c in value[len(head):]:
+        if c.isdigit():
+            out.append(str(rng.randint(0, 9)))
+        elif c.isalpha() and c.isascii():
+            ch = rng.choice("abcdefghijklmnopqrstuvwxyz")
+            out.append(ch.upper() if c.isupper() else ch)
+        else:
+            out.append(c)
+    return head + "".join(out)
+
+
+def _scale_number(tok: str, factor: float) -> str:
+    plain = tok.replace(",", "")
+    decimals = len(plain.split(".")[1]) if "." in plain else 0
+    x = float(plain) * factor
+    if decimals == 0:
+        whole = plain.split(".")[0]
+        zeros = len(whole) - len(whole.rstrip("0")) if whole.strip("0") else 0
+        step = 10 ** min(zeros, max(0, len(whole) - 1))
+        n = max(step, int(round(x / step)) * step)
+        return f"{n:,}" if "," in tok else str(n)
+    return f"{x:,.{decimals}f}" if "," in tok else f"{x:.{decimals}f}"
+
+
+class SurrogateMaker:
+    def __init__(self):
+        self._faker = None
+        self._lock = threading.Lock()
+
+    def faker(self):
+        if self._faker is None:
+            from faker import Faker
+
+            self._faker = Faker("en_US")
+        return self._faker
+
+    def make(self, entity: str, value: str, seed: int, names: dict[str, str],
+             avoid: Callable[[str], bool], placeholder_no: Callable[[], int]) -> str:
+        with self._lock:
+            if entity == "PERSON":
+                return self.person(value, seed, names, avoid)
+            for attempt in range(24):
+                rng = random.Random(seed * 31 + attempt)
+                self.faker().seed_instance(seed * 31 + attempt)
+                cand = self._one(entity, value, rng, names)
+                if cand is None:
+                    return f"[{entity}_{placeholder_no()}]"
+                if cand.strip() and cand != value and not avoid(cand):
+                    return cand
+            return f"[{entity}_{placeholder_no()}]"
+
+    # ------------------------------------------------------------------ names
+
+    def person(self, value: str, seed: int, names: dict[str, str], avoid: Callable[[str], bool]) -> str:
+        parts = list(_NAME_PART.finditer(value))
+        real = [m for m in parts if m.group(0).lower().rstrip(".") not in _TITLES | _SUFFIXES]
+        out, pos = [], 0
+        for m in parts:
+            out.append(value[pos:m.start()])
+            tok = m.group(0)
+            if m not in real:
+                out.append(tok)
+            elif len(tok) == 1:  # an initial
+                out.append(random.Random(f"{seed}{tok}").choice("ABCDEFGHJKLMNPRSTW"))
+            else:
+                last = m is real[-1] and (len(real) > 1 or parts.index(m) > 0)
+                out.append(_case_like(self.name_part(tok, last, seed, names, avoid), tok))
+            pos = m.end()
+        out.append(value[pos:])
+        return "".join(out)
+
+    def name_part(self, tok: str, last: bool, seed: int, names: dict[str, str], avoid: Callable[[str], bool]) -> str:
+        key = tok.casefold()
+        if key in names:
+            return names[key]
+        used = set(names.values())
+        f = self.faker()
+        cand = ""
+        for attempt in range(40):
+            f.seed_instance(seed * 131 + attempt)
+            cand = f.last_name() if last else f.first_name()
+            if (cand.casefold() not in _COMMON and len(cand) >= 3 and cand not in used
+                    and cand.casefold() not in names and not avoid(cand)):
+                break
+        names[key] = cand
+        return cand
+
+    # ------------------------------------------------------------------ everything else
+
+    def _one(self, entity: str, value: str, rng: random.Random, names: dict[str, str]) -> str | None:
+        f = self.faker()
+        if entity == "EMAIL_ADDRESS" and "@" in value:
+            local = value.split("@", 1)[0]
+            pieces = re.split(r"([._\-+])", local)
+            if all(p in "._-+" or p.casefold() in names for p in pieces if p):
+                new_local = "".join(p if p in "._-+" else _case_like(names[p.casefold()].lower(), p) for p in pieces)
+            else:
+                new_local = f.user_name()
+            return f"{new_local}@{rng.choice(['example.com', 'example.net', 'example.org'])}"
+        if entity == "PHONE_NUMBER":
+            m = re.match(r"^\+\d{1,3}[\s.-]?", value)
+            head = m.group(0) if m else ""
+            body = scramble(value[len(head):], rng, keep_prefix=False)
+            return head + re.sub(r"^(\D*)0", lambda x: x.group(1) + str(rng.randint(2, 9)), body)
+        if entity == "LOCATION":
+            from faker.providers.address import Provider as Base
+            from faker.providers.address.en_US import Provider as US
+
+            if value.strip() in US.states:
+                return f.state()
+            if value.strip() in Base.countries:
+                return f.country()
+            return f.city()
+        if entity == "STREET_ADDRESS":
+            return f.street_address()
+        if entity == "ORGANIZATION":
+            return f.company()
+        if entity in ("USERNAME",):
+            return f.user_name()
+        if entity == "URL":
+            return f"https://www.example.org/{f.uri_path()}"
+        if entity == "IP_ADDRESS":
+            if ":" in value:
+                return f"2001:db8::{rng.randint(1, 0xFFFF):x}"
+            return f"{rng.choice(['192.0.2', '198.51.100', '203.0.113'])}.{rng.randint(1, 254)}"
+        if entity == "LATLONG":
+            return _NUM.sub(lambda m: _scale_number(m.group(0), 1 + rng.uniform(-0.01, 0.01)), value)
+        if entity == "MEDICAL_CONDITION":
+            return _case_like(rng.choice(_CONDITIONS), value)
+        if entity == "MEDICATION":
+            return _case_like(rng.choice(_MEDICATIONS), value)
+        if entity == "NRP":
+            return rng.choice(_NRP)
+        if entity in ("DATE", "DATE_TIME"):
+            return self.date(value, rng)
+        if entity == "OCCUPATION":
+            return _case_like(f.job().split(",")[0], value)
+        if entity == "AGE":
+            return _NUM.sub(lambda m: str(max(1, int(float(m.group(0).replace(",", ""))) + rng.choice([-5, -4, -3,
+                                                                                                     -2, 2, 3, 4, 5]))),
+                            value) if _NUM.search(value) else None
+        if entity == "AMOUNT":
+            return _NUM.sub(lambda m: _scale_number(m.group(0), rng.uniform(0.75, 1.3)), value) \
+                if _NUM.search(value) else None
+        if entity in SCRAMBLE or any(c.isdigit() for c in value):
+            return scramble(value, rng)
+        return None
+
+    @staticmethod
+    def date(value: str, rng: random.Random) -> str:
+        def month(m):
+            word = m.group(0)
+            full = next(x for x in _MONTHS if x.lower().startswith(word.lower().rstrip(".")[:3]))
+            new = rng.choice([x for x in _MONTHS if x != full])
+            return _case_like(new if len(word.rstrip(".")) > 3 else new[:3], word)
+
+        def day(m):
+            return rng.choice([d for d in _DAYS if d.lower() != m.group(0).lower()])
+
+        out = re.sub(r"\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?", month, value, flags=re.I)
+        out = re.sub(r"\b(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day\b", day, out, flags=re.I)
+
+        def num(m):
+            tok = m.group(0)
+            if len(tok) == 4 and 1900 <= int(tok) <= 2099:
+                return str(int(tok) + rng.choice([-3, -2, -1, 1, 2, 3]))
+            if len(tok) <= 2:
+                return str(rng.randint(1, 28)).zfill(len(tok))
+            return scramble(tok, rng)
+
+        return re.sub(r"\d+", num, out)
