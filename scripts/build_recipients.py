@@ -67,6 +67,8 @@ EXTRA = {
     "api.stripe.com": ("service_provider", "Stripe"), "threads.net": ("social", "Facebook"),
     "bsky.app": ("social", "Bluesky"), "mastodon.social": ("social", "Mastodon"),
     "posthog.com": ("analytics", "PostHog"), "plausible.io": ("analytics", "Plausible"),
+    "browser-intake-datadoghq.com": ("analytics", "Datadog"), "browser-intake-datadoghq.eu": ("analytics", "Datadog"),
+    "cloudflareinsights.com": ("analytics", "Cloudflare"), "api-iam.intercom.io": ("service_provider", "Intercom"),
 }
 
 #: opt-out portals, form and hosting services that appear in the broker registry for someone else

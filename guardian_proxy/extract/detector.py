@@ -171,28 +171,33 @@ class Detector:
 
 
 def _drop_shadowed(by_cat: dict[str, list], text: str) -> dict[str, list]:
-    """Drop quasi hits that sit on a direct identifier (spaCy calling an e-mail an ORG, a QUANTITY inside an
-    SSN) or inside another quasi hit of another kind (a LOCATION inside a street address), and NER names
-    that are field words ("SSN", "IBAN")."""
-    direct = [h for items in by_cat.values() for h in items if h[4]]
-    quasi = [h for items in by_cat.values() for h in items if not h[4] and h[2] not in CONTAINERS]
-    if len(direct) + len(quasi) > 2000:  # pathological input: keep everything rather than go quadratic
+    """Drop hits another hit explains: a quasi hit on a direct identifier (spaCy calling an e-mail an ORG),
+    a hit inside a longer or stronger hit of another kind (a phone-like run inside an IBAN, a LOCATION inside
+    a street address, a QUANTITY inside an SSN), and NER names that are field words ("SSN", "IBAN").
+    Whole-field behavioural spans (search terms, page URLs) contain others without shadowing them."""
+    hits = [h for items in by_cat.values() for h in items if h[2] not in CONTAINERS]
+    if len(hits) > 2000:  # pathological input: keep everything rather than go quadratic
         return by_cat
+    drop = {id(h) for h in hits if (h[2] in ("ORGANIZATION", "PERSON", "LOCATION", "NRP") and h[1] - h[0] <= 8 and
+                                    text[h[0]:h[1]].strip().lower() in _NOT_NAMES) or any(_covers(g, h) for g in hits)}
+    direct = [h for h in hits if h[4] and id(h) not in drop]
+    for h in hits:
+        if not h[4] and id(h) not in drop and \
+                any(d[0] < h[1] and h[0] < d[1] and d[3] >= h[3] - 0.05 for d in direct):
+            drop.add(id(h))
     out: dict[str, list] = {}
     for cat, items in by_cat.items():
-        kept = []
-        for h in items:
-            if h[2] in ("ORGANIZATION", "PERSON", "LOCATION", "NRP") and h[1] - h[0] <= 8 and \
-                    text[h[0]:h[1]].strip().lower() in _NOT_NAMES:
-                continue
-            if not h[4] and h[2] not in CONTAINERS:
-                if any(d[0] < h[1] and h[0] < d[1] for d in direct):
-                    continue
-                if any(q is not h and q[2] != h[2] and ENTITY_CATEGORY[q[2]][0] != cat and q[0] <= h[0] and
-                       h[1] <= q[1] and (q[1] - q[0]) > (h[1] - h[0]) for q in quasi):
-                    continue
-            kept.append(h)
+        kept = [h for h in items if id(h) not in drop]
         if kept:
             out[cat] = kept
     return out
 
+
+def _covers(g, h) -> bool:
+    """g (another kind of hit) covers h and is longer without being much weaker, or as long and stronger."""
+    if g is h or g[2] == h[2] or ENTITY_CATEGORY[g[2]][0] == ENTITY_CATEGORY[h[2]][0]:
+        return False
+    if not (g[0] <= h[0] and h[1] <= g[1]):
+        return False
+    glen, hlen = g[1] - g[0], h[1] - h[0]
+    return (glen > hlen and g[3] >= h[3] - 0.05) or (glen == hlen and g[3] > h[3])

@@ -74,8 +74,9 @@ class Extractor:
         rec = recipients.classify(req.host, site, parts.port, req.path, self.resolve_cname)
         ai_call = rec.cls == "ai_service" and req.method == "POST" and self._ai_body(parsed, req.path)
         basis = basis_mod.basis(req, rec.cls, ai_call)
+        sub = req.host[: -len(site_domain(req.host))].rstrip(".") if req.host.endswith(site_domain(req.host)) else ""
         purposes = purposes_mod.purposes(req.path, [f.key for f in fields if f.key], rec.cls,
-                                         self._operation(parsed), ai_call, basis)
+                                         self._operation(parsed, fields), ai_call, basis, sub)
         action = Action(
             domain=site_domain(req.host), host=req.host, categories=self._categories(fields, det), recipient=rec.cls,
             owner=rec.owner, purposes=purposes, basis=basis, fields=fields, spans=det.spans,
@@ -117,9 +118,10 @@ class Extractor:
         return isinstance(data, dict) and bool(_AI_BODY_KEYS & set(data))
 
     @staticmethod
-    def _operation(parsed: ParsedBody) -> str | None:
-        if parsed.format != "graphql":
-            return None
+    def _operation(parsed: ParsedBody, fields: list[TextField]) -> str | None:
+        named = next((f.text for f in fields if f.key == "operationName" and f.text), None)
+        if named or parsed.format != "graphql":
+            return named
         data = parsed.data[0] if isinstance(parsed.data, list) and parsed.data else parsed.data
         if not isinstance(data, dict):
             return None

@@ -30,7 +30,8 @@ dolutegravir albuterol salbutamol ventolin fluticasone budesonide montelukast si
 loratadine fexofenadine diphenhydramine epinephrine epipen sildenafil viagra tadalafil cialis finasteride
 estradiol progesterone testosterone norethindrone levonorgestrel mifepristone misoprostol clomiphene letrozole
 isotretinoin accutane tretinoin minoxidil allopurinol colchicine alendronate naltrexone disulfiram acamprosate
-varenicline chantix nicotine suboxone
+varenicline chantix nicotine suboxone antidepressant antidepressants antibiotics antipsychotic antipsychotics
+antiretroviral antiretrovirals opioids painkillers contraceptive contraceptives statins inhaler insulin-pump
 """.split())
 
 CONDITIONS = frozenset("""
@@ -39,7 +40,7 @@ endometriosis pcos infertility menopause erectile dysfunction psoriasis eczema l
 osteoporosis osteoarthritis arthritis crohn's colitis ibs celiac coeliac cirrhosis hiv-positive chlamydia
 gonorrhea syphilis herpes hpv std sti ocd bipolar anorexia bulimia bpd schizophrenic depressed suicidal
 self-harm dyslexia dyspraxia tourette's sclerosis ms als copd emphysema bronchitis apnea narcolepsy glaucoma
-cataracts macular chemotherapy chemo radiotherapy dialysis transplant abortion ivf pregnant trimester
+cataracts macular covid covid-19 chemotherapy chemo radiotherapy dialysis transplant abortion ivf pregnant trimester
 miscarried stillbirth postpartum mastectomy melanoma lymphoma carcinoma sarcoma
 """.split())
 
@@ -48,14 +49,16 @@ TERMS = frozenset({
     "multiple sclerosis", "panic attacks", "panic disorder", "eating disorder", "substance abuse", "opioid use",
     "blood pressure", "high blood pressure", "type 1 diabetes", "type 2 diabetes", "breast cancer",
     "prostate cancer", "lung cancer", "mental health", "sexually transmitted", "birth control", "morning after",
-    "weight loss", "hiv positive", "erectile dysfunction", "crohn's disease", "celiac disease",
+    "weight loss", "hiv positive", "erectile dysfunction", "crohn's disease", "celiac disease", "long covid",
 })
 
-_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’-]{0,40}")
+_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’]{0,40}")
 _DOSE = re.compile(r"(?<![\w.])\d{1,4}(?:\.\d{1,3})?\s?(?:mg|mcg|µg|ml|iu|units)\b", re.I)
 _DIAG = re.compile(r"(?i)\b(?:diagnosed with|suffer(?:s|ing)? from|prescribed|treated for|living with)\s"
-                   r"(?P<v>[A-Za-z0-9'’-]{1,30}(?: [A-Za-z0-9'’-]{1,30}){0,2})")
+                   r"(?P<v>[A-Za-z0-9][A-Za-z0-9'’-]{0,29}(?: [A-Za-z0-9][A-Za-z0-9'’-]{0,29}){0,2})")
 _STOP = frozenset("it a an the my this that his her their something nothing".split())
+_TAIL = frozenset("last next this year years month months week weeks ago and but since in on at for when which that "
+                  "who recently today yesterday so because".split())
 
 
 def find(text: str) -> list[Hit]:
@@ -66,6 +69,10 @@ def find(text: str) -> list[Hit]:
             out.append((s, e, "MEDICATION", 0.8))
         elif w in CONDITIONS:
             out.append((s, e, "MEDICAL_CONDITION", 0.7))
+        if i + 1 < len(words) and text[e : words[i + 1][0]] == "-":  # hyphenated: self-harm, covid-19
+            compound = w + "-" + words[i + 1][2]
+            if compound in CONDITIONS or compound in MEDICATIONS:
+                out.append((s, words[i + 1][1], "MEDICATION" if compound in MEDICATIONS else "MEDICAL_CONDITION", 0.7))
         for n in (2, 3):
             if i + n <= len(words):
                 phrase = " ".join(x[2] for x in words[i : i + n])
@@ -77,7 +84,11 @@ def find(text: str) -> list[Hit]:
                 "take" in before.lower() or "dose" in before.lower():
             out.append((m.start(), m.end(), "MEDICATION", 0.6))
     for m in _DIAG.finditer(text):
-        if m.group("v").split(" ", 1)[0].lower() in _STOP:
+        words = m.group("v").split(" ")
+        if words[0].lower() in _STOP:
             continue
-        out.append((m.start("v"), m.end("v"), "MEDICAL_CONDITION", 0.65))
+        keep = 1
+        while keep < len(words) and words[keep].lower() not in _TAIL:
+            keep += 1
+        out.append((m.start("v"), m.start("v") + len(" ".join(words[:keep])), "MEDICAL_CONDITION", 0.65))
     return out

@@ -17,6 +17,16 @@ _ALPHA = re.compile(r"[^\W\d_]")
 _NUMERIC = re.compile(r"[-+]?\d{1,12}(?:[.,]\d{1,12})?")
 _PERSON_NAME = re.compile(r"[^\W\d_][^\W\d_'’.-]*(?:[ '’.-]{1,2}[^\W\d_][^\W\d_'’.-]*){0,4}")
 _HASH = re.compile(r"[0-9a-f]{32}|[0-9a-f]{40}|[0-9a-f]{64}")
+_IPISH = re.compile(r"[0-9a-fA-F.:]{3,45}|[0-9a-fA-F.:]{3,45}(?:, ?[0-9a-fA-F.:]{3,45}){1,5}")
+#: generic key names that in browser traffic usually carry a vendor's *project* key (Amplitude `api_key`,
+#: Mixpanel `token`, PostHog `api_key`): a bare hex/alphanumeric value of ≤48 chars under these names is
+#: not a credential; specific names (access_token, client_secret, password …) always are.
+PROJECT_KEY_NAMES = frozenset({"api_key", "apikey", "token", "key", "app_key", "project_key", "project_token",
+                               "write_key", "sentry_key", "client_token", "site_key", "sitekey", "dd_api_key",
+                               "publishable_key", "pk", "k"})
+PUBLISHABLE_PREFIXES = ("pk_live_", "pk_test_", "phc_", "pub", "UA-", "G-", "AW-", "DC-")
+_PROJECT_KEY = re.compile(r"[0-9a-fA-F]{8,48}|[A-Za-z0-9]{8,48}")
+_CLIENT_ID = re.compile(r"\d{5,12}\.\d{5,12}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _EMPTY = {"", "true", "false", "null", "none", "undefined", "nan", "0", "1", "n/a", "-", "yes", "no", "on", "off"}
 
 
@@ -46,7 +56,8 @@ KEY_RULES: list[tuple[re.Pattern, str]] = [
     (_rx(r"account_?number|account_no|acct|acct_?number|bank_account(?:_number)?|routing_number|sort_code|aba|"
          r"bic|swift"), "ACCOUNT_NUMBER"),
     (_rx(r"amount|price|total|subtotal|salary|income|balance|net_worth|revenue|value_usd|order_total"), "AMOUNT"),
-    (_rx(r"e_?mail|mail|email_address|user_email|contact_email|billing_email|customer_email|em|[a-z_]*_email"),
+    (_rx(r"e_?mail|mail|email_address|user_email|contact_email|billing_email|customer_email|em|[a-z_]*_email|"
+         r"hashed_e?mails?|e?mail_hash(?:es)?|em_hash|sha256_e?mail|md5_e?mail"),
      "EMAIL_ADDRESS"),
     (_rx(r"phone|phone_?number|mobile|mobile_?number|tel|telephone|cell|cell_?phone|ph|fax|whatsapp|msisdn|"
          r"[a-z_]*_phone"), "PHONE_NUMBER"),
@@ -59,7 +70,8 @@ KEY_RULES: list[tuple[re.Pattern, str]] = [
          r"profile_?id"), "USER_ID"),
     (_rx(r"address|street|street_address|address_?[12]|address_line_?[12]|line_?[12]|addr|shipping_address|"
          r"billing_address|home_address|street_?1|street_?2"), "STREET_ADDRESS"),
-    (_rx(r"lat|latitude|lng|lon|long|longitude|geo|coords|coordinates|geolocation|latlng|lat_lng|ll"), "LATLONG"),
+    (_rx(r"lat|latitude|lng|lon|long|longitude|geo|coords|coordinates|geolocation|latlng|lat_lng|ll|"
+         r"[a-z_]*_(?:lat|latitude|lng|lon|longitude)|(?:lat|lng|lon)_[a-z_]*"), "LATLONG"),
     (_rx(r"city|town|zip|zip_?code|postcode|postal_?code|zp|ct|st|county|neighbou?rhood"), "LOCATION"),
     (_rx(r"dob|birth_?date|date_of_birth|birthday|db|birth_year|yob"), "DATE_OF_BIRTH"),
     (_rx(r"gender|sex|ge"), "GENDER"),
@@ -70,15 +82,17 @@ KEY_RULES: list[tuple[re.Pattern, str]] = [
     (_rx(r"medications?|prescriptions?|drug|rx|dosage"), "MEDICATION"),
     (_rx(r"idfa|gaid|adid|aaid|advertising_?id|ad_id|ifa|maid|rida|gclid|fbclid|msclkid|ttclid|dclid|wbraid|"
          r"gbraid|fbp|fbc|_fbp|_fbc|yclid|twclid|li_fat_id|epik|sccid"), "ADVERTISING_ID"),
-    (_rx(r"device_?id|udid|android_id|idfv|client_?id|cid|anonymous_?id|distinct_?id|visitor_?id|_id|"
+    (_rx(r"device_?id|udid|android_id|idfv|cid|anonymous_?id|muid|distinct_?id|visitor_?id|_id|"
          r"fingerprint|machine_id|installation_id|install_id|hardware_id|serial_number|imei|browser_id|"
          r"_ga|ga_client_id|amplitude_id|ecid|mid"), "DEVICE_ID"),
+    (_rx(r"client_?id"), "DEVICE_ID?"),  # GA's client id (digits.digits, UUID) yes; an OAuth app id no
     (_rx(r"ip|ip_?address|client_ip|uip|remote_addr|x_forwarded_for|ipv4|ipv6"), "IP_ADDRESS"),
     (_rx(r"q|query|search|search_?term|term|keywords?|kw|search_query|search_string|searchstring"), "SEARCH_QUERY"),
     (_rx(r"dl|dr|dt|dp|page_?location|page_?referrer|page_?title|page_?url|page_?path|referrer|referer|"
          r"current_url|document_location|document_referrer|document_title|href|url|page|"
          r"en|ec|ea|el|event|event_?name|event_?action|event_?category|event_?label|ev|e_c|e_a|e_n|"
-         r"action_name|screen_name_viewed|pv_url"), "BROWSING_ACTIVITY"),
+         r"action_name|screen_name_viewed|pv_url|rl|urlref|page_view|current_url|[a-z_]*_url_viewed"),
+     "BROWSING_ACTIVITY"),
 ]
 
 #: keys whose values are never free text (skip NER; patterns still run)
@@ -124,7 +138,7 @@ def _entity_for(nkey: str) -> str | None:
     return None
 
 
-def _plausible(entity: str, value: str) -> bool:
+def _plausible(entity: str, value: str, nkey: str = "") -> bool:
     v = value.strip()
     if v.lower() in _EMPTY or len(v) < 2:
         return entity in ("AGE", "GENDER") and bool(v) and v.lower() not in ("true", "false", "null", "undefined")
@@ -135,8 +149,16 @@ def _plausible(entity: str, value: str) -> bool:
         return digits >= 4 or (entity == "PHONE_NUMBER" and bool(_HASH.fullmatch(v)))
     if entity == "AMOUNT":
         return bool(_NUMERIC.fullmatch(v.lstrip("$€£¥").replace(",", "")))
-    if entity in ("PERSON", "USERNAME", "LOCATION", "MEDICAL_CONDITION", "MEDICATION", "NRP"):
+    if entity in ("PERSON", "USERNAME", "MEDICAL_CONDITION", "MEDICATION", "NRP"):
         return bool(_ALPHA.search(v)) or bool(_HASH.fullmatch(v))
+    if entity == "LOCATION":
+        return bool(_ALPHA.search(v)) or digits >= 3
+    if entity == "IP_ADDRESS":
+        return bool(_IPISH.fullmatch(v))
+    if entity in ("API_KEY", "AUTH_TOKEN") and nkey in PROJECT_KEY_NAMES:
+        return not (len(v) <= 48 and _PROJECT_KEY.fullmatch(v)) and not v.startswith(PUBLISHABLE_PREFIXES)
+    if entity == "DEVICE_ID?":
+        return bool(_CLIENT_ID.fullmatch(v))
     if entity == "PERSON?":
         words = v.split()
         return len(v) <= 60 and 2 <= len(words) <= 4 and bool(_PERSON_NAME.fullmatch(v)) and \
@@ -152,10 +174,11 @@ def key_entity(key: str | None, value: str) -> str | None:
     """The entity a value holds because of its field name, or None."""
     if not key:
         return None
-    entity = _entity_for(normalise(key))
-    if entity is None or not _plausible(entity, value):
+    nkey = normalise(key)
+    entity = _entity_for(nkey)
+    if entity is None or not _plausible(entity, value, nkey):
         return None
-    return "PERSON" if entity == "PERSON?" else entity
+    return entity.rstrip("?")
 
 
 def skip_ner(key: str | None) -> bool:

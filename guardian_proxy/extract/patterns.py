@@ -178,10 +178,37 @@ class PostcodeRecognizer(Recognizer):
     PATTERNS = ((r"(?<![A-Za-z0-9])[A-Z]{1,2}\d[A-Z\d]? ?\d[A-Z]{2}(?![A-Za-z0-9])", 0.5),)  # UK postcode
 
 
+class NhsRecognizer(Recognizer):
+    ENTITY = "UK_NHS"
+    PATTERNS = ((r"(?<![\w-])\d{3}[ -]?\d{3}[ -]?\d{4}(?![\w-])", 0.5),)
+    CONTEXT = ("nhs",)
+    NEEDS_CONTEXT = True
+
+    def validate(self, value: str) -> bool:
+        d = [int(c) for c in value if c.isdigit()]
+        check = 11 - sum(x * w for x, w in zip(d[:9], range(10, 1, -1), strict=True)) % 11
+        return (0 if check == 11 else check) == d[9] and check != 10
+
+
+class HomeDirRecognizer(Recognizer):
+    ENTITY = "USERNAME"
+    PATTERNS = ((r"(?:/home/|/Users/|[A-Za-z]:\\{1,2}Users\\{1,2})(?P<v>[A-Za-z0-9._-]{2,32})", 0.8),)
+
+    def validate(self, value: str) -> bool:
+        return value.lower() not in ("shared", "public", "default", "guest", "admin", "user", "runner", "ubuntu")
+
+
+class DateOfBirthRecognizer(Recognizer):
+    ENTITY = "DATE_OF_BIRTH"
+    PATTERNS = ((r"(?i)\b(?:date of birth|birth ?date|d\.?o\.?b\.?|born(?: on)?)\s{0,3}[:=-]?\s{0,3}"
+                 r"(?P<v>\d{1,2}[./-]\d{1,2}[./-]\d{2,4}|\d{4}-\d{2}-\d{2}|\d{1,2} [A-Z][a-z]{2,8} \d{4}|"
+                 r"[A-Z][a-z]{2,8} \d{1,2},? \d{4})", 0.9),)
+
+
 RECOGNIZERS: tuple[Recognizer, ...] = (
     EmailRecognizer(), PhoneRecognizer(), CreditCardRecognizer(), IbanRecognizer(), UsSsnRecognizer(),
     UkNinoRecognizer(), IpRecognizer(), MacRecognizer(), LatLongRecognizer(), StreetAddressRecognizer(),
-    PostcodeRecognizer(),
+    PostcodeRecognizer(), DateOfBirthRecognizer(), NhsRecognizer(), HomeDirRecognizer(),
 )
 
 

@@ -1,7 +1,7 @@
 """Declared purposes: what the endpoint says it is for.
 
 From, in order: the path vocabulary (segments split on / - _ . : and a few whole-path idioms such as
-Facebook's `/tr`), the parameter and field vocabulary (query/body keys: `tid`+`cid` hits, click ids,
+Facebook's `/tr`; the host's own labels count too: ``telemetry.``, ``accounts.``), the parameter and field vocabulary (query/body keys: `tid`+`cid` hits, click ids,
 `password`, card fields …), the GraphQL operation name, then the recipient class (ad network →
 advertising, analytics → analytics, data broker → profiling, AI service → ai_processing). With none of
 these, a user-initiated first-party or service-provider request is `functionality`; anything else
@@ -30,27 +30,28 @@ VOCAB: dict[str, frozenset[str]] = {
                            "siteverify", "fingerprintjs"}),
     "advertising": frozenset({"pixel", "ads", "ad", "adserver", "adview", "impression", "impressions", "imp",
                               "conversion", "conversions", "pagead", "bid", "bids", "prebid", "openrtb2", "auction",
-                              "rtb", "usersync", "getuid", "clk", "adclick", "adsct", "retargeting",
+                              "rtb", "clk", "adclick", "adsct", "retargeting",
                               "remarketing", "viewthroughconversion", "activityi", "gampad", "sodar", "gtag",
                               "adservice", "sponsored", "ddm", "fledge"}),
     "profiling": frozenset({"identify", "engage", "people", "audience", "audiences", "enrich", "enrichment",
                             "idsync", "sync", "cm", "match", "cookiematch", "alias", "graph", "persona", "traits",
-                            "uid2", "resolve"}),
+                            "uid2", "resolve", "usersync", "cmf", "usermatch", "cookiesync", "pixelsync", "getuid"}),
     "analytics": frozenset({"collect", "track", "tracking", "tracker", "beacon", "event", "events", "analytics",
                             "metrics", "telemetry", "stats", "statistics", "hit", "pageview", "page", "measure",
-                            "mp", "batch", "rum", "vitals", "heatmap", "recording", "ingest", "capture", "e",
-                            "t", "log", "logs", "logging", "envelope", "store", "insights", "b", "matomo", "piwik"}),
+                            "mp", "batch", "rum", "vitals", "heatmap", "recording", "ingest", "capture",
+                            "log", "logs", "logging", "envelope", "store", "insights", "matomo", "piwik"}),
     "personalization": frozenset({"recommend", "recommendations", "recs", "personalize", "personalization",
-                                  "preferences", "settings", "feed", "foryou", "suggest", "suggestions",
-                                  "autocomplete", "typeahead", "experiments", "flags", "decide"}),
+                                  "preferences", "settings", "feed", "foryou", "experiments", "flags", "decide"}),
     "functionality": frozenset({"search", "upload", "uploads", "contact", "comment", "comments", "post", "posts",
                                 "submit", "cart", "basket", "wishlist", "send", "share", "support", "ticket",
                                 "tickets", "feedback", "form", "forms", "newsletter", "booking", "bookings",
                                 "reservation", "messages", "message", "files", "file", "attachments", "query",
-                                "find", "lookup", "save", "profile", "account", "address", "addresses"}),
+                                "find", "lookup", "save", "profile", "account", "address", "addresses", "widgets",
+                                "plugins", "tweet", "like", "follow", "embed", "pins", "suggest", "suggestions",
+                                "autocomplete", "typeahead", "avatar", "import", "export", "requests"}),
 }
 #: whole paths whose meaning is fixed by a well-known service
-PATHS = {"/tr": "advertising", "/j/collect": "analytics", "/g/collect": "analytics", "/collect": "analytics",
+PATHS = {"/tr": "advertising", "/e": "analytics", "/i/v0/e": "analytics", "/s": "analytics", "/j/collect": "analytics", "/g/collect": "analytics", "/collect": "analytics",
          "/v1/t": "analytics", "/v1/p": "analytics", "/v1/i": "profiling", "/v1/identify": "profiling",
          "/v1/batch": "analytics", "/engage": "profiling", "/decide": "personalization",
          "/recaptcha/api2/reload": "security", "/recaptcha/api/siteverify": "security"}
@@ -71,7 +72,7 @@ RECIPIENT_PURPOSE = {"ad_network": "advertising", "analytics": "analytics", "dat
                      "ai_service": "ai_processing"}
 TRACKERS = ("analytics", "ad_network", "data_broker", "social")
 #: ambiguous words: they claim tracking purposes only for trackers, AI processing only for AI calls
-_WEAK_WORDS = frozenset({"page", "store", "e", "t", "b", "log", "logs", "logging", "batch", "event", "events", "graph",
+_WEAK_WORDS = frozenset({"page", "store", "log", "logs", "logging", "batch", "event", "events", "graph",
                          "match", "sync", "cm", "people", "alias", "resolve", "capture", "insights", "ad", "imp",
                          "bid", "chat", "generate", "conversation", "responses", "prompt", "hit", "measure", "mp"})
 
@@ -91,7 +92,7 @@ def _words(text: str) -> list[str]:
 
 
 def purposes(path: str, keys: list[str], recipient: str, operation: str | None = None,
-             ai_call: bool = False, basis: str = "default") -> list[str]:
+             ai_call: bool = False, basis: str = "default", host_words: str = "") -> list[str]:
     found: list[str] = []
 
     def add(p: str) -> None:
@@ -103,13 +104,15 @@ def purposes(path: str, keys: list[str], recipient: str, operation: str | None =
         add(PATHS[lp])
     if ai_call:
         add("ai_processing")
-    words = _words(path) + (_words(operation) if operation else [])
+    words = _words(path) + (_words(operation) if operation else []) + (_words(host_words) if host_words else [])
+    if ai_call:  # a chat/completion call: the path says how to reach the model, not what the data is for
+        words = [w for w in words if w in VOCAB["ai_processing"]]
     for purpose, vocab in VOCAB.items():
         if any(w in vocab and _allowed(w, purpose, recipient, ai_call) for w in words):
             add(purpose)
     for k in keys:
         p = KEYS.get(k.lower().replace("-", "_"))
-        if p and (p not in ("analytics", "advertising") or recipient in TRACKERS):
+        if p and ((p in ("analytics", "advertising")) == (recipient in TRACKERS) or p == "ai_processing"):
             add(p)
     if recipient in RECIPIENT_PURPOSE:
         add(RECIPIENT_PURPOSE[recipient])
