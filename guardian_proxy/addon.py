@@ -86,8 +86,11 @@ def apply_decision(flow: http.HTTPFlow, decision: Decision) -> None:
 
 class GuardianAddon:
     def __init__(self, gateway: Gateway, redirect_upstream: tuple[str, int] | None = None, workers: int | None = None,
-                 eval_timeout_s: float = 60.0):
+                 eval_timeout_s: float = 60.0, dashboard=None):
         self.gateway = gateway
+        self.dashboard = dashboard  # guardian_proxy.dashboard.Dashboard or None
+        # one thread of its own: decisions reach the dashboard in order and never wait behind evaluations
+        self.dash_pool = ThreadPoolExecutor(1, thread_name_prefix="guardian-dash") if dashboard is not None else None
         self.redirect = redirect_upstream
         self.eval_timeout_s = eval_timeout_s
         self.pool = ThreadPoolExecutor(max_workers=workers or max(2, os.cpu_count() or 2),
@@ -114,6 +117,11 @@ class GuardianAddon:
                                      "explanation": decision.explanation,
                                      "session": decision.extra.get("session"), "chat_api": decision.extra.get("chat_api")}
         apply_decision(flow, decision)
+        if self.dash_pool is not None:
+            try:
+                self.dash_pool.submit(self.dashboard.publish, raw, decision)
+            except RuntimeError:  # shutting down
+                pass
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
         """Chat streams (SSE, NDJSON) of a session pass chunk by chunk through stage 7's de-masking callable
@@ -212,20 +220,47 @@ class GuardianAddon:
         self.pool.shutdown(wait=False, cancel_futures=True)
         if self.learn_pool is not None:
             self.learn_pool.shutdown(wait=False, cancel_futures=True)
+        if self.dash_pool is not None:
+            self.dash_pool.shutdown(wait=False, cancel_futures=True)
 
 
 def ca_cert_path(confdir: str) -> Path:
     return Path(os.path.expanduser(confdir)) / "mitmproxy-ca-cert.pem"
 
 
+def check_mode(spec: str) -> str:
+    """Validate a mitmproxy 11 mode spec (`regular`, `transparent`, `wireguard[:CONF][@[HOST:]PORT]`,
+    `socks5`, `upstream:URL` …); returns the mode's name, raises ValueError with mitmproxy's reason."""
+    from mitmproxy.proxy.mode_specs import ProxyMode
+
+    return ProxyMode.parse(spec).type_name
+
+
+def write_wireguard_client_conf(master, confdir: str) -> Path | None:
+    """WireGuard mode: save the client configuration mitmproxy generated (0600) and return its path."""
+    ps = master.addons.get("proxyserver")
+    for server in getattr(ps, "servers", []) or []:
+        conf = server.client_conf() if hasattr(server, "client_conf") else None
+        if conf:
+            path = Path(os.path.expanduser(confdir)) / "wireguard-client.conf"
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w") as f:
+                f.write(conf + "\n")
+            return path
+    return None
+
+
 async def _serve(gateway: Gateway, host: str, port: int, confdir: str, redirect: tuple[str, int] | None,
-                 ssl_insecure: bool, proxyauth: str | None, mode: str | None, on_ready) -> None:
+                 ssl_insecure: bool, proxyauth: str | None, mode: str | None, on_ready, dashboard=None) -> None:
     from mitmproxy import options
     from mitmproxy.tools.dump import DumpMaster
 
     opts = options.Options(listen_host=host, listen_port=port, confdir=confdir)
     master = DumpMaster(opts, with_termlog=True, with_dumper=False)
-    master.addons.add(GuardianAddon(gateway, redirect, eval_timeout_s=gateway.settings.limits.eval_timeout_s))
+    if dashboard is not None and not dashboard.start():  # a busy port is a warning (dashboard.error), never fatal
+        dashboard = None
+    master.addons.add(GuardianAddon(gateway, redirect, eval_timeout_s=gateway.settings.limits.eval_timeout_s,
+                                    dashboard=dashboard))
     updates = {"ssl_insecure": ssl_insecure, "termlog_verbosity": "warn", "connection_strategy": "lazy"}
     if proxyauth:
         updates["proxyauth"] = proxyauth
@@ -240,13 +275,23 @@ async def _serve(gateway: Gateway, host: str, port: int, confdir: str, redirect:
             pass
     task = asyncio.create_task(master.run())
     await asyncio.sleep(0.2)
+    if mode and mode.startswith("wireguard"):
+        await asyncio.sleep(0.5)  # the WireGuard server starts asynchronously
+        wg = write_wireguard_client_conf(master, confdir)
+        if wg is not None:
+            log.warning("WireGuard client configuration written to %s", wg)
     if on_ready:
         on_ready()
-    await task
+    try:
+        await task
+    finally:
+        if dashboard is not None:
+            dashboard.stop()
 
 
 def run_proxy(gateway: Gateway, host: str, port: int, confdir: str = "~/.mitmproxy",
               redirect: tuple[str, int] | None = None, ssl_insecure: bool = False, proxyauth: str | None = None,
-              mode: str | None = None, on_ready=None) -> None:
-    """Run mitmproxy with the guardian addon until SIGINT/SIGTERM."""
-    asyncio.run(_serve(gateway, host, port, confdir, redirect, ssl_insecure, proxyauth, mode, on_ready))
+              mode: str | None = None, on_ready=None, dashboard=None) -> None:
+    """Run mitmproxy with the guardian addon until SIGINT/SIGTERM; `dashboard` (a not yet started
+    guardian_proxy.dashboard.Dashboard) runs beside it on its own thread."""
+    asyncio.run(_serve(gateway, host, port, confdir, redirect, ssl_insecure, proxyauth, mode, on_ready, dashboard))

@@ -203,6 +203,10 @@ class Settings(_Strict):
     state_dir: Path = Field(default_factory=default_state_dir)
     log_file: Path | None = None  # default <state_dir>/decisions.jsonl
     log_salt: str | None = None  # salt for hashed values in the log; default: random per state dir
+    log_max_bytes: int = Field(default=64 * 1024 * 1024, ge=0)  # rotate the decision log past this size; 0 = never
+    log_backups: int = Field(default=5, ge=0)  # rotated files kept (decisions.jsonl.1 … .N)
+    log_retention_days: float | None = Field(default=None, gt=0)  # delete rotated files older than this
+    dashboard_port: int = Field(default=8081, ge=0, le=65535)  # live dashboard on 127.0.0.1; 0 = off
     learn_policies: bool = True
     unparsed_rule: Literal["pass", "block_high_risk"] = "block_high_risk"
     detector: DetectorSettings = Field(default_factory=DetectorSettings)

@@ -4,6 +4,10 @@ Fields (see README "Decision log"): ts, id, method, scheme, host, path (no query
 categories ({name: count}), purposes, basis, evidence (statement ids), L, l_path, u, Sd, Seff, MT,
 R, tier, action, start_level, final_level, rounds, latency_ms, explanation, override, rule, flags,
 spans ({entity: count}), plus stage extras (session, turn, cpe …). Never raw values.
+
+Rotation by size: when a line would take the file past `max_bytes`, `decisions.jsonl` becomes
+`decisions.jsonl.1` (older ones shift to `.2` … `.<backups>`; the oldest beyond that is deleted), and
+rotated files older than `retention_days` are deleted. `read_all` reads the rotated files oldest first.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit
@@ -67,24 +72,88 @@ def record(req: RawRequest, d: Decision) -> dict:
 
 
 class DecisionLog:
-    """Append-only JSONL writer; one `write` + flush per line so a killed process leaves whole lines."""
+    """Append-only JSONL writer; one `write` + flush per line so a killed process leaves whole lines.
 
-    def __init__(self, path: Path):
+    `max_bytes` 0 never rotates; `backups` rotated files are kept (0: the file is truncated instead);
+    `retention_days` (None: no age limit) deletes rotated files by age."""
+
+    def __init__(self, path: Path, max_bytes: int = 0, backups: int = 5, retention_days: float | None = None):
         self.path = Path(path)
+        self.max_bytes = max(0, int(max_bytes))
+        self.backups = max(0, int(backups))
+        self.retention_days = retention_days
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._open()
+        self._expire()
+
+    def _open(self) -> None:
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         self._f = os.fdopen(fd, "a", encoding="utf-8", buffering=1)
-        self._lock = threading.Lock()
+        self._size = os.fstat(fd).st_size
 
     def write(self, rec: dict) -> None:
         line = json.dumps(rec, ensure_ascii=False, separators=(",", ":")) + "\n"
+        n = len(line.encode("utf-8"))
         with self._lock:
+            if self.max_bytes and self._size and self._size + n > self.max_bytes:
+                self._rotate()
             self._f.write(line)
             self._f.flush()
+            self._size += n
+
+    def _rotate(self) -> None:
+        self._f.close()
+        if self.backups == 0:
+            os.truncate(self.path, 0)
+        else:
+            for f in rotated_files(self.path):  # oldest first: .N → .N+1, dropping those past `backups`
+                i = int(f.name.rsplit(".", 1)[1])
+                if i >= self.backups:
+                    f.unlink(missing_ok=True)
+                else:
+                    os.replace(f, self._numbered(i + 1))
+            os.replace(self.path, self._numbered(1))
+        self._open()
+        self._expire()
+
+    def _numbered(self, i: int) -> Path:
+        return self.path.with_name(f"{self.path.name}.{i}")
+
+    def _expire(self) -> None:
+        if self.retention_days is None:
+            return
+        cutoff = time.time() - self.retention_days * 86400
+        for f in rotated_files(self.path):
+            try:
+                if f.stat().st_mtime < cutoff:
+                    f.unlink()
+            except OSError:
+                continue
 
     def close(self) -> None:
         with self._lock:
             self._f.close()
+
+
+def rotated_files(path: Path) -> list[Path]:
+    """`decisions.jsonl.N` … `decisions.jsonl.1` (oldest first), those that exist."""
+    path = Path(path)
+    found = []
+    for f in path.parent.glob(path.name + ".*"):
+        suffix = f.name[len(path.name) + 1:]
+        if suffix.isdigit():
+            found.append((int(suffix), f))
+    return [f for _, f in sorted(found, reverse=True)]
+
+
+def read_all(path: Path) -> Iterator[dict]:
+    """The rotated files oldest first, then the live file."""
+    for f in [*rotated_files(path), Path(path)]:
+        try:
+            yield from read(f)
+        except FileNotFoundError:
+            continue
 
 
 def read(path: Path) -> Iterator[dict]:

@@ -81,7 +81,8 @@ class Gateway:
             Detector(d.spacy_model, ner=d.ner, min_score=d.min_score, max_ner_chars=lim.max_analysed_chars),
             BodyLimits(lim.max_body_bytes, lim.max_decoded_bytes, lim.max_json_depth, lim.max_field_chars),
         )
-        dlog = DecisionLog(settings.decision_log) if with_log else None
+        dlog = DecisionLog(settings.decision_log, settings.log_max_bytes, settings.log_backups,
+                           settings.log_retention_days) if with_log else None
         from .resources import policies_dir
 
         evidence = PolicyEvidence.from_dirs(policies_dir(), settings.state_dir / "policies")

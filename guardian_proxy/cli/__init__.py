@@ -1,6 +1,6 @@
 """`guardian-proxy` command line. Each module registers its commands on `app`."""
 
-from . import check, logs, risk, run  # noqa: F401  (registers commands)
+from . import check, doctor, env, logs, risk, run, stats  # noqa: F401  (registers commands)
 from .anonymize import anonymize as _anonymize  # noqa: F401  (registers anonymize)
 from .app import app
 from .policy import policy_app  # noqa: F401  (registers policy add|list|show)

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 
 import typer
 from rich.console import Console
 
-from ..decision_log import read
+from ..decision_log import read_all
+from ..types import CATEGORIES
 from .app import app
 from .common import fail, settings_from
+from .filters import RecordFilter, parse_since
 
 out = Console()
 _COLOUR = {"allow": "green", "transform": "yellow", "deny": "red"}
@@ -29,32 +32,39 @@ def render(rec: dict) -> str:
             f"{rec.get('path', '')} [cyan]{rec.get('recipient', '')}[/] {cats} {rtxt}  [dim]{rec.get('explanation', '')}[/]")
 
 
-def matches(rec: dict, action: str | None, host: str | None) -> bool:
-    if action and rec.get("action") != action:
-        return False
-    if host and host not in (rec.get("host") or ""):
-        return False
-    return True
-
-
-def _follow(path: Path):
-    with open(path, encoding="utf-8") as f:
-        f.seek(0, 2)
-        buf = ""
+def _follow(path: Path, poll: float = 0.25):
+    """New complete lines as they are written; reopens the file when the log is rotated."""
+    f = open(path, encoding="utf-8")
+    f.seek(0, 2)
+    ino = os.fstat(f.fileno()).st_ino
+    buf = ""
+    try:
         while True:
             chunk = f.readline()
-            if not chunk:
-                time.sleep(0.25)
-                continue
-            buf += chunk
-            if not buf.endswith("\n"):
-                continue
-            line, buf = buf.strip(), ""
-            if line:
-                try:
-                    yield json.loads(line)
-                except ValueError:
+            if chunk:
+                buf += chunk
+                if not buf.endswith("\n"):
                     continue
+                line, buf = buf.strip(), ""
+                if line:
+                    try:
+                        yield json.loads(line)
+                    except ValueError:
+                        pass
+                continue
+            try:
+                st = os.stat(path)
+            except FileNotFoundError:
+                time.sleep(poll)
+                continue
+            if st.st_ino != ino or st.st_size < f.tell():  # rotated or truncated: start the new file
+                f.close()
+                f = open(path, encoding="utf-8")
+                ino, buf = os.fstat(f.fileno()).st_ino, ""
+                continue
+            time.sleep(poll)
+    finally:
+        f.close()
 
 
 @app.command("log")
@@ -63,18 +73,27 @@ def log_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print raw JSON lines."),
     action: str = typer.Option(None, "--action", help="allow | transform | deny"),
     host: str = typer.Option(None, "--host", help="Only hosts containing this text."),
+    category: str = typer.Option(None, "--category", help=f"Only decisions with this category ({', '.join(CATEGORIES)}, unparsed)."),
+    min_risk: float = typer.Option(None, "--min-risk", min=0.0, max=1.0, help="Only decisions with R at least this."),
+    since: str = typer.Option(None, "--since", help="Only decisions newer than this: 24h, 30m, 7d or an ISO time."),
     log_file: Path = typer.Option(None, "--log", help="Decision log (default <state-dir>/decisions.jsonl)."),
     state_dir: Path = typer.Option(None, "--state-dir"),
     config: Path = typer.Option(None, "--config"),
 ) -> None:
-    """Show the decision log."""
+    """Show the decision log (rotated files included, oldest first)."""
     path = log_file or settings_from(config, state_dir).decision_log
     if not path.exists():
         fail(f"no decision log at {path} (start the proxy first, or pass --log FILE)")
-    records = _follow(path) if follow else read(path)
+    if action and action not in ("allow", "transform", "deny"):
+        fail(f"--action must be allow, transform or deny, got {action!r}")
+    try:
+        keep = RecordFilter(action=action, host=host, category=category, min_risk=min_risk, since=parse_since(since))
+    except ValueError as e:
+        fail(str(e))
+    records = _follow(path) if follow else read_all(path)
     try:
         for rec in records:
-            if matches(rec, action, host):
+            if keep(rec):
                 if as_json:
                     print(json.dumps(rec, ensure_ascii=False), flush=True)
                 else:

@@ -41,15 +41,28 @@ def run(
     allow_remote: bool = typer.Option(False, "--allow-remote", help="Permit a non-loopback bind (needs --proxyauth)."),
     proxyauth: str = typer.Option(None, "--proxyauth", help="USER:PASS required from clients."),
     ssl_insecure: bool = typer.Option(False, "--ssl-insecure", help="Do not verify upstream TLS certificates."),
-    mode: str = typer.Option(None, "--mode", help="mitmproxy mode: regular (default), transparent, wireguard …"),
+    mode: str = typer.Option(None, "--mode", help="mitmproxy mode: regular (default), transparent, "
+                             "wireguard[:CONF][@PORT], socks5, upstream:URL (mitmproxy 11 syntax)."),
+    dashboard_port: int = typer.Option(None, "--dashboard-port", min=0, max=65535,
+                                       help="Live dashboard on 127.0.0.1:N (default 8081; 0 = off)."),
 ) -> None:
     """Start the proxy (127.0.0.1:8080 by default) with the embedded defaults."""
     s = settings_from(config, state_dir, log, host=host, port=port, allow_remote=allow_remote or None,
-                      proxyauth=proxyauth)
+                      proxyauth=proxyauth, dashboard_port=dashboard_port)
+    mode_name = "regular"
+    if mode:
+        from ..addon import check_mode
+
+        try:
+            mode_name = check_mode(mode)
+        except ValueError as e:
+            fail(f"invalid --mode {mode!r}: {e}")
+        if mode_name == "wireguard" and "@" not in mode and port is None:
+            mode += "@51820"  # WireGuard's usual UDP port, not the HTTP proxy's 8080
     if not _is_loopback(s.host):
         if not s.allow_remote:
             fail(f"refusing to listen on {s.host}: binding beyond loopback needs --allow-remote and --proxyauth")
-        if not s.proxyauth:
+        if not s.proxyauth and mode_name != "wireguard":  # WireGuard peers authenticate with their keys
             fail("--allow-remote needs proxy authentication: pass --proxyauth USER:PASS")
     redirect = parse_hostport(redirect_upstream) if redirect_upstream else None
     ensure_private_dir(s.state_dir)
@@ -61,9 +74,26 @@ def run(
     gateway = Gateway.from_settings(s)
     gateway.warm_up()
 
+    dash = None
+    if s.dashboard_port:
+        from ..dashboard import Dashboard
+
+        dash = Dashboard(gateway.settings, port=s.dashboard_port, proxy=(s.host, s.port), mode=mode,
+                         overrides=getattr(gateway, "overrides", None))
+
     def ready() -> None:
         ca = ca_cert_path(confdir)
-        console.print(f"[bold green]guardian-proxy[/] listening on http://{s.host}:{s.port}")
+        if mode_name == "regular":
+            console.print(f"[bold green]guardian-proxy[/] listening on http://{s.host}:{s.port}")
+        else:
+            console.print(f"[bold green]guardian-proxy[/] listening on {s.host}:{s.port} in {mode_name} mode ({mode})")
+        if mode_name == "wireguard":
+            console.print(f"WireGuard client configuration: {Path(confdir).expanduser() / 'wireguard-client.conf'}")
+        if dash is not None and dash.running:
+            console.print(f"dashboard: {dash.url}")
+            console.print(f"PAC file for browsers: {dash.pac_url}")
+        elif dash is not None:
+            console.print(f"[yellow]warning:[/] {dash.error}")
         console.print(f"decision log: {s.decision_log}")
         console.print(f"CA certificate: {ca}")
         console.print("  trust it to inspect HTTPS: Firefox → Settings → Certificates → Import; "
@@ -72,4 +102,4 @@ def run(
         console.print(f"  command-line tools: HTTPS_PROXY=http://{s.host}:{s.port} SSL_CERT_FILE={ca}")
 
     run_proxy(gateway, s.host, s.port, confdir=confdir, redirect=redirect, ssl_insecure=ssl_insecure,
-              proxyauth=s.proxyauth, mode=mode, on_ready=ready)
+              proxyauth=s.proxyauth, mode=mode, on_ready=ready, dashboard=dash)

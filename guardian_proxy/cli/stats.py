@@ -1,0 +1,98 @@
+"""`guardian-proxy stats`: what left the machine, to whom, and what was stopped (a compact rich table)."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from ..dashboard.stats import ACTIONS, Stats, summarize
+from ..decision_log import read_all
+from .app import app
+from .common import fail, settings_from
+from .filters import RecordFilter, parse_since
+
+out = Console()
+_WORDS = {"allow": "allowed", "transform": "rewritten", "deny": "blocked"}
+_STYLE = {"allow": "green", "transform": "yellow", "deny": "red"}
+
+
+def _counts(c: dict, limit: int = 4) -> str:
+    items = sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))
+    text = " ".join(f"{k}×{v}" for k, v in items[:limit])
+    return text + (f" +{len(items) - limit}" if len(items) > limit else "") if text else "-"
+
+
+def tables(s: Stats, top: int = 10) -> list[Table]:
+    acts = Table(title="Actions", title_justify="left", show_edge=False)
+    acts.add_column("action")
+    acts.add_column("decisions", justify="right")
+    acts.add_column("share", justify="right")
+    for a in ACTIONS:
+        n = s.actions.get(a, 0)
+        acts.add_row(f"[{_STYLE[a]}]{_WORDS[a]}[/]", str(n), f"{100 * n / s.total:.0f}%" if s.total else "-")
+
+    dest = Table(title=f"Top {top} destinations", title_justify="left", show_edge=False)
+    for col, just in (("host", "left"), ("recipient", "left"), ("req", "right"), ("allow", "right"),
+                      ("rewr", "right"), ("block", "right"), ("received as is", "left"),
+                      ("received rewritten", "left"), ("max R", "right")):
+        dest.add_column(col, justify=just, overflow="fold")
+    for d in s.top_destinations(top):
+        dest.add_row(d.host, (d.recipient or "-").replace("_", " "), str(d.requests), str(d.actions.get("allow", 0)),
+                     str(d.actions.get("transform", 0)), str(d.actions.get("deny", 0)), _counts(d.as_is),
+                     _counts(d.rewritten), "-" if d.max_r is None else f"{d.max_r:.2f}")
+
+    cats = Table(title="Categories sent (decisions)", title_justify="left", show_edge=False)
+    for col in ("category", "as is", "rewritten", "blocked"):
+        cats.add_column(col, justify="left" if col == "category" else "right")
+    for c, n in sorted(s.categories.items(), key=lambda kv: -sum(kv[1].values())):
+        cats.add_row(c, str(n.get("allow", 0)), str(n.get("transform", 0)), str(n.get("deny", 0)))
+
+    blocked = Table(title="Blocked", title_justify="left", show_edge=False)
+    for col in ("host", "blocked", "categories stopped"):
+        blocked.add_column(col, justify="right" if col == "blocked" else "left")
+    for d in s.top_blocked(top):
+        blocked.add_row(d.host, str(d.actions["deny"]), _counts(d.blocked))
+    return [acts, dest, cats, blocked]
+
+
+@app.command("stats")
+def stats_cmd(
+    since: str = typer.Option("24h", "--since", help="Window: 24h, 30m, 7d, an ISO time, or 'all'."),
+    top: int = typer.Option(10, "--top", min=1, help="Rows in the destination and blocked tables."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    log_file: Path = typer.Option(None, "--log", help="Decision log (default <state-dir>/decisions.jsonl)."),
+    state_dir: Path = typer.Option(None, "--state-dir"),
+    config: Path = typer.Option(None, "--config"),
+) -> None:
+    """Top destinations, categories sent, actions and blocked counts from the decision log."""
+    path = log_file or settings_from(config, state_dir).decision_log
+    if not path.exists():
+        fail(f"no decision log at {path} (start the proxy first, or pass --log FILE)")
+    try:
+        start = None if since.strip().lower() == "all" else parse_since(since)
+    except ValueError as e:
+        fail(str(e))
+    keep = RecordFilter(since=start)
+    s = summarize(r for r in read_all(path) if keep(r))
+    if as_json:
+        print(json.dumps(s.to_dict(top), ensure_ascii=False))
+        return
+    window = "all time" if start is None else f"since {time.strftime('%Y-%m-%d %H:%M', time.localtime(start))}"
+    lat = s.latency()
+    head = (f"[bold]{s.total}[/] decisions {window}: " + ", ".join(
+        f"[{_STYLE[a]}]{s.actions.get(a, 0)} {_WORDS[a]}[/]" for a in ACTIONS))
+    if s.overrides:
+        head += f"; {s.overrides} by override"
+    if lat["p50"] is not None:
+        head += f"; latency p50 {lat['p50']:.1f} ms, p95 {lat['p95']:.1f} ms"
+    out.print(head, highlight=False)
+    if not s.total:
+        return
+    for t in tables(s, top):
+        out.print()
+        out.print(t)

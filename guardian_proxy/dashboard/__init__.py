@@ -1,0 +1,10 @@
+"""The live dashboard: a loopback-only HTTP server started by `guardian-proxy run` (see service.py, server.py).
+
+Modules: service (Dashboard: lifecycle, publish), server (routes, SSE), security (token, Host/Origin rules),
+hub (recent decisions, details, subscribers), stats (aggregates, also used by `guardian-proxy stats`),
+detail (the log-safe detail view), override_store (overrides set from the page), components (model status).
+"""
+
+from .service import Dashboard, pac_text
+
+__all__ = ["Dashboard", "pac_text"]

@@ -1,0 +1,148 @@
+"""The dashboard's memory: recent decisions, their details, live aggregates, and the SSE subscribers.
+
+`publish` is called from the proxy's worker threads and never blocks: each subscriber has a bounded queue,
+and a subscriber that falls behind is dropped (its browser reconnects and re-reads the snapshot).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import threading
+from collections import OrderedDict, deque
+from pathlib import Path
+
+from .stats import Stats
+
+SUMMARY_FIELDS = ("ts", "id", "method", "scheme", "host", "path", "recipient", "categories", "purposes", "basis",
+                  "L", "l_path", "u", "R", "tier", "action", "start_level", "final_level", "rounds", "latency_ms",
+                  "explanation", "override", "rule", "flags", "spans")
+
+
+def summary(rec: dict) -> dict:
+    return {k: rec.get(k) for k in SUMMARY_FIELDS if k in rec}
+
+
+class Subscriber:
+    """One SSE reader: a bounded queue of JSON strings; None or `dropped` ends the stream."""
+
+    def __init__(self, size: int):
+        self.q: queue.Queue = queue.Queue(size)
+        self.dropped = False
+
+    def get(self, timeout: float) -> str | None:
+        return self.q.get(timeout=timeout)
+
+
+class Hub:
+    def __init__(self, recent: int = 500, details: int = 500, queue_size: int = 1000):
+        self._lock = threading.Lock()
+        self.recent: deque[dict] = deque(maxlen=recent)
+        self.details: OrderedDict[str, dict] = OrderedDict()
+        self.max_details = details
+        self.stats = Stats()
+        self.queue_size = queue_size
+        self._subs: list[Subscriber] = []
+        self.closed = threading.Event()
+
+    def publish(self, rec: dict, detail: dict | None = None) -> None:
+        s = summary(rec)
+        msg = json.dumps(s, ensure_ascii=False, separators=(",", ":"))
+        with self._lock:
+            self.recent.append(s)
+            self.stats.add(rec)
+            if detail is not None and rec.get("id"):
+                self.details[rec["id"]] = detail
+                while len(self.details) > self.max_details:
+                    self.details.popitem(last=False)
+            subs = list(self._subs)
+        for sub in subs:
+            try:
+                sub.q.put_nowait(msg)
+            except queue.Full:  # too slow: drop it; the browser reconnects and re-reads the snapshot
+                sub.dropped = True
+                self.unsubscribe(sub)
+
+    def seed(self, records) -> int:
+        """Load earlier decisions (from the log) without notifying subscribers."""
+        n = 0
+        with self._lock:
+            for rec in records:
+                self.recent.append(summary(rec))
+                self.stats.add(rec)
+                n += 1
+        return n
+
+    def subscribe(self) -> Subscriber:
+        sub = Subscriber(self.queue_size)
+        with self._lock:
+            self._subs.append(sub)
+        return sub
+
+    def unsubscribe(self, sub: Subscriber) -> None:
+        with self._lock:
+            if sub in self._subs:
+                self._subs.remove(sub)
+
+    @property
+    def subscribers(self) -> int:
+        with self._lock:
+            return len(self._subs)
+
+    def close(self) -> None:
+        self.closed.set()
+        with self._lock:
+            subs, self._subs = self._subs, []
+        for sub in subs:
+            sub.dropped = True
+            try:
+                sub.q.put_nowait(None)
+            except queue.Full:
+                pass
+
+    def snapshot(self, limit: int = 200) -> dict:
+        with self._lock:
+            recent = list(self.recent)[-limit:]
+            stats = self.stats.to_dict()
+        return {"recent": recent, "stats": stats}
+
+    def stats_dict(self) -> dict:
+        with self._lock:
+            return self.stats.to_dict()
+
+    def detail(self, decision_id: str) -> dict | None:
+        with self._lock:
+            d = self.details.get(decision_id)
+            if d is not None:
+                return d
+            for s in reversed(self.recent):  # an earlier run's decision: the log record is all there is
+                if s.get("id") == decision_id:
+                    return dict(s)
+        return None
+
+
+def tail_records(path: Path, max_bytes: int = 2 * 1024 * 1024) -> list[dict]:
+    """Whole records from the last `max_bytes` of a decision log (empty if it does not exist)."""
+    try:
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            f.seek(max(0, size - max_bytes))
+            data = f.read()
+    except OSError:
+        return []
+    lines = data.split(b"\n")
+    if size > max_bytes:
+        lines = lines[1:]  # the first one is probably cut
+    out = []
+    for line in lines:
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(rec, dict):
+            out.append(rec)
+    return out

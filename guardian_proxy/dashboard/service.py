@@ -1,0 +1,137 @@
+"""`Dashboard`: what `guardian-proxy run` starts beside the proxy (see server.py for the routes).
+
+    dash = Dashboard(gateway.settings, port=8081, proxy=("127.0.0.1", 8080), mode=None)
+    if dash.start(): print(dash.url)          # a busy port: start() is False and dash.error says why
+    dash.publish(raw_request, decision)       # per decision, from any thread; never raises
+    dash.stop()
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from ..config import Settings
+from ..types import Decision, RawRequest
+from .hub import Hub, tail_records
+from .override_store import DashboardOverrides
+from .security import Guard
+from .server import STATIC_DIR, make_server
+
+log = logging.getLogger("guardian_proxy.dashboard")
+HOST = "127.0.0.1"
+SECRET_SETTINGS = ("proxyauth", "log_salt")
+STATUS_TTL_S = 60.0
+
+
+def pac_text(proxy_host: str, proxy_port: int) -> str:
+    """Everything but loopback and plain host names through the proxy; no DIRECT fallback (fail closed)."""
+    if proxy_host in ("0.0.0.0", "::", ""):
+        proxy_host = "127.0.0.1"
+    addr = f"[{proxy_host}]" if ":" in proxy_host else proxy_host
+    return (
+        "// guardian-proxy: proxy auto-config\n"
+        "function FindProxyForURL(url, host) {\n"
+        "  if (isPlainHostName(host) || host === \"localhost\" || shExpMatch(host, \"127.*\") ||\n"
+        "      host === \"::1\" || host === \"[::1]\") {\n"
+        "    return \"DIRECT\";\n"
+        "  }\n"
+        f"  return \"PROXY {addr}:{proxy_port}\";\n"
+        "}\n"
+    )
+
+
+class Dashboard:
+    def __init__(self, settings: Settings, port: int = 8081, proxy: tuple[str, int] | None = None,
+                 mode: str | None = None, token: str | None = None, overrides=None):
+        self.settings = settings
+        self.port = port
+        self.proxy = proxy or (settings.host, settings.port)
+        self.mode = mode or "regular"
+        self.guard = Guard(port, token)
+        self.hub = Hub()
+        self.overrides = DashboardOverrides(settings, overrides)  # overrides: the Gateway's store, if given
+        self.error: str | None = None
+        self.started = time.time()
+        self._httpd = None
+        self._status: tuple[float, list] | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+
+    @property
+    def running(self) -> bool:
+        return self._httpd is not None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{HOST}:{self.port}"
+
+    @property
+    def url(self) -> str:
+        """The address to open: it carries this run's token."""
+        return f"{self.base_url}/?token={self.guard.token}"
+
+    @property
+    def pac_url(self) -> str:
+        return f"{self.base_url}/proxy.pac"
+
+    def start(self) -> bool:
+        try:
+            httpd, thread = make_server(self, HOST, self.port)
+        except OSError as e:
+            self.error = f"dashboard not started: {HOST}:{self.port} {e.strerror or e} (use --dashboard-port N, 0 = off)"
+            log.warning(self.error)
+            return False
+        if self.port == 0:  # an OS-chosen port (tests)
+            self.port = httpd.server_address[1]
+            self.guard = Guard(self.port, self.guard.token)
+        self.hub.seed(tail_records(self.settings.decision_log))
+        self._httpd = httpd
+        thread.start()
+        return True
+
+    def stop(self) -> None:
+        self.hub.close()
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    # ------------------------------------------------------------------ data in
+
+    def publish(self, req: RawRequest, decision: Decision) -> None:
+        """Record one decision (log record + log-safe detail). Never raises: the proxy must not care."""
+        try:
+            from ..decision_log import record
+            from .detail import detail_of
+
+            rec = record(req, decision)
+            self.hub.publish(rec, detail_of(req, decision, rec))
+        except Exception:
+            log.exception("dashboard: could not publish decision %s", getattr(decision, "id", "?"))
+
+    # ------------------------------------------------------------------ data out
+
+    def pac(self) -> str:
+        return pac_text(*self.proxy)
+
+    def page(self) -> bytes:
+        html = (STATIC_DIR / "index.html").read_text(encoding="utf-8")
+        return html.replace("__GUARDIAN_TOKEN__", self.guard.token).encode()
+
+    def model_status(self, refresh: bool = False) -> list[dict]:
+        now = time.monotonic()
+        if refresh or self._status is None or now - self._status[0] > STATUS_TTL_S:
+            from .components import all_status
+
+            self._status = (now, all_status(self.settings))
+        return self._status[1]
+
+    def config_view(self) -> dict:
+        cfg = self.settings.model_dump(mode="json")
+        for k in SECRET_SETTINGS:
+            if cfg.get(k):
+                cfg[k] = "***"
+        return {"settings": cfg, "mode": self.mode, "proxy": f"{self.proxy[0]}:{self.proxy[1]}",
+                "dashboard": self.base_url, "pac_url": self.pac_url, "decision_log": str(self.settings.decision_log),
+                "started": self.started, "models": self.model_status(), "subscribers": self.hub.subscribers}

@@ -1,0 +1,261 @@
+// guardian-proxy dashboard. Everything from the server is put on the page with textContent, never as HTML.
+"use strict";
+
+const TOKEN = document.querySelector('meta[name="guardian-token"]').content;
+const MAX_ROWS = 200;
+const WORDS = { allow: "allowed", transform: "rewritten", deny: "blocked" };
+const state = { rows: [], statsTimer: null, es: null };
+
+// ------------------------------------------------------------------ helpers
+
+function h(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === "class") e.className = v;
+    else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+    else if (v !== undefined && v !== null) e.setAttribute(k, v);
+  }
+  for (const c of children.flat()) {
+    if (c === null || c === undefined) continue;
+    e.appendChild(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return e;
+}
+
+async function api(path, opts = {}) {
+  const headers = { "X-Guardian-Token": TOKEN, ...(opts.body ? { "Content-Type": "application/json" } : {}) };
+  const r = await fetch(path, { ...opts, headers, credentials: "same-origin" });
+  const data = await r.json().catch(() => ({}));
+  if (!r.ok) throw new Error(data.error || `HTTP ${r.status}`);
+  return data;
+}
+
+const fmtTime = (ts) => new Date(ts * 1000).toLocaleTimeString();
+const fmtNum = (x, d = 2) => (typeof x === "number" ? x.toFixed(d) : "–");
+const cats = (c) => Object.entries(c || {}).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k}×${v}`).join(" ") || "–";
+const words = (s) => String(s || "–").replaceAll("_", " ");
+
+function badge(action, level) {
+  const text = action === "transform" && level ? `${WORDS[action] || action} L${level}` : WORDS[action] || action;
+  return h("span", { class: `badge ${action}` }, text);
+}
+
+function flash(text, kind = "ok") {
+  let box = document.getElementById("flashes");
+  if (!box) document.body.appendChild(box = h("div", { id: "flashes" }));
+  const n = h("div", { class: `flash ${kind}`, role: "status" }, text);
+  box.appendChild(n);
+  setTimeout(() => n.remove(), 4000);
+}
+
+// ------------------------------------------------------------------ live decisions
+
+function row(d) {
+  const tr = h("tr", { class: `decision ${d.action}`, "data-id": d.id, "data-host": d.host, "data-action": d.action,
+                       onclick: () => openDetail(d.id) },
+    h("td", { class: "nowrap" }, fmtTime(d.ts)),
+    h("td", {}, badge(d.action, d.final_level || d.start_level), d.override ? h("span", { class: "tag" }, "override") : null),
+    h("td", { class: "req" }, h("b", {}, d.method || ""), " ", d.host || "", h("span", { class: "muted" }, d.path || "")),
+    h("td", {}, words(d.recipient)),
+    h("td", { class: "cats" }, cats(d.categories)),
+    h("td", { class: "num" }, fmtNum(d.R)),
+    h("td", { class: "why" }, d.explanation || ""));
+  return tr;
+}
+
+function addDecision(d, live) {
+  const body = document.querySelector("#decisions tbody");
+  const tr = row(d);
+  if (live) tr.classList.add("new");
+  body.insertBefore(tr, body.firstChild);
+  while (body.children.length > MAX_ROWS) body.removeChild(body.lastChild);
+}
+
+function renderStats(s) {
+  document.getElementById("count-total").textContent = s.total;
+  for (const a of ["allow", "transform", "deny"]) document.getElementById(`count-${a}`).textContent = s.actions[a] || 0;
+  document.getElementById("count-latency").textContent = s.latency_ms.p95 === null ? "–" : fmtNum(s.latency_ms.p95, 1);
+  Charts.timeline(document.getElementById("chart-time"), s.timeline);
+  Charts.histogram(document.getElementById("chart-risk"), s.risk_histogram);
+  Charts.actions(document.getElementById("chart-actions"), s.actions);
+  const body = document.querySelector("#destinations tbody");
+  body.replaceChildren(...s.destinations.map((d) => h("tr", { "data-host": d.host },
+    h("td", {}, d.host),
+    h("td", {}, words(d.recipient)),
+    h("td", { class: "num" }, d.requests),
+    h("td", { class: "nowrap" }, `${d.actions.allow} / ${d.actions.transform} / ${d.actions.deny}`),
+    h("td", { class: "cats" }, cats(d.as_is)),
+    h("td", { class: "cats" }, cats(d.rewritten)),
+    h("td", { class: "cats" }, cats(d.blocked)),
+    h("td", { class: "num" }, fmtNum(d.max_R)))));
+}
+
+function scheduleStats() {
+  if (state.statsTimer) return;
+  state.statsTimer = setTimeout(async () => {
+    state.statsTimer = null;
+    try { renderStats(await api("/api/stats")); } catch (e) { console.warn(e); }
+  }, 400);
+}
+
+async function loadSnapshot() {
+  const snap = await api("/api/snapshot");
+  document.querySelector("#decisions tbody").replaceChildren();
+  for (const d of snap.recent) addDecision(d, false);
+  renderStats(snap.stats);
+}
+
+function connect() {
+  const live = document.getElementById("live");
+  const es = new EventSource("/api/events");
+  state.es = es;
+  es.addEventListener("open", () => {
+    live.textContent = "live";
+    live.className = "pill on";
+  });
+  es.addEventListener("decision", (ev) => {
+    addDecision(JSON.parse(ev.data), true);
+    scheduleStats();
+  });
+  es.addEventListener("error", () => {
+    live.textContent = "reconnecting…";
+    live.className = "pill off";
+    // EventSource reconnects by itself; fill the gap once it is back
+    es.addEventListener("open", () => loadSnapshot().catch(console.warn), { once: true });
+  });
+}
+
+// ------------------------------------------------------------------ detail view
+
+function kv(pairs) {
+  return h("dl", { class: "kv" }, pairs.filter(([, v]) => v !== undefined).flatMap(([k, v]) =>
+    [h("dt", {}, k), h("dd", {}, v === null || v === "" ? "–" : v)]));
+}
+
+function overrideButtons(domain, categories) {
+  const wrap = h("div", { class: "overrides" });
+  const btn = (action, category, label, testid) => h("button", {
+    class: `ov ${action}`, "data-testid": testid,
+    onclick: () => setOverride(action, domain, category),
+  }, label);
+  wrap.append(btn("allow", null, `Always allow ${domain}`, "ov-allow-domain"),
+              btn("deny", null, `Always deny ${domain}`, "ov-deny-domain"));
+  for (const c of Object.keys(categories || {})) {
+    if (c === "unparsed") continue;
+    wrap.append(btn("allow", c, `Always allow ${words(c)} to ${domain}`, `ov-allow-cat-${c}`),
+                btn("deny", c, `Always deny ${words(c)} to ${domain}`, `ov-deny-cat-${c}`));
+  }
+  return wrap;
+}
+
+async function setOverride(action, domain, category) {
+  try {
+    const res = await api("/api/overrides", { method: "POST", body: JSON.stringify({ action, domain, category }) });
+    renderOverrides(res.overrides);
+    flash(`Override saved: always ${action} ${category ? words(category) + " to " : ""}${domain} — applies to the next request`);
+  } catch (e) {
+    flash(`Override failed: ${e.message}`, "err");
+  }
+}
+
+function section(title, ...content) {
+  return h("section", { class: "dsec" }, h("h3", {}, title), ...content);
+}
+
+async function openDetail(id) {
+  let d;
+  try { d = await api(`/api/decision/${encodeURIComponent(id)}`); } catch (e) { return flash(e.message, "err"); }
+  const panel = document.getElementById("detail");
+  const body = document.getElementById("detail-body");
+  document.getElementById("detail-title").replaceChildren(badge(d.action, d.final_level || d.start_level), " ", d.host);
+  const six = d.six || { domain: d.host, categories: d.categories, recipient: d.recipient, purposes: d.purposes,
+                         basis: d.basis };
+  const parts = [
+    h("p", { class: "explain" }, d.explanation || ""),
+    kv([["decision id", d.id], ["time", new Date(d.ts * 1000).toLocaleString()], ["request", `${d.method} ${d.scheme}://${d.host}${d.path}`],
+        ["override", d.override], ["rule", d.rule], ["latency", `${fmtNum(d.latency_ms, 1)} ms`]]),
+    section("Action (six-tuple)", kv([
+      ["destination", six.domain], ["categories", cats(six.categories)], ["recipient", words(six.recipient)],
+      ["owner", six.owner], ["purposes", (six.purposes || []).map(words).join(", ")], ["basis", words(six.basis)],
+      ["outgoing text", six.outgoing ? `${six.outgoing.fields} fields; spans ${cats(six.outgoing.spans)}` : undefined],
+      ["body format", six.body_format], ["flags", (d.flags || []).join(", ")]])),
+  ];
+  const lk = d.likelihood || { value: d.L, path: d.l_path, u: d.u };
+  const f = d.factors;
+  parts.push(section("Risk", kv([
+    ["L (violation likelihood)", `${fmtNum(lk.value, 3)} via ${lk.path || "–"} path${lk.u !== null && lk.u !== undefined ? `, u ${fmtNum(lk.u, 3)}` : ""}`],
+    ["reason", lk.reason || undefined],
+    ...(f ? [["Sd · Mtr · Mp · Mb", `${fmtNum(f.Sd)} · ${fmtNum(f.Mtr)} · ${fmtNum(f.Mp)} · ${fmtNum(f.Mb)}`],
+             ["Seff", fmtNum(f.Seff, 3)], ["MT", fmtNum(f.MT)], ["R", fmtNum(f.R, 3)],
+             ["tier", `${f.tier}: allow ≤ ${fmtNum(f.allow_ceiling)}, deny ≥ ${fmtNum(f.deny_floor)}`]]
+         : [["R", fmtNum(d.R, 3)], ["tier", d.tier]])]),
+    f ? Charts.riskBar(f) : null));
+  parts.push(section("Levels", kv([["start level", d.start_level ? `L${d.start_level}` : "–"],
+    ["final level", d.final_level ? `L${d.final_level}` : "–"], ["escalation rounds", d.rounds],
+    ["rewritten spans", cats(d.spans)]])));
+  const ev = d.evidence_detail;
+  if (ev) {
+    parts.push(section(`Policy evidence (transparency: ${words(ev.transparency)})`,
+      ev.statements.length ? h("ol", { class: "evidence" }, ev.statements.map((s) => h("li", {},
+        h("q", {}, s.text),
+        h("div", { class: "muted" }, `${s.id} · score ${fmtNum(s.score, 3)} · ${s.practice}; data: ${s.data_categories.join(", ") || "–"}; ` +
+          `recipients: ${s.recipients.map(words).join(", ") || "–"}; purposes: ${s.purposes.map(words).join(", ") || "–"}`))))
+        : h("p", { class: "muted" }, "no policy statements found for this destination")));
+  } else if (d.evidence && d.evidence.length) {
+    parts.push(section("Policy evidence", h("p", { class: "muted" }, `statement ids: ${d.evidence.join(", ")}`)));
+  }
+  if (d.rewritten) {
+    const rw = d.rewritten;
+    parts.push(section("Rewritten form (what left the machine)",
+      rw.path ? kv([["path", rw.path]]) : null,
+      rw.body !== undefined && rw.body !== null ? h("pre", { class: "rewritten" }, rw.body + (rw.body_truncated ? "\n…" : ""))
+        : h("p", { class: "muted" }, rw.body_note || "body unchanged")));
+  }
+  parts.push(section("Override", overrideButtons(six.domain || d.host, six.categories)));
+  body.replaceChildren(...parts);
+  panel.classList.remove("hidden");
+  panel.dataset.id = d.id;
+}
+
+// ------------------------------------------------------------------ overrides and configuration
+
+function renderOverrides(list) {
+  document.querySelector("#overrides tbody").replaceChildren(...list.map((o) => h("tr", {},
+    h("td", {}, badge(o.action === "level" ? "transform" : o.action, o.level)), h("td", {}, o.domain || "–"),
+    h("td", {}, o.category || "–"), h("td", {}, words(o.recipient || o.owner)), h("td", {}, o.source),
+    h("td", {}, o.source === "store" ? h("button", { class: "ov", "data-testid": `ov-remove-${o.number}`,
+                                                      onclick: () => removeOverride(o.number) }, "remove") : ""))));
+}
+
+async function removeOverride(number) {
+  try {
+    renderOverrides((await api("/api/overrides/remove", { method: "POST", body: JSON.stringify({ number }) })).overrides);
+    flash("Override removed");
+  } catch (e) { flash(e.message, "err"); }
+}
+
+async function loadConfig() {
+  const c = await api("/api/config");
+  document.getElementById("proxy-addr").textContent = `proxy ${c.proxy} · ${c.mode} mode`;
+  document.querySelector("#models tbody").replaceChildren(...c.models.map((m) => h("tr", { class: `state-${m.state}` },
+    h("td", {}, m.name), h("td", {}, h("span", { class: `badge ${m.state}` }, m.state)), h("td", {}, m.detail))));
+  document.getElementById("proxy-info").replaceChildren(...kv([["proxy", c.proxy], ["mode", c.mode],
+    ["PAC file", c.pac_url], ["decision log", c.decision_log], ["started", new Date(c.started * 1000).toLocaleString()]]).childNodes);
+  document.getElementById("settings").textContent = JSON.stringify(c.settings, null, 2);
+  document.getElementById("overrides-file").textContent = `${c.settings.state_dir}/overrides.yaml`;
+}
+
+function showTab(name) {
+  document.getElementById("detail").classList.add("hidden");
+  for (const b of document.querySelectorAll("nav .tab")) b.classList.toggle("active", b.dataset.tab === name);
+  for (const s of document.querySelectorAll(".tab-body")) s.classList.toggle("hidden", s.id !== `tab-${name}`);
+  if (name === "overrides") api("/api/overrides").then((r) => renderOverrides(r.overrides)).catch(console.warn);
+  if (name === "config") loadConfig().catch(console.warn);
+}
+
+document.querySelectorAll("nav .tab").forEach((b) => b.addEventListener("click", () => showTab(b.dataset.tab)));
+document.getElementById("detail-close").addEventListener("click", () => document.getElementById("detail").classList.add("hidden"));
+document.addEventListener("keydown", (e) => { if (e.key === "Escape") document.getElementById("detail").classList.add("hidden"); });
+
+loadSnapshot().catch((e) => flash(e.message, "err")).finally(connect);
+loadConfig().catch(console.warn);
