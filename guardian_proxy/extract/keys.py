@@ -101,6 +101,8 @@ NO_NER_KEYS = frozenset({
     "v", "tid", "gtm", "t", "_v", "z", "_s", "_u", "jid", "gjid", "_gid", "je", "fl", "cd", "cg", "id", "type",
     "model", "role", "object", "version", "lang", "language", "locale", "timezone", "tz", "platform", "os",
     "browser", "currency", "status", "method", "format", "operation_name", "typename", "__typename",
+    "event", "en", "ev", "ec", "ea", "event_name", "event_type", "event_action", "event_category", "e_c", "e_a",
+    "e_n", "action", "sku", "content_id", "product_id", "uuid", "guid", "hash", "etag", "nonce", "checksum",
 })
 
 _COOKIE_RULES: list[tuple[re.Pattern, str]] = [

