@@ -116,7 +116,7 @@ def test_config_override_and_domain_deny_without_personal_data(tmp_path):
     gw = _gateway(tmp_path)
     d = gw.evaluate(_post("shop.example", {"email": "a.b@mail.example"}), likelihood=0.9)
     assert (d.action, d.start_level, d.override) == ("transform", 2, "level L2 (domain=shop.example)")
-    nothing = _post("ads.example", {"page": "home"})
+    nothing = RawRequest(method="GET", url="https://ads.example/")
     assert gw.evaluate(nothing).action == "allow"
     assert runner.invoke(app, ["deny", "https://ads.example/", *_cfg(tmp_path)]).exit_code == 0
     d = gw.evaluate(nothing)

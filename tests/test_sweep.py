@@ -36,6 +36,7 @@ def test_output_shape(sweep):
         assert set(by_context) == {"mild", "medium", "severe"}
         for stats in by_context.values():
             assert FIELDS <= set(stats) and stats["n"] == 30
+            assert stats["errors"] == 0, stats  # no stage failed (a fail-mode decision is not the sweep's)
             assert stats["allow"] + stats["transform"] + stats["deny"] == pytest.approx(1, abs=0.002)
 
 

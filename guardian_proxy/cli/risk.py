@@ -151,9 +151,11 @@ def sweep_stats(gw, texts: list[str], context: str, likelihood: float) -> dict:
     starts: list[int] = []
     finals: list[int] = []
     tiers: dict[str, dict[str, int]] = {}
+    errors = 0
     for text in texts:
         d = gw.evaluate(sweep_request(text), context=context, likelihood=likelihood, log=False)
         kinds[d.action] += 1
+        errors += bool(d.rule and "-error-" in d.rule)  # a stage failed: the tier's fail mode decided
         tier = d.risk.tier if d.risk is not None else "none"
         tiers.setdefault(tier, {"allow": 0, "transform": 0, "deny": 0})[d.action] += 1
         if d.risk is not None:
@@ -167,7 +169,7 @@ def sweep_stats(gw, texts: list[str], context: str, likelihood: float) -> dict:
 
     return {"R_mean": mean(rs), **{k: round(v / n, 3) if n else 0.0 for k, v in kinds.items()},
             "start_level_mean": mean(starts), "final_level_mean": mean(finals),
-            "n": n, "scored": len(rs), "tiers": tiers}
+            "n": n, "scored": len(rs), "errors": errors, "tiers": tiers}
 
 
 @app.command()
@@ -182,7 +184,7 @@ def sweep(
     """The published context sweep: each text through the gateway with the context and L fixed.
 
     Prints one JSON object: context → {R_mean, allow, transform, deny, start_level_mean,
-    final_level_mean, n, scored, tiers}; with several --likelihood values, L → that object.
+    final_level_mean, n, scored, errors, tiers}; with several --likelihood values, L → that object.
     User overrides are not applied."""
     texts = _texts(input, limit)
     if not texts:
