@@ -80,7 +80,11 @@ class OverrideStore:
 
     @classmethod
     def for_settings(cls, settings: Settings) -> OverrideStore:
-        return cls(Path(settings.state_dir) / FILE_NAME, settings.overrides)
+        """The store of `<state_dir>/overrides.yaml`; a file that does not validate is a ConfigError here
+        (a proxy must not start with the user's overrides silently missing)."""
+        store = cls(Path(settings.state_dir) / FILE_NAME, settings.overrides)
+        store.stored()
+        return store
 
     # ------------------------------------------------------------------ reading
 

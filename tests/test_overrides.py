@@ -57,6 +57,10 @@ def test_a_second_store_sees_changes_without_restart_and_survives_a_bad_edit(tmp
     assert "ignoring" in caplog.text
     with pytest.raises(ConfigError):
         OverrideStore(path).listing()  # the CLI says what is wrong
+    r = runner.invoke(app, ["overrides", "--state-dir", str(tmp_path)])
+    assert r.exit_code == 2 and "overrides.yaml" in r.output and "Traceback" not in r.output
+    with pytest.raises(ConfigError):  # and a proxy does not start without the user's overrides
+        OverrideStore.for_settings(load_settings(None, state_dir=tmp_path))
     path.unlink()
     assert running.current() == []
 

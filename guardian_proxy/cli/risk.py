@@ -22,7 +22,11 @@ _STATE = typer.Option(None, "--state-dir", help="Where overrides.yaml lives (def
 
 
 def _store(config: Path | None, state_dir: Path | None) -> OverrideStore:
-    return OverrideStore.for_settings(settings_from(config, state_dir))
+    s = settings_from(config, state_dir)
+    try:
+        return OverrideStore.for_settings(s)
+    except (GuardianError, OSError) as e:
+        fail(f"{e}\n(fix or delete the file; `guardian-proxy overrides` lists what it holds)")
 
 
 def _add(action: str, domain: str | None, category: str | None, owner: str | None, recipient: str | None,
