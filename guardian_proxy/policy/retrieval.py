@@ -90,6 +90,9 @@ def tokenize(text: str) -> list[str]:
     return [stem(w) for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in _STOP and len(w) > 1]
 
 
+QUERY_TERMS: frozenset[str] = frozenset(tokenize(" ".join(QUERY_WORDS.values()) + " " + _AN_ANALYTICS))
+
+
 @dataclass(frozen=True)
 class Query:
     categories: tuple[str, ...] = ()
@@ -136,6 +139,9 @@ class PolicyIndex:
         self.bm25 = BM25Plus(docs) if n else None
         self._terms: dict[str, np.ndarray] = {}
         self._lock = threading.Lock()
+        if n:  # every term an action's query can hold, scored once now (a few ms), so lookups stay sub-ms
+            for t in QUERY_TERMS:
+                self.term_scores(t)
 
     def term_scores(self, term: str) -> np.ndarray:
         v = self._terms.get(term)
