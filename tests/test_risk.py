@@ -208,3 +208,29 @@ def test_overrides_last_match_wins():
     assert find_override([Override(action="deny", recipient="data_broker")], act()) is None
     with pytest.raises(ValueError):
         Override(action="allow")
+
+
+def test_login_and_ad_pixel_through_the_real_gateway(tmp_path):
+    """The same two cases as requests: extraction finds recipient, purpose and basis from the wire."""
+    import json
+
+    from guardian_proxy.config import load_settings
+    from guardian_proxy.pipeline import Gateway
+    from guardian_proxy.types import RawRequest
+
+    gw = Gateway.from_settings(load_settings(None, state_dir=tmp_path, detector={"ner": False}), with_log=False)
+    login = RawRequest(method="POST", url="https://accounts.shop-example.com/login",
+                       body=json.dumps({"email": "jane.doe@mail.com", "password": "hunter2!Secret"}).encode(),
+                       headers=[("content-type", "application/json"), ("origin", "https://www.shop-example.com"),
+                                ("sec-fetch-site", "same-site"), ("sec-fetch-mode", "cors"), ("sec-fetch-user", "?1")])
+    d = gw.evaluate(login, likelihood=0.2)
+    assert (d.six.recipient, d.six.purposes, d.six.basis) == ("first_party", ["authentication"], "user")
+    assert d.action == "allow" and d.risk.tier == "critical", d.explanation
+    pixel = RawRequest(method="GET", url="https://www.facebook.com/tr?id=1&ev=PageView&ud[em]=jane.doe@mail.com",
+                       headers=[("referer", "https://www.shop-example.com/"), ("sec-fetch-dest", "image"),
+                                ("sec-fetch-mode", "no-cors")])
+    for lk in (0.05, 0.3, 0.9):
+        d = gw.evaluate(pixel, likelihood=lk)
+        assert d.six.recipient == "ad_network" and d.action != "allow", d.explanation
+        if d.action == "transform":  # the e-mail in the query string is rewritten
+            assert d.rewrite.url is not None and "jane.doe" not in d.rewrite.url, d.rewrite.url
