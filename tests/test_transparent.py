@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -252,3 +253,34 @@ def test_dry_run_prints_rules_without_root(tmp_path):
     assert "meta skuid { 65534 }" in r.stdout and "udp dport 443 drop" in r.stdout
     bad = subprocess.run(["bash", str(SCRIPT), "install", "--dry-run"], capture_output=True, text=True)
     assert bad.returncode != 0 and "--proxy-user is required" in bad.stderr
+
+
+def test_invalid_mode_is_refused_before_anything_loads(tmp_path):
+    r = subprocess.run([str(BIN), "run", "--mode", "bogus", "--state-dir", str(tmp_path)], capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 2 and "invalid --mode 'bogus'" in r.stderr
+
+
+def test_wireguard_mode_starts_and_writes_the_client_config(tmp_path):
+    """mitmproxy 11's `wireguard@HOST:PORT` syntax passes through; the client config lands in the confdir.
+    (No WireGuard client runs here: that needs a kernel module or wireguard-go, which CI lacks.)"""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", 0))
+        udp = s.getsockname()[1]
+    out = tmp_path / "out.txt"
+    conf = tmp_path / "mitm"
+    proc = subprocess.Popen([str(BIN), "run", "--mode", f"wireguard@127.0.0.1:{udp}", "--dashboard-port", "0",
+                             "--state-dir", str(tmp_path / "state"), "--confdir", str(conf)],
+                            stdout=out.open("wb"), stderr=subprocess.STDOUT, env=dict(os.environ, HF_HUB_OFFLINE="1"))
+    try:
+        _wait_for(out, "listening on", proc, 180)
+        assert "wireguard mode" in out.read_text()
+        client = (conf / "wireguard-client.conf").read_text()
+        assert "[Interface]" in client and "PrivateKey = " in client and f"Endpoint = 127.0.0.1:{udp}" in client
+        assert ((conf / "wireguard-client.conf").stat().st_mode & 0o777) == 0o600
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:  # the port is taken by the WireGuard server
+            with pytest.raises(OSError):
+                s.bind(("127.0.0.1", udp))
+    finally:
+        proc.terminate()
+        proc.wait(15)

@@ -86,7 +86,8 @@ def run(
         if mode_name == "regular":
             console.print(f"[bold green]guardian-proxy[/] listening on http://{s.host}:{s.port}")
         else:
-            console.print(f"[bold green]guardian-proxy[/] listening on {s.host}:{s.port} in {mode_name} mode ({mode})")
+            where = f"{s.host}:{s.port} " if "@" not in mode else ""
+            console.print(f"[bold green]guardian-proxy[/] listening on {where}in {mode_name} mode ({mode})")
         if mode_name == "wireguard":
             console.print(f"WireGuard client configuration: {Path(confdir).expanduser() / 'wireguard-client.conf'}")
         if dash is not None and dash.running:
