@@ -14,6 +14,7 @@ import hashlib
 import hmac
 import os
 import string
+import threading
 
 import regex as re
 
@@ -131,12 +132,13 @@ class Surrogates:
         return None
 
 
-_FAKER = None
+_LOCAL = threading.local()
 
 
 def _shared_faker(factory):
-    """One Faker instance (building one takes ~50 ms); seeded per value, so sharing it is safe in one thread."""
-    global _FAKER
-    if _FAKER is None:
-        _FAKER = factory("en_US")
-    return _FAKER
+    """One Faker per thread (building one takes ~50 ms); it is re-seeded for every value, so a thread may reuse
+    it across requests but two threads must not share it."""
+    fake = getattr(_LOCAL, "faker", None)
+    if fake is None:
+        fake = _LOCAL.faker = factory("en_US")
+    return fake
