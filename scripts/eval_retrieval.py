@@ -154,7 +154,7 @@ def bench(n_statements: int = 500, rounds: int = 20) -> dict:
                           recipient=r, purposes=p) for i, c in enumerate(cats) for r in recs for p in purps]
         cold, warm = [], []
         for a in actions[:rounds * 12]:
-            stage._cache.clear()
+            policy.index.cache.clear()
             t = time.perf_counter()
             ev = stage.retrieve(a)
             cold.append((time.perf_counter() - t) * 1000)

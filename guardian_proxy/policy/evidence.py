@@ -3,7 +3,7 @@ transparency level; plus the ingestion entry points the CLI (`policy add`) and t
 while browsing) use.
 
 The corpus index is read once at construction; each policy's statements and retrieval index are built
-on first use. Results are cached per (policy, query): an action's query has few distinct values.
+on first use. Results are cached in each policy's index per query: an action's query has few distinct values.
 """
 
 from __future__ import annotations
@@ -35,7 +35,6 @@ class EvidenceStage:
         self.segmenter = segmenter or Segmenter()
         self.alpha = alpha
         self.k = k
-        self._cache: dict[tuple, tuple[list[ScoredStatement], str]] = {}
         self._lock = threading.Lock()
         self._learned: set[str] = set()
 
@@ -58,17 +57,15 @@ class EvidenceStage:
 
     def lookup(self, policy: Policy, q: Query) -> tuple[list[ScoredStatement], str]:
         index = policy.index
-        key = (id(index), q)
-        hit = self._cache.get(key)
+        hit = index.cache.get(q)
         if hit is not None:
             return hit
         sts = index.statements
         top = [ScoredStatement(statement=sts[i], score=round(s, 4)) for i, s in index.top(q, self.k, self.alpha)]
         result = (top, transparency.level(index, q))
-        with self._lock:
-            if len(self._cache) > 4096:
-                self._cache.clear()
-            self._cache[key] = result
+        if len(index.cache) > 4096:
+            index.cache.clear()
+        index.cache[q] = result
         return result
 
     # ------------------------------------------------------------------ ingestion

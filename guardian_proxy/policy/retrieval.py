@@ -139,6 +139,7 @@ class PolicyIndex:
         self.bm25 = BM25Plus(docs) if n else None
         self._terms: dict[str, np.ndarray] = {}
         self._lock = threading.Lock()
+        self.cache: dict = {}  # Query → (top statements, transparency), kept by the evidence stage
         if n:  # every term an action's query can hold, scored once now (a few ms), so lookups stay sub-ms
             for t in QUERY_TERMS:
                 self.term_scores(t)
