@@ -72,5 +72,7 @@ def test_policy_page_heuristics():
     assert policy_url_kind("https://example.de/datenschutz") == "policy"
     assert policy_url_kind("https://example.com/legal/terms") == "maybe"
     assert policy_url_kind("https://example.com/products/42") is None
+    assert policy_url_kind("https://example.com/article?gdpr=1&consent=privacy") is None
     assert is_policy_page("https://example.com/legal/notice", "Privacy Notice – Example")
     assert not is_policy_page("https://example.com/legal/terms", "Terms of Service")
+    assert not is_policy_page("https://example.com/privacy", "Login", "Enter your password to continue.")

@@ -86,7 +86,9 @@ def test_learning_skips_non_policies_and_hand_added_domains(stage):
     ("Nous partageons vos données personnelles avec nos partenaires publicitaires pour la publicité. " * 20,
      "non_english"),
     ("<p>" + "Lorem ipsum dolor sit amet. " * 100 + "</p>", "non_english"),
-    ("<p>" + "The sky is blue and the grass is green in this town. " * 50 + "</p>", "no_statements"),
+    ("<p>" + "This privacy page is about our town: the sky is blue and the grass is green. " * 50 + "</p>",
+     "no_statements"),
+    ("<p>" + "The sky is blue and the grass is green in this town. " * 50 + "</p>", "not_policy"),
 ])
 def test_bad_input_is_reported_not_stored(stage, content, flag):
     r = stage.learn("https://bad-example.com/privacy", "text/html", content)

@@ -276,28 +276,25 @@ def to_text(content: str | bytes, content_type: str | None = None, name: str | N
 # --------------------------------------------------------------------------- privacy-page heuristics
 
 _POLICY_URL = re.compile(r"privacy|datenschutz|privacidad|privacidade|confidentialit|riservatezza|privacybeleid|"
-                         r"data[-_]?(?:policy|protection)|cookie[-_]?(?:policy|notice)|gdpr|ccpa|personal[-_]?data", re.I)
-_MAYBE_URL = re.compile(r"/(?:legal|policies|policy|terms|notices?|about/privacy|help/privacy)\b", re.I)
+                         r"data[-_]?(?:policy|protection)|cookie[-_]?(?:policy|notice|statement)|personal[-_]?data", re.I)
+_MAYBE_URL = re.compile(r"/(?:legal|policies|policy|terms|notices?|gdpr|ccpa)\b", re.I)
 _POLICY_TITLE = re.compile(r"\b(?:privacy (?:policy|notice|statement|center|centre)|data (?:policy|protection)|"
                            r"cookie (?:policy|notice)|datenschutz\w*|politique de confidentialit|privacidad)\b", re.I)
+_POLICY_TEXT = re.compile(r"\bpersonal (?:data|information)\b|\bprivacy\b|\bcookies?\b", re.I)
 
 
 def policy_url_kind(url: str) -> str | None:
-    """'policy' when the URL names a privacy page, 'maybe' when it is a legal page whose title decides."""
+    """'policy' when the URL's path names a privacy page, 'maybe' when it is a legal page whose title decides.
+    The query string is ignored (consent parameters such as `?gdpr=1` ride on every kind of page)."""
     try:
-        parts = urlsplit(url)
+        path = unquote(urlsplit(url).path)
     except ValueError:
         return None
-    target = unquote(f"{parts.path}?{parts.query}")
-    if _POLICY_URL.search(target):
-        return "policy"
-    if _MAYBE_URL.search(target):
-        return "maybe"
-    return None
+    return "policy" if _POLICY_URL.search(path) else "maybe" if _MAYBE_URL.search(path) else None
 
 
-def is_policy_page(url: str, title: str | None) -> bool:
+def is_policy_page(url: str, title: str | None, text: str = "privacy") -> bool:
+    """URL or title says privacy page, and the text speaks of personal data, privacy or cookies."""
     kind = policy_url_kind(url)
-    if kind == "policy":
-        return True
-    return bool(title and _POLICY_TITLE.search(title))
+    named = kind == "policy" or bool(kind and title and _POLICY_TITLE.search(title))
+    return named and bool(_POLICY_TEXT.search(text))

@@ -48,7 +48,7 @@ def ingest(store: PolicyStore, segmenter: Segmenter, domain: str, content: str |
     doc = to_text(content, content_type, origin)
     report = IngestReport(domain=domain, flags=list(doc.flags), chars=len(doc.text), title=doc.title,
                          format=doc.format)
-    if require_policy is not None and not is_policy_page(require_policy, doc.title):
+    if require_policy is not None and not is_policy_page(require_policy, doc.title, doc.text):
         report.flags.append("not_policy")
         return report
     if "empty" in doc.flags or "non_english" in doc.flags:
