@@ -4,5 +4,6 @@ from . import check, doctor, env, logs, risk, run, stats  # noqa: F401  (registe
 from .anonymize import anonymize as _anonymize  # noqa: F401  (registers anonymize)
 from .app import app
 from .policy import policy_app  # noqa: F401  (registers policy add|list|show)
+from .sessions import sessions_app  # noqa: F401  (registers sessions list|wipe)
 
 __all__ = ["app"]

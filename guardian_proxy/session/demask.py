@@ -91,26 +91,29 @@ class Channel:
             return buf
         scan = self.prev + buf
         off = len(self.prev)
+        hold = self._hold(scan, off)
         out: list[str] = []
         pos = off
-        last_end = off
         for m in dm.rx.finditer(scan, off):
-            if m.end() >= len(scan):  # touches the end: it may still grow ("Alex" → "Alexander")
+            if m.start() >= hold:  # it may still grow into a longer surrogate or a longer word
                 break
-            out.append(scan[pos:m.start()])
-            out.append(dm._real(m.group(0), self.json_text))
-            pos = last_end = m.end()
-        hold = len(scan)
-        for p in range(max(last_end, len(scan) - dm.maxlen), len(scan)):
-            if scan[p:].lower() in dm.prefixes:
-                hold = p
-                break
+            out += [scan[pos:m.start()], dm._real(m.group(0), self.json_text)]
+            pos = m.end()
+            if pos > hold:
+                hold = self._hold(scan, pos)
         out.append(scan[pos:hold])
         self.held = scan[hold:]
         released = "".join(out)
         if released:
             self.prev = released[-1]
         return released
+
+    def _hold(self, scan: str, start: int) -> int:
+        """The earliest position from which the rest could still be the start of a surrogate."""
+        for p in range(max(start, len(scan) - self.dm.maxlen), len(scan)):
+            if scan[p:].lower() in self.dm.prefixes:
+                return p
+        return len(scan)
 
     def flush(self) -> str:
         if not self.held:

@@ -12,7 +12,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-_BOUNDARY = re.compile(rb"(?:\r\n|\n|\r)(?:\r\n|\n|\r)")
+_BOUNDARY = re.compile(rb"(?:\r\n|\n|\r(?!\n))(?:\r\n|\n|\r)")
 _LINE = re.compile(r"\r\n|\n|\r")
 MAX_EVENT_BYTES = 1 << 20  # an event that grows past this without ending is passed through raw
 

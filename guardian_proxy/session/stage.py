@@ -179,7 +179,10 @@ class SessionStage:
                     hits.append(h)
             per_slot.append(resolve(hits))
             for h in per_slot[-1]:
-                st.add(h.entity, h.text, turns[i], blocked=h.entity in HARD_BLOCK, key=blocked_key)
+                e = st.add(h.entity, h.text, turns[i], blocked=h.entity in HARD_BLOCK, key=blocked_key)
+                if h.entity in self.before and e.entity not in self.before and not e.blocked:
+                    e.entity = h.entity  # seen once as a direct identifier: treated as one from now on
+                    st.dirty.add(e.norm)
         # exposure and the crossing turn
         st.turn = max(st.turn, turn_now)
         weights = {t: self.weight(t) for t in st.types}

@@ -108,6 +108,7 @@ class StreamDemasker:
         self.channels: dict[tuple, Channel] = {}
         self.templates: dict[tuple, object] = {}
         self.passthrough = False
+        self.dead = False  # the compressed body stopped decoding: nothing more is emitted
         self.events = 0
 
     @property
@@ -116,20 +117,28 @@ class StreamDemasker:
         return self.decoder is not None
 
     def __call__(self, data: bytes) -> bytes:
+        if self.dead:
+            return b""
+        if self.decoder is not None and data:
+            try:
+                data = self.decoder.feed(data)
+            except Exception as e:  # the body stops decoding: end at the last whole event
+                log.warning("guardian: a %s stream stopped decoding (%s); ended there", self.kind, type(e).__name__)
+                self.dead = True
+                return b"" if self.passthrough else self._flush_all(None)
+        pending = bytes(self.framer.buf)
         try:
             return self._chunk(data)
-        except Exception as e:  # never break the client's stream: flush what is held, pass the rest
+        except Exception as e:  # never break the client's stream: flush what is held, pass the rest as is
             log.warning("guardian: de-masking stopped for a %s stream (%s)", self.kind, type(e).__name__)
-            out = self._flush_all(None) + (self.framer.rest() if not self.passthrough else b"")
+            self.framer.rest()
             self.passthrough = True
-            return out + (data if self.decoder is None else b"")
+            return self._flush_all(None) + pending + data
 
     def _chunk(self, data: bytes) -> bytes:
         end = data == b""
         if self.passthrough:
-            return self.decoder.feed(data) if self.decoder is not None and data else data
-        if self.decoder is not None and data:
-            data = self.decoder.feed(data)
+            return data
         out = bytearray()
         for ev in self.framer.feed(data):
             out += self._event(ev)

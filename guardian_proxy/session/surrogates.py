@@ -20,13 +20,20 @@ import re
 import threading
 from collections.abc import Callable
 
-from spacy.lang.en.stop_words import STOP_WORDS
-
 _TITLES = {"mr", "mrs", "ms", "miss", "mx", "dr", "prof", "sir", "madam", "dame", "lord", "lady", "rev"}
 _SUFFIXES = {"jr", "sr", "ii", "iii", "iv", "phd", "md"}
-_COMMON = STOP_WORDS | {"will", "may", "mark", "grace", "hope", "joy", "faith", "rose", "june", "april", "august",
-                        "bill", "frank", "rich", "sue", "summer", "dawn", "page", "young", "king", "long", "white",
-                        "black", "brown", "green", "hill", "wood", "rice", "ray", "lee", "art", "bob", "ken"}
+#: name parts that are also everyday English words: never used as a surrogate part (de-masking must not
+#: mistake "will" or "Hope" in a reply for a name)
+_COMMON = frozenset("""
+a about above after again against all am an and any are as at be because been before being below between both
+but by can could did do does doing down during each few for from further had has have having he her here hers
+herself him himself his how i if in into is it its itself just me more most my myself no nor not now of off on
+once only or other our ours out over own same she should so some such than that the their theirs them then there
+these they this those through to too under until up very was we were what when where which while who whom why
+with would you your yours yourself will may mark grace hope joy faith rose june april august bill frank rich sue
+summer dawn page young king long white black brown green hill wood rice ray lee art bob ken miles hunter chase
+case cash price gay love free major north south west east lane park street house rock stone field ford bell
+""".split())
 _CONDITIONS = ["asthma", "migraine", "hypertension", "psoriasis", "eczema", "hypothyroidism", "gout",
                "anemia", "sleep apnea", "tinnitus", "celiac disease", "osteoarthritis", "sciatica", "rosacea"]
 _MEDICATIONS = ["lisinopril", "atorvastatin", "levothyroxine", "omeprazole", "amlodipine", "metoprolol",

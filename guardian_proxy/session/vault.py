@@ -158,6 +158,8 @@ class Vault:
 
     def wipe(self, sid: str | None = None, older_than: float | None = None) -> int:
         """Delete one session (by id or id prefix), the sessions last seen before `older_than`, or all."""
+        if sid is not None and not sid.isalnum():
+            return 0
         with self._lock:
             if sid is not None:
                 sids = [r[0] for r in self._db.execute("SELECT sid FROM sessions WHERE sid LIKE ?", (sid + "%",))]

@@ -1,0 +1,140 @@
+"""Stage 7 through the real Gateway (Presidio + spaCy): consistency, hard rule, crossing, log fields,
+restart, overrides, bad input, every API shape."""
+
+import gzip
+import json
+
+import pytest
+
+from guardian_proxy.config import Override
+from guardian_proxy.overrides import OverrideStore
+from guardian_proxy.session import SessionStage
+from guardian_proxy.types import RawRequest
+
+pytestmark = pytest.mark.slow
+
+
+def chat(msgs, url="https://api.openai.com/v1/chat/completions", key="sk-a", extra=None, headers=None, raw=None):
+    body = raw if raw is not None else json.dumps({"model": "m", "messages": msgs, **(extra or {})}).encode()
+    return RawRequest(method="POST", url=url, body=body,
+                      headers=[("content-type", "application/json"), ("authorization", f"Bearer {key}")]
+                      + (headers or []))
+
+
+def sent(d) -> dict:
+    return json.loads(d.rewrite.body) if d.rewrite and d.rewrite.body else None
+
+
+def test_consistent_surrogates_across_turns_and_messages(gateway):
+    m = [{"role": "system", "content": "Notes about Quentin Zarkowsky."},
+         {"role": "user", "content": "I'm Quentin Zarkowsky; my colleague is Margaret Okafor."}]
+    d1 = gateway.evaluate(chat(m), log=False)
+    out1 = json.dumps(sent(d1))
+    assert d1.action == "transform" and d1.rule == "chat-session"
+    assert "Zarkowsky" not in out1 and "Osei" not in out1
+    m += [{"role": "assistant", "content": "Hello Quentin Zarkowsky! Say hi to Margaret Okafor."},
+          {"role": "user", "content": "Quentin again. What would Margaret Okafor say?"}]
+    d2 = gateway.evaluate(chat(m), log=False)
+    s2 = sent(d2)["messages"]
+    sur = s2[1]["content"].split(";")[0][4:]  # the surrogate of Quentin Zarkowsky
+    assert s2[0]["content"] == f"Notes about {sur}." and sent(d1)["messages"][1]["content"] == s2[1]["content"]
+    assert sur in s2[2]["content"] and s2[3]["content"].startswith(sur.split()[0] + " again.")
+    other = s2[1]["content"].split("colleague is ")[1].rstrip(".")
+    assert other != sur and other in s2[3]["content"]
+    assert d2.extra["session"] == d1.extra["session"] and d2.extra["turn"] == 2
+
+
+def test_hard_rule_and_log_line_without_values(gateway):
+    m = [{"role": "user", "content": "My SSN is 536-22-8714 and card 4111 1111 1111 1111."}]
+    d = gateway.evaluate(chat(m, key="sk-hard"))
+    assert sent(d)["messages"][0]["content"] == "My SSN is [BLOCKED] and card [BLOCKED]."
+    line = json.loads(gateway.settings.decision_log.read_text().splitlines()[-1])
+    assert line["id"] == d.id and line["blocked"] == 2 and line["turn"] == 1 and line["session"]
+    for key in ("cpe", "retroactive", "counts", "crossed_turn", "chat_api"):
+        assert key in line
+    text = gateway.settings.decision_log.read_text()
+    assert "536-22-8714" not in text and "4111" not in text
+    raw = b"".join(p.read_bytes() for p in gateway.settings.state_dir.iterdir() if p.name.startswith("sessions.db"))
+    assert b"536-22-8714" not in raw and b"8714" not in raw
+
+
+def test_quasi_identifiers_wait_for_the_crossing_then_the_whole_history_is_rewritten(gateway):
+    m = [{"role": "user", "content": "Hi, I'm Rosalind Vantongeren and I live in Albuquerque."}]
+    d1 = gateway.evaluate(chat(m, key="sk-cross"), log=False)
+    u1 = sent(d1)["messages"][0]["content"]
+    assert "Vantongeren" not in u1 and "Albuquerque" in u1 and not d1.extra["retroactive"]
+    m += [{"role": "assistant", "content": "Nice to meet you."},
+          {"role": "user", "content": "I was diagnosed with diabetes and I earn $85,000 a year."}]
+    d2 = gateway.evaluate(chat(m, key="sk-cross"), log=False)
+    body = json.dumps(sent(d2))
+    assert d2.extra["retroactive"] and d2.extra["crossed_turn"] == 2 and d2.extra["cpe"] > 2.0
+    for real in ("Vantongeren", "Albuquerque", "diabetes", "85,000"):
+        assert real not in body
+
+
+def test_restart_keeps_mappings_and_demasks(gateway, tmp_path):
+    m = [{"role": "user", "content": "Please remember Bartholomew Quillfeather."}]
+    d1 = gateway.evaluate(chat(m, key="sk-restart"), log=False)
+    sur = sent(d1)["messages"][0]["content"][len("Please remember "):-1]
+    fresh = SessionStage(gateway.settings, gateway.tables, detect=gateway.extractor.detector.detect)
+    req = chat(m, key="sk-restart")
+    c = fresh.recognise(req)
+    d2 = gateway._decide(req, gateway.extractor.extract(req), None, None, False)
+    fresh.apply(req, c, gateway.extractor.extract(req), d2)
+    assert sent(d2)["messages"][0]["content"] == f"Please remember {sur}."
+    reply = json.dumps({"choices": [{"message": {"content": f"{sur}'s file; {sur.upper()}"}}]}).encode()
+    out = json.loads(fresh.demask_response(d2.extra, reply, "application/json"))
+    assert out["choices"][0]["message"]["content"] == "Bartholomew Quillfeather's file; BARTHOLOMEW QUILLFEATHER"
+    fresh.close()
+
+
+def test_overrides_bad_json_and_failures(gateway, monkeypatch):
+    m = [{"role": "user", "content": "I'm Quentin Zarkowsky."}]
+    monkeypatch.setattr(gateway, "overrides", OverrideStore(None, [Override(action="allow", domain="openai.com")]))
+    d = gateway.evaluate(chat(m), log=False)
+    assert d.action == "allow" and d.rewrite is None  # the user's explicit rule for the destination wins
+    monkeypatch.undo()
+    bad = gateway.evaluate(chat(None, raw=b'{"messages": [{"role": "user", "content": "Quentin'), log=False)
+    assert bad.rule == "unparsed-pass" and "session" not in bad.extra  # not a chat request: general rules
+    monkeypatch.setattr(gateway.session, "_rewrite", lambda *a: 1 / 0)
+    failed = gateway.evaluate(chat(m), log=False)
+    assert failed.action == "deny" and failed.rule == "session-error-fail-closed"
+
+
+def test_tool_calls_gzip_and_other_apis(gateway):
+    m = [{"role": "user", "content": "Save Quentin Zarkowsky"},
+         {"role": "assistant", "content": None, "tool_calls": [{"id": "c", "type": "function", "function": {
+             "name": "save", "arguments": json.dumps({"name": "Quentin Zarkowsky", "phone": "+1 512-555-0198"})}}]},
+         {"role": "tool", "tool_call_id": "c", "content": "Saved Quentin Zarkowsky (+1 512-555-0198)"}]
+    body = gzip.compress(json.dumps({"model": "m", "messages": m}).encode())
+    d = gateway.evaluate(chat(None, raw=body, headers=[("content-encoding", "gzip")], key="sk-tools"), log=False)
+    out = json.loads(gzip.decompress(d.rewrite.body))["messages"]
+    args = json.loads(out[1]["tool_calls"][0]["function"]["arguments"])
+    assert args["name"] in out[2]["content"] and args["name"] != "Quentin Zarkowsky"
+    assert "512-555-0198" not in json.dumps(out)
+    an = {"model": "c", "max_tokens": 5, "system": "User: Quentin Zarkowsky", "messages": [
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "Quentin Zarkowsky"}]}]}
+    d = gateway.evaluate(chat(None, url="https://api.anthropic.com/v1/messages", raw=json.dumps(an).encode()), log=False)
+    assert "Zarkowsky" not in d.rewrite.body.decode() and d.extra["chat_api"] == "anthropic"
+    for url, b in (("http://localhost:11434/api/generate", {"model": "l", "prompt": "I am Quentin Zarkowsky"}),
+                   ("http://localhost:11434/api/chat", {"model": "l", "messages": m[:1]}),
+                   ("https://api.openai.com/v1/responses", {"model": "o", "input": "I am Quentin Zarkowsky"})):
+        d = gateway.evaluate(chat(None, url=url, raw=json.dumps(b).encode()), log=False)
+        assert d.rule == "chat-session" and "Zarkowsky" not in d.rewrite.body.decode(), url
+
+
+def test_responses_previous_response_id_continues_the_session(gateway):
+    r1 = chat(None, url="https://api.openai.com/v1/responses", key="sk-resp",
+              raw=json.dumps({"model": "o", "input": "I am Ignatius Pembleton-Hart"}).encode())
+    d1 = gateway.evaluate(r1, log=False)
+    sur = json.loads(d1.rewrite.body)["input"][len("I am "):]
+    reply = json.dumps({"id": "resp_abc123", "output": [{"type": "message", "content": [
+        {"type": "output_text", "text": f"Hi {sur}"}]}]}).encode()
+    meta = {"session": d1.extra["session"], "chat_api": "openai_responses"}
+    assert b"Ignatius Pembleton-Hart" in gateway.chat_response(meta, reply, "application/json")
+    gateway.session.store._bg.submit(lambda: None).result()  # the alias is written off the request path
+    r2 = chat(None, url="https://api.openai.com/v1/responses", key="sk-resp", raw=json.dumps(
+        {"model": "o", "previous_response_id": "resp_abc123", "input": "Ignatius Pembleton-Hart again"}).encode())
+    d2 = gateway.evaluate(r2, log=False)
+    assert d2.extra["session"] == d1.extra["session"] and d2.extra["turn"] == 2
+    assert json.loads(d2.rewrite.body)["input"] == f"{sur} again"

@@ -1,0 +1,54 @@
+"""Surrogates: same type and format, consistent name parts, no collisions."""
+
+import random
+import re
+
+from guardian_proxy.session.surrogates import SurrogateMaker, scramble
+
+M = SurrogateMaker()
+
+
+def make(entity, value, names=None, avoid=lambda c: False, seed=7):
+    n = iter(range(1, 100))
+    return M.make(entity, value, seed, names if names is not None else {}, avoid, lambda: next(n))
+
+
+def test_person_parts_are_consistent():
+    names = {}
+    full = make("PERSON", "John Doe", names)
+    first, last = full.split()
+    assert full != "John Doe" and names == {"john": first, "doe": last}
+    assert make("PERSON", "Mr. Doe", names) == f"Mr. {last}"
+    assert make("PERSON", "JOHN", names) == first.upper()
+    assert make("PERSON", "John A. Doe", names, seed=9).split()[::2] == [first, last]
+
+
+def test_formats():
+    assert re.fullmatch(r"\+1 \d{3}-\d{3}-\d{4}", make("PHONE_NUMBER", "+1 512-555-0198"))
+    names = {"maria": "Alexis", "gonzalez": "Moore"}
+    assert make("EMAIL_ADDRESS", "maria.gonzalez@gmail.com", names).split("@")[0] == "alexis.moore"
+    assert make("EMAIL_ADDRESS", "zq9@corp.io").endswith(("@example.com", "@example.net", "@example.org"))
+    amount = make("AMOUNT", "$85,000")
+    assert re.fullmatch(r"\$\d{2,3},000", amount) and amount != "$85,000"
+    assert re.fullmatch(r"\d+ years old", make("AGE", "41 years old"))
+    date = make("DATE", "March 3, 2021")
+    assert re.fullmatch(r"[A-Z][a-z]+ \d{1,2}, 20[12]\d", date) and not date.startswith("March")
+    assert re.fullmatch(r"\d{2}/\d{2}/\d{4}", make("DATE", "03/14/1985"))
+    assert make("IP_ADDRESS", "10.1.2.3").startswith(("192.0.2.", "198.51.100.", "203.0.113."))
+    assert make("LOCATION", "Texas") != "Texas"
+    assert re.fullmatch(r"sk-[a-zA-Z0-9]{20}", make("API_KEY", "sk-abcDEF1234567890abcd"))
+    assert make("NARRATIVE", "a long story") == "[NARRATIVE_1]"
+    assert make("FAMILY", "married") == "[FAMILY_1]"
+
+
+def test_avoid_rejects_collisions():
+    seen = set()
+    for _ in range(5):
+        c = make("LOCATION", "Austin", avoid=lambda c: c in seen)
+        assert c not in seen
+        seen.add(c)
+
+
+def test_scramble_keeps_layout():
+    out = scramble("AB-1234-cd", random.Random(1))
+    assert re.fullmatch(r"AB-\d{4}-[a-z]{2}", out)
