@@ -44,7 +44,10 @@ def state(tmp_path):
 
 
 def test_healthy_setup_passes(confdir, state, tmp_path):
-    code, rep = doctor("--confdir", str(confdir), "--state-dir", str(state), "--port", "0", "--dashboard-port", "0")
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text("likelihood: {mode: fixed}\n")  # healthy whether or not trained weights are present
+    code, rep = doctor("--config", str(cfg), "--confdir", str(confdir), "--state-dir", str(state), "--port", "0",
+                       "--dashboard-port", "0")
     checks = by_name(rep)
     assert code == 0 and rep["ok"], rep
     assert checks["state dir"]["state"] == "ok" and checks["decision log"]["state"] == "ok"
@@ -105,6 +108,14 @@ def test_llm_backend_without_model_fails(confdir, state, tmp_path):
     code, rep = doctor("--config", str(cfg), "--confdir", str(confdir), "--state-dir", str(state), "--port", "0")
     llm = by_name(rep)["llm"]
     assert code == 1 and llm["state"] == "fail" and llm["fix"]
+
+
+def test_missing_likelihood_model_fails_with_fix(confdir, state, tmp_path):
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text(f"likelihood: {{mode: model, model_file: {tmp_path / 'none.pt'}}}\n")
+    code, rep = doctor("--config", str(cfg), "--confdir", str(confdir), "--state-dir", str(state), "--port", "0")
+    lk = by_name(rep)["likelihood"]
+    assert code == 1 and lk["state"] == "fail" and "none.pt" in lk["detail"] and lk["fix"]
 
 
 def test_broken_config_is_reported(tmp_path):

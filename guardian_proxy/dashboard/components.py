@@ -20,7 +20,7 @@ _BAD = {"fail", "failed", "error", "missing", "unavailable", "broken"}
 
 
 def _detail_of(d: dict) -> str:
-    for k in ("detail", "message", "reason", "summary"):
+    for k in ("error", "detail", "message", "reason", "note", "summary"):
         if isinstance(d.get(k), str) and d[k]:
             return d[k]
     parts = [f"{k}={v}" for k, v in d.items() if k not in ("ok", "state", "status") and isinstance(v, str | int | float | bool)]
@@ -80,8 +80,14 @@ def likelihood_status(settings: Settings) -> dict:
     lk = settings.likelihood
     if lk.mode == "fixed":
         return normalize("likelihood", {"ok": True, "detail": f"fixed L = {lk.fixed_value}"})
-    return normalize("likelihood", {"state": "warn", "detail": "no likelihood model status available; "
-                                    f"L falls back to {lk.fixed_value}"})
+    from pathlib import Path
+
+    from ..resources import models_dir
+
+    weights = Path(lk.model_file).expanduser() if lk.model_file else models_dir() / "likelihood.pt"
+    if not weights.is_file():
+        return normalize("likelihood", {"ok": False, "detail": f"likelihood model not found: {weights}"})
+    return normalize("likelihood", {"ok": True, "detail": f"weights {weights} (not loaded by this check)"})
 
 
 def llm_status(settings: Settings) -> dict:
