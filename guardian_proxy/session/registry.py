@@ -65,9 +65,10 @@ class SessionState:
 
     # ------------------------------------------------------------------ registry
 
-    def add(self, entity: str, value: str, turn: int, blocked: bool = False, key=None) -> Entity:
+    def add(self, entity: str, value: str, turn: int, blocked: bool = False, key=None, count: bool = True) -> Entity:
         """Register a value seen at `turn`. `key` maps a hard-blocked value's normalised text to the
-        opaque key it is stored under (its original is never kept)."""
+        opaque key it is stored under (its original is never kept). `count=False` registers the value
+        without adding its type to the exposure graph (text the model wrote)."""
         norm = normalise(value)
         if key is not None and (blocked or key(norm) in self.entities):
             norm, blocked = key(norm), True
@@ -83,7 +84,8 @@ class SessionState:
         if blocked and not e.blocked:
             e.blocked, e.original, e.entity = True, "", entity
             self.dirty.add(norm)
-        self.observe(entity, turn)
+        if count:
+            self.observe(e.entity if e.blocked else entity, turn)
         return e
 
     def set_surrogate(self, e: Entity, surrogate: str) -> None:

@@ -75,7 +75,7 @@ class KnownValues:
             if e.blocked or not e.original:
                 continue
             self.by_norm[norm] = e.entity
-            alts.append((e.original, True))
+            alts += _variants(e.original)
             if e.entity == "PERSON":
                 for m in _NAME_PART.finditer(e.original):
                     tok = m.group(0)
@@ -98,6 +98,18 @@ class KnownValues:
                 h.entity = ent
             out.append(h)
         return out
+
+
+def _variants(original: str) -> list[tuple[str, bool]]:
+    """How a known value is looked for again: in any case when it holds a digit or "@" (an id, an e-mail),
+    else as written, upper-cased and (when written in lower case) capitalised, so that a value like
+    "reading" or "FRIEND" does not swallow every ordinary use of the word."""
+    if any(c.isdigit() or c == "@" for c in original):
+        return [(original, True)]
+    out = {original, original.upper()}
+    if original.islower():
+        out.add(original[:1].upper() + original[1:])
+    return [(v, False) for v in out]
 
 
 def resolve(hits: list[Hit]) -> list[Hit]:

@@ -174,12 +174,18 @@ class SessionStage:
             for sp in by_path.get(s.path, []):
                 if sp.entity in NOT_VALUES or sp.end <= sp.start or s.text[sp.start:sp.end] != sp.text:
                     continue
+                if s.role == "system" and sp.entity == "OCCUPATION":
+                    continue  # "You are a helpful assistant": the assistant's persona, not the user's job
                 h = _trim(trim_possessive(Hit(i, sp.start, sp.end, sp.entity, sp.text)), s.text)
-                if h.end > h.start and not ours(h.text):  # a surrogate sent back (e.g. a reply) stays as it is
-                    hits.append(h)
+                if h.end <= h.start or ours(h.text):  # a surrogate sent back (e.g. a reply) stays as it is
+                    continue
+                if s.role == "assistant" and h.entity not in HARD_BLOCK and normalise(h.text) not in st.entities:
+                    continue  # the model's own words add no value of the user's (known ones are found below)
+                hits.append(h)
             per_slot.append(resolve(hits))
             for h in per_slot[-1]:
-                e = st.add(h.entity, h.text, turns[i], blocked=h.entity in HARD_BLOCK, key=blocked_key)
+                e = st.add(h.entity, h.text, turns[i], blocked=h.entity in HARD_BLOCK, key=blocked_key,
+                           count=s.role != "assistant")  # exposure counts what the user, system or tools disclosed
                 if h.entity in self.before and e.entity not in self.before and not e.blocked:
                     e.entity = h.entity  # seen once as a direct identifier: treated as one from now on
                     st.dirty.add(e.norm)
@@ -206,7 +212,7 @@ class SessionStage:
             hits = per_slot[i] + [h for h in known.find(i, s.text)]
             for h in hits:
                 if not h.part and normalise(h.text) in st.entities:
-                    st.add(h.entity, h.text, turns[i], key=blocked_key)
+                    st.add(h.entity, h.text, turns[i], key=blocked_key, count=s.role != "assistant")
             chosen = resolve(hits)
 
             def render(h: Hit) -> str | None:

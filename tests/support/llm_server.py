@@ -138,12 +138,20 @@ def openai_responses(body: dict, stream: bool) -> list[bytes] | dict:
         n += 1
         return _sse(obj["type"], {**obj, "sequence_number": n})
 
-    out = [ev({"type": "response.created", "response": {**resp, "status": "in_progress", "output": []}})]
+    part = {"type": "output_text", "text": "", "annotations": []}
+    out = [ev({"type": "response.created", "response": {**resp, "status": "in_progress", "output": []}}),
+           ev({"type": "response.output_item.added", "output_index": 0,
+               "item": {**item, "status": "in_progress", "content": []}}),
+           ev({"type": "response.content_part.added", "item_id": "msg_1", "output_index": 0, "content_index": 0,
+               "part": part})]
     for p in pieces(text):
         out.append(ev({"type": "response.output_text.delta", "item_id": "msg_1", "output_index": 0,
                        "content_index": 0, "delta": p}))
     out += [ev({"type": "response.output_text.done", "item_id": "msg_1", "output_index": 0, "content_index": 0,
                 "text": text}),
+            ev({"type": "response.content_part.done", "item_id": "msg_1", "output_index": 0, "content_index": 0,
+                "part": {**part, "text": text}}),
+            ev({"type": "response.output_item.done", "output_index": 0, "item": item}),
             ev({"type": "response.completed", "response": resp})]
     return out
 
@@ -200,7 +208,7 @@ def _handler(srv: LLMServer):
             path = self.path.split("?")[0]
             srv.paths.append(path)
             ollama_path = path.startswith("/api/")
-            stream = body.get("stream", ollama_path) is True if not ollama_path else body.get("stream") is not False
+            stream = body.get("stream") is not False if ollama_path else body.get("stream") is True
             if path.endswith("/chat/completions"):
                 res = openai_chat(body, stream)
             elif path.endswith("/responses"):
