@@ -1,0 +1,86 @@
+"""The guard: inspect a tool call the model proposes and remove what leaks non-shareable items.
+
+Every string argument is split into sentences. A sentence is removed when it (a) repeats a withheld
+item the agent observed (lexical containment ≥ `MATCH` either way, at least `MIN_SHARED` shared content
+words) or (b) is itself classified as withheld by the norms for this recipient (a paraphrase). Keys
+that address the message (`to`, `recipient`, `channel` …) are never rewritten. When nothing of
+substance is left the call is reported as blocked (the caller replaces it with a refusal).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+from .instructor import Guidance, Instructor
+from .items import Item, content_words, sentences
+
+MATCH = 0.6
+MIN_SHARED = 3
+_ADDRESS_KEYS = re.compile(r"^(to|cc|bcc|recipients?|recipient_ids?|channel|user_ids?|emails?|email_address|"
+                           r"receiver|target|chat_id|conversation_id|thread_id|subject_id|id)$", re.I)
+
+
+@dataclass
+class GuardResult:
+    arguments: str  # JSON text of the (possibly rewritten) arguments
+    removed: int  # sentences removed
+    kept: int
+    blocked: bool
+    types: list[str]
+
+
+def _leaks(words: set[str], guidance: Guidance) -> bool:
+    if len(words) < 2:
+        return False
+    for j in guidance.withhold:
+        shared = len(words & j.words)
+        if shared >= MIN_SHARED and (shared / max(1, len(j.words)) >= MATCH or shared / len(words) >= MATCH):
+            return True
+    return False
+
+
+class Guard:
+    def __init__(self, instructor: Instructor):
+        self.instructor = instructor
+
+    def check_text(self, text: str, guidance: Guidance) -> tuple[str, int, int, set[str]]:
+        kept, removed, types = [], 0, set()
+        judged = self.instructor.judge([Item(s, "outgoing", i) for i, s in enumerate(sentences(text))],
+                                       guidance.relationship)
+        for j in judged:
+            if j.withheld or _leaks(j.words, guidance):
+                removed += 1
+                types.update(j.types or ["observed_withheld"])
+            else:
+                kept.append(j.item.text)
+        return " ".join(kept), removed, len(kept), types
+
+    def check_call(self, tool: str, arguments: str, guidance: Guidance) -> GuardResult:
+        try:
+            args = json.loads(arguments) if arguments.strip() else {}
+        except ValueError:
+            args = arguments  # malformed JSON arguments: treated as one text (stated rule)
+        removed = kept = 0
+        types: set[str] = set()
+
+        def walk(v, key=None, depth=0):
+            nonlocal removed, kept
+            if depth > 32:
+                return v
+            if isinstance(v, dict):
+                return {k: walk(x, k, depth + 1) for k, x in v.items()}
+            if isinstance(v, list):
+                return [walk(x, key, depth + 1) for x in v]
+            if isinstance(v, str) and not (key and _ADDRESS_KEYS.match(str(key))) and content_words(v):
+                new, r, k, t = self.check_text(v, guidance)
+                removed += r
+                kept += k
+                types.update(t)
+                return new if r else v
+            return v
+
+        new_args = walk(args)
+        out = json.dumps(new_args, ensure_ascii=False) if not isinstance(new_args, str) else new_args
+        return GuardResult(out, removed, kept, blocked=removed > 0 and kept == 0, types=sorted(types))

@@ -1,0 +1,129 @@
+"""The instructor: step-specific privacy guidance from the context of an agent step (CDI).
+
+Deterministic by default: every item the agent observed is classified with the norms table; the
+recipient's relationship comes from the user's instruction (and, in the guard, from the tool call).
+Items of a sensitive type that the norms do not allow for that relationship are *withheld*; the rest
+are *shareable*. A sentence that refers back to a withheld one with a pronoun and carries a cue of its
+own is withheld with it. The guidance names both lists, so the agent can still finish the task.
+
+An LLM instructor (optional) rewrites the same decision into prose through the back-end interface;
+the withheld/shareable lists stay the deterministic ones, so a weak model cannot loosen them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .items import Item, content_words, items_of
+from .norms import Norms
+from .step import AgentStep
+
+_NAME = re.compile(r"(?:\b(?:Mr|Mrs|Ms|Dr|Prof)\.?\s+[A-Z][a-z]+)|(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+\s+[A-Z][a-z]+\b")
+MAX_LISTED = 12
+
+
+def _object(record: str) -> str:
+    """`Tool:$.results[1].content` → `Tool:$.results[1]` (sentences of one JSON object share a subject)."""
+    head, dot, _ = record.rpartition(".")
+    return head if dot and "[" in head else record
+
+
+def heuristic_persons(text: str) -> int:
+    """Cheap person count: titled names and capitalised word pairs not at a sentence start."""
+    return len(_NAME.findall(text))
+
+
+@dataclass
+class Judged:
+    item: Item
+    types: list[str]  # data types that must not flow (empty: shareable)
+    words: set[str] = field(default_factory=set)
+
+    @property
+    def withheld(self) -> bool:
+        return bool(self.types)
+
+
+@dataclass
+class Guidance:
+    relationship: str
+    judged: list[Judged]
+    text: str
+
+    @property
+    def withhold(self) -> list[Judged]:
+        return [j for j in self.judged if j.withheld]
+
+    @property
+    def share(self) -> list[Judged]:
+        return [j for j in self.judged if not j.withheld]
+
+
+class Instructor:
+    def __init__(self, norms: Norms, persons: Callable[[str], int] | None = None, llm=None):
+        self.norms = norms
+        self.persons = persons or heuristic_persons
+        self.llm = llm
+
+    def judge(self, items: list[Item], relationship: str) -> list[Judged]:
+        out: list[Judged] = []
+        about: dict[str, bool] = {}  # record object -> a person is named in it (e.g. in its title)
+        for it in items:
+            named = self.persons(it.text) > 0
+            c = self.norms.classify(it.text, 1 if named else 0)
+            obj = _object(it.record)
+            personal = c.personal or about.get(obj, False)
+            about[obj] = about.get(obj, False) or named
+            out.append(Judged(it, self.norms.withhold(c, relationship, personal), content_words(it.text)))
+        # one JSON object (a note, an e-mail, an event) is about one thing: when a sentence of it is withheld
+        # for a strong type, the whole object is
+        strong: dict[str, list[str]] = {}
+        for j in out:
+            hard = [t for t in j.types if t in self.norms.strong]
+            if hard:
+                strong.setdefault(_object(j.item.record), hard)
+        for j in out:
+            if not j.types and _object(j.item.record) in strong and j.item.record != "outgoing":
+                j.types = list(strong[_object(j.item.record)])
+        return out
+
+    def guide(self, step: AgentStep, relationship: str | None = None) -> Guidance:
+        rel = relationship or self.norms.relationship(step.instruction)
+        items = [i for r in step.results for i in items_of(r.tool, r.text)]
+        judged = self.judge(items, rel)
+        return Guidance(rel, judged, render(rel, judged))
+
+
+def _quote(text: str, limit: int = 160) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def render(relationship: str, judged: list[Judged]) -> str:
+    withhold = [j for j in judged if j.withheld]
+    share = [j for j in judged if not j.withheld]
+    who = "the public" if relationship == "public" else (
+        f"a recipient whose relationship is '{relationship}'" if relationship != "unknown"
+        else "a recipient whose relationship to the people mentioned is not established")
+    lines = [
+        "Privacy guidance for your next action (from guardian-proxy, based on contextual-integrity norms).",
+        f"Your next message goes to {who}.",
+    ]
+    if withhold:
+        lines.append("Do NOT include the following information (it is about other people or sensitive, and this "
+                     "recipient is not an appropriate one for it):")
+        for j in withhold[:MAX_LISTED]:
+            lines.append(f"- \"{_quote(j.item.text)}\" ({', '.join(t.replace('_', ' ') for t in j.types)})")
+        if len(withhold) > MAX_LISTED:
+            lines.append(f"- and {len(withhold) - MAX_LISTED} more items of the same kinds")
+    else:
+        lines.append("Nothing you observed needs to be withheld from this recipient.")
+    if share:
+        lines.append("You may use this information to complete the user's task:")
+        for j in share[:MAX_LISTED]:
+            lines.append(f"- \"{_quote(j.item.text, 120)}\"")
+    lines.append("Complete the task with the shareable information only; if the task truly needs a withheld item, "
+                 "ask the user instead of sending it.")
+    return "\n".join(lines)

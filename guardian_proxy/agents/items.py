@@ -1,0 +1,85 @@
+"""Tool results → information items (sentences with the record they came from), and the lexical
+containment test the guard uses to recognise an item inside an outgoing message.
+
+Stated rules: a tool result that is JSON is walked; string values under identifier-like keys (`id`,
+`*_id`, timestamps, URLs) are not information items; every other string is split into sentences. A
+tool result that is not JSON is split into sentences as text. Binary-looking or huge results are cut
+at `MAX_CHARS` (the rest is not analysed, and the guard treats unseen content conservatively).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+MAX_CHARS = 200_000
+_ABBREV = re.compile(r"\b(Mr|Mrs|Ms|Dr|Prof|St|Jr|Sr|Inc|Ltd|Co|vs|etc|e\.g|i\.e|No|Mt|Ave|Rd|Blvd|Apt)\.", re.I)
+_SENT = re.compile(r"[^.!?\n]+(?:[.!?]+(?=\s|$)|\n|$)")
+_WORD = re.compile(r"[a-z0-9][a-z0-9'+\-]*", re.I)
+_SKIP_KEY = re.compile(r"(^|_)(id|ids|uuid|time|timestamp|date|url|link|href|token|hash)$", re.I)
+STOP = frozenset("""a an the and or but if of at by for with about against between into through during before after
+above below to from up down in out on off over under again further then once here there when where why how all any
+both each few more most other some such no nor not only own same so than too very can will just don should now is are
+was were be been being have has had having do does did doing i me my we our you your he him his she her it its they
+them their what which who whom this that these those am would could also as""".split())
+
+
+@dataclass
+class Item:
+    text: str
+    record: str  # where it came from: "<tool>#<n>:<json path>"
+    index: int  # position among the items of its record (for pronoun carry-over)
+
+
+def content_words(text: str) -> set[str]:
+    return {w.lower().strip("'") for w in _WORD.findall(text) if len(w) > 2 and w.lower() not in STOP}
+
+
+def containment(item: str | set[str], text_words: set[str]) -> float:
+    """Share of the item's content words that appear in the text (0..1)."""
+    words = content_words(item) if isinstance(item, str) else item
+    if not words:
+        return 0.0
+    return len(words & text_words) / len(words)
+
+
+def sentences(text: str) -> list[str]:
+    """Sentences of a text; abbreviations (Mr., Dr., St., Inc. …) do not end one."""
+    masked = _ABBREV.sub(lambda m: m.group(0)[:-1] + "\x00", text)
+    return [s.strip().replace("\x00", ".") for s in _SENT.findall(masked) if s.strip() and len(content_words(s)) >= 1]
+
+
+def _walk(value, path: str, out: list[tuple[str, str]], depth: int = 0) -> None:
+    if depth > 32:
+        return
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if isinstance(v, str) and _SKIP_KEY.search(str(k)):
+                continue
+            _walk(v, f"{path}.{k}", out, depth + 1)
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            _walk(v, f"{path}[{i}]", out, depth + 1)
+    elif isinstance(value, str) and value.strip():
+        if value.strip()[:1] in "{[":
+            try:
+                _walk(json.loads(value), path, out, depth + 1)
+                return
+            except ValueError:
+                pass
+        out.append((path, value))
+
+
+def items_of(tool: str, result: str) -> list[Item]:
+    result = result[:MAX_CHARS]
+    leaves: list[tuple[str, str]] = []
+    try:
+        _walk(json.loads(result), "$", leaves)
+    except (ValueError, RecursionError):
+        leaves = [("$", result)]
+    out: list[Item] = []
+    for path, text in leaves:
+        for i, s in enumerate(sentences(text)):
+            out.append(Item(text=s, record=f"{tool}:{path}", index=i))
+    return out

@@ -1,0 +1,126 @@
+"""The contextual-integrity norms table (guardian_proxy/data/norms.yaml) and the item classifier.
+
+An *item* is one piece of information an agent observed (a sentence of a tool result). `Norms.classify`
+gives its data types with a cue weight each; `Norms.relationship` names who receives a message from the
+user's instruction, the tool and its arguments; `Norms.withhold` applies the table: a third party's
+information of a sensitive type may only flow to the relationships the table allows for that type.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..errors import ConfigError
+from ..resources import DATA_DIR
+
+NORMS_FILE = DATA_DIR / "norms.yaml"
+_PRONOUN = re.compile(r"\b(he|she|him|her|his|hers|they|them|their)\b", re.I)
+_FIRST_PERSON = re.compile(r"\b(i|me|my|mine|i'm|i've)\b", re.I)
+_TOOL_RELATIONSHIP = [
+    (re.compile(r"(CreatePost|Tweet|PublishPost|Post$)", re.I), "public"),
+]
+
+
+class DataType(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    weight: float = Field(gt=0)
+    cues: list[str]
+
+
+class NormsFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    version: int
+    threshold: float = Field(gt=0)
+    personal_threshold: float = Field(gt=0)
+    always: list[str] = Field(default_factory=list)
+    strong: list[str] = Field(default_factory=list)
+    data_types: dict[str, DataType]
+    relationships: dict[str, list[str]]
+    allow: dict[str, list[str]]
+    own_data: dict[str, list[str]]
+
+
+@dataclass
+class Classified:
+    types: dict[str, float] = field(default_factory=dict)  # data type -> cue weight
+    third_party: bool = False  # names another person or refers to one with a pronoun
+    own: bool = False  # first person and nobody else: the author's own information
+
+    @property
+    def personal(self) -> bool:
+        return self.third_party or self.own
+
+
+def _compile(words: list[str]) -> re.Pattern:
+    return re.compile(r"(?<![\w])(?:" + "|".join(f"(?:{w})" for w in words) + ")", re.I)
+
+
+class Norms:
+    def __init__(self, spec: NormsFile):
+        self.spec = spec
+        self.threshold = spec.threshold
+        self.strong = set(spec.strong)
+        unknown = set(spec.allow) - set(spec.data_types)
+        if unknown:
+            raise ConfigError(f"norms: allow lists unknown data types {sorted(unknown)}")
+        self._cues = {name: [re.compile(r"(?<![\w])(?:" + c + ")", re.I) for c in dt.cues]
+                      for name, dt in spec.data_types.items()}
+        self._rel = {name: _compile(words) for name, words in spec.relationships.items()}
+
+    @classmethod
+    def load(cls, path: Path | None = None) -> Norms:
+        path = path or NORMS_FILE
+        try:
+            return cls(NormsFile.model_validate(yaml.safe_load(Path(path).read_text())))
+        except (OSError, yaml.YAMLError, ValidationError, re.error) as e:
+            raise ConfigError(f"norms table {path}: {e}") from e
+
+    def classify(self, text: str, persons: int = 0) -> Classified:
+        """Cue weights per data type (each distinct cue counts once) and whether the text is about a
+        person: one it names (`persons` from the detector), one a pronoun refers to, or its author."""
+        c = Classified()
+        for name, pats in self._cues.items():
+            hits = sum(1 for p in pats if p.search(text))
+            if hits:
+                c.types[name] = hits * self.spec.data_types[name].weight
+        c.third_party = persons > 0 or bool(_PRONOUN.search(text))
+        c.own = not c.third_party and bool(_FIRST_PERSON.search(text))
+        return c
+
+    def relationship(self, instruction: str, tool: str = "", arguments: str = "") -> str:
+        for pat, rel in _TOOL_RELATIONSHIP:
+            if pat.search(tool):
+                return rel
+        text = f"{instruction} {arguments}"
+        best, pos = "unknown", None
+        for name, pat in self._rel.items():
+            m = pat.search(text)
+            if m and (pos is None or m.start() < pos):
+                best, pos = name, m.start()
+        return best
+
+    def withhold(self, c: Classified, relationship: str, personal: bool | None = None) -> list[str]:
+        """The data types of an item that must not flow to this relationship. Information about a person
+        counts from `personal_threshold`; impersonal text (general knowledge, announcements) only for the
+        `always` types (identifiers, credentials) from `threshold`."""
+        personal = c.personal if personal is None else personal
+        if personal:
+            types = [t for t, w in c.types.items() if w >= self.spec.personal_threshold]
+        else:
+            types = [t for t, w in c.types.items() if t in self.spec.always and w >= self.threshold]
+        if not types:
+            return []
+        if c.own and not c.third_party and relationship in self.spec.own_data.get("allow", []):
+            return []
+        return [t for t in types if relationship not in self.spec.allow.get(t, [])]
+
+
+@lru_cache(maxsize=4)
+def default_norms(path: str | None = None) -> Norms:
+    return Norms.load(Path(path) if path else None)

@@ -1,0 +1,131 @@
+"""The agent stage: CDI for agents whose LLM calls pass through the proxy.
+
+Runs after the session stage on a chat request (so it sees the pseudonymised body that will leave):
+1. detects an agent step (tools declared, latest messages are tool results);
+2. `prompt`: adds a fixed privacy instruction; `cdi`/`cdi+guard`: adds the instructor's step-specific
+   guidance (what to withhold, what is fine to share) as a system/developer message;
+3. keeps the guidance for the response, where `guard`/`cdi+guard` check every tool call the model
+   proposes (whole JSON responses and streamed fragments) and remove the sentences that leak withheld
+   items; a leak caught despite guidance goes to the experience log.
+
+Modes come from `agents.mode` with per-host overrides in `agents.hosts` (host or registrable domain).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+
+from .. import codec
+from ..config import AgentSettings
+from ..types import Decision, RawRequest
+from .experience import ExperienceLog
+from .guard import Guard
+from .instructor import Guidance, Instructor
+from .norms import Norms
+from .shapes import PROMPT, inject, tool_calls
+from .step import detect
+from .stream import StreamGuard
+
+log = logging.getLogger("guardian_proxy")
+MODES = ("off", "prompt", "guard", "cdi", "cdi+guard")
+_KEEP = 512  # guidance kept for responses still to come (LRU by decision id)
+
+
+class AgentStage:
+    def __init__(self, settings: AgentSettings, experience: ExperienceLog | None = None,
+                 persons: Callable[[str], int] | None = None, norms: Norms | None = None, max_decoded: int = 8 << 20):
+        self.cfg = settings
+        self.norms = norms or Norms.load(settings.norms_file)
+        self.instructor = Instructor(self.norms, persons=persons)
+        self.guard = Guard(self.instructor)
+        self.experience = experience
+        self.max_decoded = max_decoded
+        self._kept: OrderedDict[str, tuple[Guidance, str, dict, str]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def mode_for(self, host: str, domain: str) -> str:
+        return self.cfg.hosts.get(host) or self.cfg.hosts.get(domain) or self.cfg.mode
+
+    # ------------------------------------------------------------------ request
+
+    def apply(self, req: RawRequest, kind: str, decision: Decision) -> Decision:
+        mode = self.mode_for(req.host, decision.six.domain)
+        if mode == "off" or decision.action == "deny":
+            return decision
+        wire = decision.rewrite.body if decision.rewrite and decision.rewrite.body is not None else req.body
+        try:
+            data = json.loads(codec.decode(wire, req.header("content-encoding"), self.max_decoded))
+        except Exception:
+            return decision  # not readable as JSON: the session stage's rules already applied
+        step = detect(kind, data)
+        if step is None or not step.latest_is_tool_result:
+            return decision
+        rel = self.norms.relationship(step.instruction)
+        guidance = self.instructor.guide(step, rel)
+        injected = False
+        if mode == "prompt":
+            injected = inject(kind, data, PROMPT, first=True)
+        elif mode in ("cdi", "cdi+guard"):
+            injected = inject(kind, data, guidance.text)
+        if injected:
+            from ..types import Rewrite
+
+            body = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
+            rw = decision.rewrite or Rewrite()
+            rw.body = codec.encode(body, req.header("content-encoding"))
+            decision.rewrite = rw
+            if decision.action == "allow":
+                decision.action = "transform"
+        if "guard" in mode:
+            with self._lock:
+                self._kept[decision.id] = (guidance, mode, data, kind)
+                while len(self._kept) > _KEEP:
+                    self._kept.popitem(last=False)
+        decision.extra["agent"] = {"mode": mode, "relationship": rel, "withhold": len(guidance.withhold),
+                                   "shareable": len(guidance.share), "injected": injected}
+        return decision
+
+    # ------------------------------------------------------------------ response
+
+    def _guidance(self, decision_id: str | None):
+        with self._lock:
+            return self._kept.get(decision_id or "")
+
+    def _checker(self, decision_id: str, kept) -> Callable[[str, str], str]:
+        guidance, mode, context, kind = kept
+
+        def check(tool: str, arguments: str) -> str:
+            res = self.guard.check_call(tool, arguments, guidance)
+            if res.removed:
+                log.info("guardian: guard removed %d sentence(s) from %s (%s)", res.removed, tool, ",".join(res.types))
+                if self.experience is not None and mode == "cdi+guard":
+                    self.experience.record(kind, context, guidance, tool, arguments, res)
+            return res.arguments
+        return check
+
+    def guard_json(self, decision_id: str | None, kind: str, body: bytes) -> bytes | None:
+        kept = self._guidance(decision_id)
+        if kept is None:
+            return None
+        try:
+            data = json.loads(body)
+        except ValueError:
+            return None
+        check = self._checker(decision_id, kept)
+        changed = False
+        for tool, args, put in list(tool_calls(kind, data)):
+            new = check(tool, args)
+            if new != args:
+                put(new)
+                changed = True
+        return json.dumps(data, ensure_ascii=False).encode() if changed else None
+
+    def guard_stream(self, decision_id: str | None, kind: str) -> StreamGuard | None:
+        kept = self._guidance(decision_id)
+        if kept is None or kind not in ("openai_chat", "anthropic", "openai_responses"):
+            return None
+        return StreamGuard(kind, self._checker(decision_id, kept))

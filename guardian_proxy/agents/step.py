@@ -1,0 +1,118 @@
+"""Agent step detection: a chat-API request in which tools are declared and the latest messages are
+tool results (an e-mail, a document, a calendar entry just read) before the model's next action.
+
+Works on the parsed JSON of the four chat-API shapes chatapi recognises (OpenAI Chat Completions,
+OpenAI Responses, Anthropic Messages, Ollama chat). Stated rules: tool results that are lists of
+content blocks contribute their text blocks; other block types (images, files) are ignored; a tool
+result that is not a string is serialised as JSON before it is split into items.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+
+@dataclass
+class ToolResult:
+    tool: str
+    text: str
+
+
+@dataclass
+class AgentStep:
+    kind: str
+    instruction: str  # what the user asked (all user texts, oldest first)
+    tools: list[str]  # declared tool names
+    results: list[ToolResult] = field(default_factory=list)  # every tool result in the history
+    latest_is_tool_result: bool = False
+
+
+def _text(content) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for b in content:
+            if isinstance(b, dict) and isinstance(b.get("text"), str):
+                parts.append(b["text"])
+            elif isinstance(b, dict) and b.get("type") == "tool_result":
+                parts.append(_text(b.get("content")))
+            elif isinstance(b, str):
+                parts.append(b)
+        return "\n".join(parts)
+    if content is None:
+        return ""
+    return json.dumps(content, ensure_ascii=False)
+
+
+def _tool_names(data: dict) -> list[str]:
+    names = []
+    for t in data.get("tools") or []:
+        if not isinstance(t, dict):
+            continue
+        fn = t.get("function") if isinstance(t.get("function"), dict) else t
+        name = fn.get("name")
+        if isinstance(name, str):
+            names.append(name)
+    return names
+
+
+def detect(kind: str, data: dict) -> AgentStep | None:
+    """The agent step in a chat request, or None when no tools are declared or there are no tool results."""
+    if not isinstance(data, dict):
+        return None
+    tools = _tool_names(data)
+    if not tools:
+        return None
+    step = AgentStep(kind=kind, instruction="", tools=tools)
+    users: list[str] = []
+    call_names: dict[str, str] = {}
+    last_role = None
+    if kind == "openai_responses":
+        items = data.get("input") if isinstance(data.get("input"), list) else []
+        for it in items:
+            if not isinstance(it, dict):
+                continue
+            t = it.get("type")
+            if t == "function_call":
+                call_names[str(it.get("call_id"))] = str(it.get("name", "tool"))
+                last_role = "assistant"
+            elif t == "function_call_output":
+                step.results.append(ToolResult(call_names.get(str(it.get("call_id")), "tool"), _text(it.get("output"))))
+                last_role = "tool"
+            elif it.get("role") == "user":
+                users.append(_text(it.get("content")))
+                last_role = "user"
+            elif it.get("role"):
+                last_role = it.get("role")
+    else:
+        for m in data.get("messages") or []:
+            if not isinstance(m, dict):
+                continue
+            role = m.get("role")
+            content = m.get("content")
+            for tc in m.get("tool_calls") or []:  # OpenAI / Ollama
+                if isinstance(tc, dict):
+                    fn = tc.get("function") or {}
+                    call_names[str(tc.get("id"))] = str(fn.get("name", "tool"))
+            if isinstance(content, list):  # Anthropic blocks
+                for b in content:
+                    if isinstance(b, dict) and b.get("type") == "tool_use":
+                        call_names[str(b.get("id"))] = str(b.get("name", "tool"))
+                blocks = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+                if blocks:
+                    for b in blocks:
+                        step.results.append(ToolResult(call_names.get(str(b.get("tool_use_id")), "tool"),
+                                                       _text(b.get("content"))))
+                    last_role = "tool"
+                    continue
+            if role == "tool":
+                name = m.get("name") or call_names.get(str(m.get("tool_call_id")), "tool")
+                step.results.append(ToolResult(str(name), _text(content)))
+            elif role == "user":
+                users.append(_text(content))
+            last_role = role
+    step.instruction = "\n".join(u for u in users if u)
+    step.latest_is_tool_result = last_role == "tool"
+    return step if step.results else None
