@@ -136,19 +136,32 @@ class LLMSettings(_Strict):
     n_ctx: int = 4096
     timeout_s: float = 20.0
     max_tokens: int = 256
+    chat_format: str | None = None  # llama_cpp: None = the GGUF's own chat template
 
 
 class LikelihoodSettings(_Strict):
     mode: Literal["model", "fixed"] = "model"
     fixed_value: float = Field(default=0.7, ge=0, le=1)
-    u_threshold: float | None = None  # None = the value chosen at training, stored with the weights
+    u_threshold: float | None = Field(default=None, gt=0, le=1)  # None = chosen at training, stored with the weights
     model_file: str | None = None  # None = models/likelihood.pt
+    slow_path: bool = True  # ask the configured LLM (settings.llm) when u ≥ threshold; False = fallback only
 
 
 class AnonymizeSettings(_Strict):
     verify: bool = True
     confidence_threshold: float = 0.6
     max_rounds: int = 5
+
+
+class AgentSettings(_Strict):
+    """Agents whose LLM calls pass through the proxy (CDI, guardian_proxy/agents): `off`, `prompt` (a fixed
+    privacy instruction), `guard` (check proposed tool calls), `cdi` (inject step-specific guidance) or
+    `cdi+guard`; `hosts` overrides the mode per host or registrable domain."""
+
+    mode: Literal["off", "prompt", "guard", "cdi", "cdi+guard"] = "cdi+guard"
+    hosts: dict[str, Literal["off", "prompt", "guard", "cdi", "cdi+guard"]] = Field(default_factory=dict)
+    experience_log: bool = True
+    norms_file: Path | None = None  # default: guardian_proxy/data/norms.yaml
 
 
 class SessionSettings(_Strict):
@@ -215,6 +228,7 @@ class Settings(_Strict):
     likelihood: LikelihoodSettings = Field(default_factory=LikelihoodSettings)
     anonymize: AnonymizeSettings = Field(default_factory=AnonymizeSettings)
     session: SessionSettings = Field(default_factory=SessionSettings)
+    agents: AgentSettings = Field(default_factory=AgentSettings)
     overrides: list[Override] = Field(default_factory=list)
     factor_tables_dir: Path | None = None
 

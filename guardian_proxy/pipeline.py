@@ -50,7 +50,7 @@ class TransformStage(Protocol):
 class Gateway:
     def __init__(self, settings: Settings, tables: FactorTables, extractor: ExtractStage, evidence: EvidenceStage,
                  likelihood: LikelihoodStage, transformer: TransformStage, decision_log: DecisionLog | None = None,
-                 overrides: OverrideStore | None = None, session=None):
+                 overrides: OverrideStore | None = None, session=None, agents=None):
         self.settings = settings
         self.tables = tables
         self.extractor = extractor
@@ -63,9 +63,11 @@ class Gateway:
         self.overrides = overrides if overrides is not None else OverrideStore(None, settings.overrides)
         self.failures = FailureRules(tables)  # per-tier fail modes (guardian_proxy/failure.py)
         self.session = session  # stage 7 (guardian_proxy.session.SessionStage) or None
+        self.agents = agents  # agent steps of chat requests (guardian_proxy.agents.AgentStage) or None
 
     @classmethod
     def from_settings(cls, settings: Settings, with_log: bool = True) -> Gateway:
+        from .agents import AgentStage, ExperienceLog
         from .anonymize import Transformer
         from .extract import Extractor
         from .extract.detector import Detector
@@ -89,7 +91,10 @@ class Gateway:
         return cls(settings, tables, extractor, evidence, FixedLikelihood(settings.likelihood.fixed_value),
                    Transformer(settings.anonymize, detect=extractor.detector.detect, llm=make_backend(settings.llm)),
                    dlog, OverrideStore.for_settings(settings),
-                   session=SessionStage(settings, tables, detect=extractor.detector.detect))
+                   session=SessionStage(settings, tables, detect=extractor.detector.detect),
+                   agents=AgentStage(settings.agents, ExperienceLog(settings.state_dir / "experience")
+                                     if settings.agents.experience_log else None,
+                                     max_decoded=lim.max_decoded_bytes))
 
     def warm_up(self) -> None:
         """Load models now rather than on the first request."""
@@ -136,6 +141,8 @@ class Gateway:
             decision = run_stage("decide", self._decide, req, action, ctx, likelihood, chat is None)
             if chat is not None:
                 decision = run_stage("session", self.session.apply, req, chat, action, decision)
+                if self.agents is not None:
+                    decision = run_stage("agents", self.agents.apply, req, chat.kind, decision)
         except StageFailed as f:
             decision = self.failures.decision(req, f.stage, f.cause, action)
             if f.stage == "session":  # a chat that cannot be pseudonymised does not leave (stated rule)
@@ -165,11 +172,22 @@ class Gateway:
 
     def chat_stream(self, meta: dict, content_type: str | None, content_encoding: str | None):
         """Stage 7 on a streamed chat response: a callable that de-masks chunks (SSE/NDJSON), or None."""
-        return self.session.stream_for(meta, content_type, content_encoding) if self.session else None
+        stream = self.session.stream_for(meta, content_type, content_encoding) if self.session else None
+        guard = self.agents.guard_stream(meta.get("id"), meta.get("chat_api")) if self.agents else None
+        if guard is None or "event-stream" not in (content_type or "").lower():
+            return stream
+        from .agents.stream import chained
+
+        return chained(stream, guard) if stream is not None else (guard if not content_encoding else None)
 
     def chat_response(self, meta: dict, body: bytes, content_type: str | None) -> bytes | None:
-        """Stage 7 on a whole chat response (decoded JSON): the de-masked body, or None to leave it."""
-        return self.session.demask_response(meta, body, content_type) if self.session else None
+        """Stage 7 on a whole chat response (decoded JSON): the de-masked body, then the agent guard on the
+        tool calls it proposes; None to leave it."""
+        new = self.session.demask_response(meta, body, content_type) if self.session else None
+        if self.agents is not None and "json" in (content_type or "").lower():
+            guarded = self.agents.guard_json(meta.get("id"), meta.get("chat_api"), new if new is not None else body)
+            new = guarded if guarded is not None else new
+        return new
 
     @staticmethod
     def inline_ok(req: RawRequest) -> bool:
