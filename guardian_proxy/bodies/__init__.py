@@ -41,7 +41,7 @@ _BINARY = ("image/", "audio/", "video/", "font/", "application/octet-stream", "a
            "application/x-tar", "application/gzip", "application/vnd.google.protobuf")
 _CHARSET = re.compile(r"charset=\"?([\w\-]+)", re.I)
 _BOUNDARY = re.compile(r"boundary=(\"[^\"]{1,200}\"|[^;\s]{1,200})", re.I)
-_CTRL = re.compile(r"[\x00-\x08\x0e-\x1f]")
+_CTRL = re.compile(r"[\x00-\x08\x0e-\x1d\x1f]")  # \x1e is JSON-seq's record separator
 _SURR = re.compile("[\udc80-\udcff]")
 
 
@@ -165,7 +165,7 @@ def _json(pb: ParsedBody, text: str, declared: bool) -> ParsedBody:
             pb.flags.append("content_type_mismatch")
             return _walk(pb, "form", pairs.split(text))
         pos = getattr(e, "pos", 0)
-        if pos >= len(text.rstrip()) - 1:
+        if pos >= len(text.rstrip()) - 1 or "Unterminated string" in str(e):
             pb.flags.append("truncated")
         return _lenient(pb, text)
     fmt = "graphql" if _is_graphql(data) else "json"

@@ -10,10 +10,13 @@ from __future__ import annotations
 import json
 import re
 
-_TOKEN = re.compile(r'"""((?:[^"\\]|\\.|"(?!""))*)"""|"((?:[^"\\\n]|\\.)*)"|#[^\n]*')
-_ARG = re.compile(r"([_A-Za-z][_0-9A-Za-z]*)\s*:\s*\Z")
-_START = re.compile(r"\s*(?:query|mutation|subscription|fragment)\b|\s*\{")
-_OPNAME = re.compile(r"\s*(?:query|mutation|subscription)\s+([_A-Za-z][_0-9A-Za-z]*)")
+# closing quotes are optional so a literal cut off by the end of the text still matches: every match consumes
+# what it scanned and the tokenizer stays linear (a failed match would be re-scanned from every quote)
+_TOKEN = re.compile(r'"""((?:[^"\\]|\\.|"(?!""))*)("""|\Z)|"((?:[^"\\\n]|\\.)*)("?)|#[^\n]*')
+# the lookbehind makes a search start only at the first letter of a name: linear, not quadratic, on long input
+_ARG = re.compile(r"(?<![_0-9A-Za-z])([_A-Za-z][_0-9A-Za-z]{0,60})\s{0,5}:\s{0,5}\Z")
+_START = re.compile(r"\s{0,64}(?:query|mutation|subscription|fragment)\b|\s{0,64}\{")
+_OPNAME = re.compile(r"\s{0,64}(?:query|mutation|subscription)\s{1,20}([_A-Za-z][_0-9A-Za-z]{0,100})")
 
 
 def looks_like(text: str) -> bool:
@@ -28,35 +31,38 @@ def operation(text: str) -> tuple[str, str | None]:
     return kind, (m.group(1) if m else None)
 
 
-def literals(doc: str) -> list[tuple[int, int, str, str | None, bool]]:
-    """(start, end, value, argument name, block string?) for each string literal, in order."""
+def literals(doc: str) -> list[tuple[int, int, str, str | None, str]]:
+    """(start, end, value, argument name, kind) for each string literal, in order; kind is one of
+    block, string, block_open, string_open (the last two cut off by the end of the text)."""
     out = []
     for m in _TOKEN.finditer(doc):
         if m.group(0).startswith("#"):
             continue
-        block = m.group(1) is not None
-        if block:
-            value = m.group(1).replace('\\"""', '"""')
+        if m.group(1) is not None:
+            value, kind = m.group(1).replace('\\"""', '"""'), "block" if m.group(2) else "block_open"
         else:
             try:
-                value = json.loads('"' + m.group(2) + '"')
+                value = json.loads('"' + m.group(3) + '"')
             except ValueError:
-                value = m.group(2)
+                value = m.group(3)
+            kind = "string" if m.group(4) else "string_open"
         am = _ARG.search(doc, max(0, m.start() - 80), m.start())
-        out.append((m.start(), m.end(), value, am.group(1) if am else None, block))
+        out.append((m.start(), m.end(), value, am.group(1) if am else None, kind))
     return out
 
 
 def substitute(doc: str, lits: list, new: dict[int, str]) -> str:
     out, pos = [], 0
-    for i, (start, end, _value, _key, block) in enumerate(lits):
+    for i, (start, end, _value, _key, kind) in enumerate(lits):
         if i not in new:
             continue
         out.append(doc[pos:start])
-        if block:
-            out.append('"""' + new[i].replace('"""', '\\"""') + '"""')
+        if kind.startswith("block"):
+            text = '"""' + new[i].replace('"""', '\\"""') + ('"""' if kind == "block" else "")
         else:
-            out.append(json.dumps(new[i], ensure_ascii=False))
+            text = json.dumps(new[i], ensure_ascii=False)
+            text = text if kind == "string" else text[:-1]
+        out.append(text)
         pos = end
     out.append(doc[pos:])
     return "".join(out)

@@ -12,7 +12,7 @@ from .jsonpath import json_path
 from .model import Ctx, DupObj
 
 _LITERAL = re.compile(r'"((?:[^"\\\n]|\\.)*)("?)')  # a JSON string literal, possibly cut off at the end
-_AFTER = re.compile(r"\s*:")
+_AFTER = re.compile(r"\s{0,100}:")
 
 
 def _hook(pairs: list) -> dict | DupObj:

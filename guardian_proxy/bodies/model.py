@@ -68,6 +68,7 @@ class Ctx:
         self.flags = flags if flags is not None else []
         self.fields: list[TextField] = []
         self.used: set[str] = set()
+        self._next: dict[str, int] = {}  # next free #n per path (duplicate keys, repeated form fields)
         self.lossy = lossy
         self.hits = 0  # replacements applied (build mode)
         self.files: list[FilePart] = []
@@ -78,10 +79,11 @@ class Ctx:
 
     def unique(self, path: str) -> str:
         if path in self.used:
-            n = 1
-            while f"{path}#{n}" in self.used:
+            base, n = path, self._next.get(path, 1)
+            while f"{base}#{n}" in self.used:
                 n += 1
-            path = f"{path}#{n}"
+            self._next[base] = n + 1
+            path = f"{base}#{n}"
         self.used.add(path)
         return path
 

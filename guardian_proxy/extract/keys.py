@@ -56,11 +56,11 @@ KEY_RULES: list[tuple[re.Pattern, str]] = [
     (_rx(r"account_?number|account_no|acct|acct_?number|bank_account(?:_number)?|routing_number|sort_code|aba|"
          r"bic|swift"), "ACCOUNT_NUMBER"),
     (_rx(r"amount|price|total|subtotal|salary|income|balance|net_worth|revenue|value_usd|order_total"), "AMOUNT"),
-    (_rx(r"e_?mail|mail|email_address|user_email|contact_email|billing_email|customer_email|em|[a-z_]*_email|"
+    (_rx(r"e_?mail|mail|email_address|user_email|contact_email|billing_email|customer_email|em|[a-z_]{0,40}_email|"
          r"hashed_e?mails?|e?mail_hash(?:es)?|em_hash|sha256_e?mail|md5_e?mail"),
      "EMAIL_ADDRESS"),
     (_rx(r"phone|phone_?number|mobile|mobile_?number|tel|telephone|cell|cell_?phone|ph|fax|whatsapp|msisdn|"
-         r"[a-z_]*_phone"), "PHONE_NUMBER"),
+         r"[a-z_]{0,40}_phone"), "PHONE_NUMBER"),
     (_rx(r"full_?name|first_?name|last_?name|surname|given_?name|family_?name|middle_?name|fn|ln|"
          r"display_name|customer_name|cardholder(?:_name)?|name_on_card|billing_name|shipping_name|"
          r"contact_name|recipient_name|patient_name|legal_name|maiden_name"), "PERSON"),
@@ -71,7 +71,7 @@ KEY_RULES: list[tuple[re.Pattern, str]] = [
     (_rx(r"address|street|street_address|address_?[12]|address_line_?[12]|line_?[12]|addr|shipping_address|"
          r"billing_address|home_address|street_?1|street_?2"), "STREET_ADDRESS"),
     (_rx(r"lat|latitude|lng|lon|long|longitude|geo|coords|coordinates|geolocation|latlng|lat_lng|ll|"
-         r"[a-z_]*_(?:lat|latitude|lng|lon|longitude)|(?:lat|lng|lon)_[a-z_]*"), "LATLONG"),
+         r"[a-z_]{0,40}_(?:lat|latitude|lng|lon|longitude)|(?:lat|lng|lon)_[a-z_]{0,40}"), "LATLONG"),
     (_rx(r"city|town|zip|zip_?code|postcode|postal_?code|zp|ct|st|county|neighbou?rhood"), "LOCATION"),
     (_rx(r"dob|birth_?date|date_of_birth|birthday|db|birth_year|yob"), "DATE_OF_BIRTH"),
     (_rx(r"gender|sex|ge"), "GENDER"),
@@ -91,7 +91,7 @@ KEY_RULES: list[tuple[re.Pattern, str]] = [
     (_rx(r"dl|dr|dt|dp|page_?location|page_?referrer|page_?title|page_?url|page_?path|referrer|referer|"
          r"current_url|document_location|document_referrer|document_title|href|url|page|"
          r"en|ec|ea|el|event|event_?name|event_?action|event_?category|event_?label|ev|e_c|e_a|e_n|"
-         r"action_name|screen_name_viewed|pv_url|rl|urlref|page_view|current_url|[a-z_]*_url_viewed"),
+         r"action_name|screen_name_viewed|pv_url|rl|urlref|page_view|current_url|[a-z_]{0,40}_url_viewed"),
      "BROWSING_ACTIVITY"),
 ]
 
@@ -106,10 +106,10 @@ NO_NER_KEYS = frozenset({
 })
 
 _COOKIE_RULES: list[tuple[re.Pattern, str]] = [
-    (re.compile(r".*(?:auth|jwt|access_token|refresh_token|remember_token|remember_user_token|session[-_.]token|"
-                r"id_token).*"), "AUTH_TOKEN"),
+    (re.compile(r".{0,60}(?:auth|jwt|access_token|refresh_token|remember_token|remember_user_token|session[-_.]token|"
+                r"id_token).{0,60}"), "AUTH_TOKEN"),
     (re.compile(r"sess|session|sid|sessionid|session_id|phpsessid|jsessionid|asp\.net_sessionid|connect\.sid|"
-                r"laravel_session|_session_id|ci_session|rack\.session|_sess|.*_session|.*sessid.*|"
+                r"laravel_session|_session_id|ci_session|rack\.session|_sess|.{0,60}_session|.{0,60}sessid.{0,60}|"
                 r"__host-session|__secure-session"), "SESSION_ID"),
     (re.compile(r"ide|dsid|id|_fbp|_fbc|fr|datr|_gcl_\w+|muid|mr|uuid2|anj|_ttp|tt_webid(?:_v2)?|"
                 r"personalization_id|guest_id|li_sugr|bcookie|bscookie|lidc|a3|idsync|tuuid|_rxuuid|cto_bundle|"
@@ -126,10 +126,10 @@ _COOKIE_RULES: list[tuple[re.Pattern, str]] = [
 
 @lru_cache(maxsize=8192)
 def normalise(key: str) -> str:
-    parts = [p for p in _SPLIT.split(key or "") if p]
+    parts = [p for p in _SPLIT.split((key or "")[-200:]) if p]
     k = parts[-1] if parts else (key or "")
     k = _CAMEL.sub("_", k).lower().replace("-", "_").replace(" ", "_")
-    return k
+    return k[:64]
 
 
 @lru_cache(maxsize=8192)
@@ -189,7 +189,7 @@ def skip_ner(key: str | None) -> bool:
 
 @lru_cache(maxsize=4096)
 def cookie_entity(name: str) -> str | None:
-    n = name.strip().lower()
+    n = name.strip().lower()[:128]
     for pat, entity in _COOKIE_RULES:
         if pat.fullmatch(n):
             return entity
