@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from .instructor import Guidance, Instructor
 from .items import Item, content_words, sentences
 
+_SPACES = re.compile(r"[ \t]{2,}")
+_BLANKS = re.compile(r"\n\s*\n+")
 MATCH = 0.6
 MIN_SHARED = 3
 _ADDRESS_KEYS = re.compile(r"^(to|cc|bcc|recipients?|recipient_ids?|channel|user_ids?|emails?|email_address|"
@@ -46,16 +48,20 @@ class Guard:
         self.instructor = instructor
 
     def check_text(self, text: str, guidance: Guidance) -> tuple[str, int, int, set[str]]:
-        kept, removed, types = [], 0, set()
+        kept, removed, types = 0, 0, set()
         judged = self.instructor.judge([Item(s, "outgoing", i) for i, s in enumerate(sentences(text))],
                                        guidance.relationship)
+        out = text
         for j in judged:
             if j.withheld or _leaks(j.words, guidance):
                 removed += 1
                 types.update(j.types or ["observed_withheld"])
+                out = out.replace(j.item.text, "", 1)  # cut in place: the rest keeps its layout
             else:
-                kept.append(j.item.text)
-        return " ".join(kept), removed, len(kept), types
+                kept += 1
+        if removed:
+            out = _BLANKS.sub("\n", _SPACES.sub(" ", out)).strip()
+        return out, removed, kept, types
 
     def check_call(self, tool: str, arguments: str, guidance: Guidance) -> GuardResult:
         try:
