@@ -199,3 +199,23 @@ def test_unparseable_stream_passes_unchanged(guidance):
     sg = StreamGuard("openai_chat", lambda t, a: "{}")
     raw = b"data: {broken\n\nevent: x\ndata: y\n\n"
     assert sg(raw) + sg(b"") == raw
+
+
+def test_experience_log_roundtrip_and_cli_export(tmp_path, guidance):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from guardian_proxy.agents import ExperienceLog
+
+    ins, g = guidance
+    res = Guard(ins).check_call("send_email", json.dumps({"body": COPY}), g)
+    log = ExperienceLog(tmp_path / "state" / "experience")
+    log.record("openai_chat", openai_request(), g, "send_email", json.dumps({"body": COPY}), res)
+    assert b"chemotherapy" not in log.path.read_bytes() and (log.path.stat().st_mode & 0o777) == 0o600
+    [case] = log.cases()
+    assert case["removed"] == 1 and case["context"][0]["content"] == INSTR and case["withheld"]
+    bin_ = Path(sys.executable).parent / "guardian-proxy"
+    out = tmp_path / "cases.jsonl"
+    subprocess.run([str(bin_), "experience", "export", str(out), "--state-dir", str(tmp_path / "state")], check=True)
+    assert json.loads(out.read_text())["leaking_action"]["tool"] == "send_email"

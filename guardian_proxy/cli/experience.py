@@ -1,0 +1,51 @@
+"""`guardian-proxy experience`: the agent guard's experience log (leaks caught despite guidance)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from .app import app
+from .common import console, settings_from
+
+experience_app = typer.Typer(help="Cases the agent guard caught despite guidance (encrypted at rest).",
+                             no_args_is_help=True)
+app.add_typer(experience_app, name="experience")
+
+
+def _log(config: Path | None, state_dir: Path | None):
+    from ..agents import ExperienceLog
+
+    return ExperienceLog(settings_from(config, state_dir).state_dir / "experience")
+
+
+@experience_app.command("list")
+def list_cases(state_dir: Path = typer.Option(None, "--state-dir"), config: Path = typer.Option(None, "--config"),
+               as_json: bool = typer.Option(False, "--json")) -> None:
+    """Count and summarise the cases (no conversation text is printed)."""
+    cases = _log(config, state_dir).cases()
+    rows = [{"ts": c["ts"], "api": c["api"], "tool": c["leaking_action"]["tool"], "removed": c["removed"],
+             "types": c["types"], "relationship": c["relationship"]} for c in cases]
+    if as_json:
+        print(json.dumps(rows))
+        return
+    console.print(f"{len(rows)} case(s)")
+    for r in rows:
+        console.print(f"{r['ts']:.0f} {r['api']} {r['tool']} removed {r['removed']} ({', '.join(r['types'])}) "
+                      f"→ {r['relationship']}")
+
+
+@experience_app.command("export")
+def export(output: Path = typer.Argument(..., help="Decrypted JSONL for scripts/train_instructor.py --cases"),
+           state_dir: Path = typer.Option(None, "--state-dir"), config: Path = typer.Option(None, "--config")) -> None:
+    """Decrypt the cases to a JSONL file (it holds conversation text: keep it private)."""
+    import os
+
+    cases = _log(config, state_dir).cases()
+    fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        for c in cases:
+            f.write(json.dumps(c, ensure_ascii=False) + "\n")
+    console.print(f"wrote {len(cases)} case(s) to {output} (mode 0600)")
