@@ -38,7 +38,7 @@ CONDITIONS = frozenset("""
 hypertension hypotension arrhythmia angina cardiomyopathy diabetic prediabetes hypothyroidism hyperthyroidism
 endometriosis pcos infertility menopause erectile dysfunction psoriasis eczema lupus fibromyalgia gout
 osteoporosis osteoarthritis arthritis crohn's colitis ibs celiac coeliac cirrhosis hiv-positive chlamydia
-gonorrhea syphilis herpes hpv std sti ocd bipolar anorexia bulimia bpd schizophrenic depressed suicidal
+gonorrhea syphilis herpes hpv std sti pregnancy ocd bipolar anorexia bulimia bpd schizophrenic depressed suicidal
 self-harm dyslexia dyspraxia tourette's sclerosis ms als copd emphysema bronchitis apnea narcolepsy glaucoma
 cataracts macular covid covid-19 chemotherapy chemo radiotherapy dialysis transplant abortion ivf pregnant trimester
 miscarried stillbirth postpartum mastectomy melanoma lymphoma carcinoma sarcoma

@@ -1,0 +1,78 @@
+import json
+
+import pytest
+
+from guardian_proxy.extract import recipients
+from guardian_proxy.extract.extractor import initiating_site, site_domain
+from guardian_proxy.resources import DATA_DIR
+from guardian_proxy.types import RECIPIENT_CLASSES, RawRequest
+
+
+def cls(host, site=None, port=None, path="/", **kw):
+    return recipients.classify(host, site, port, path, **kw)
+
+
+@pytest.mark.parametrize("host,site,port,path,want,owner", [
+    ("ads.doubleclick.net", None, None, "/collect", "ad_network", "Google"),
+    ("support.zendesk.com", None, None, "/api/tickets", "service_provider", "Zendesk"),
+    ("acme.zendesk.com", None, None, "/", "service_provider", "Zendesk"),
+    ("region1.google-analytics.com", "shop.example.com", None, "/g/collect", "analytics", "Google"),
+    ("platform.twitter.com", None, None, "/widgets.js", "social", "Twitter"),
+    ("x.acxiom.com", None, None, "/", "data_broker", "Acxiom LLC"),
+    ("api.openai.com", None, None, "/v1/chat/completions", "ai_service", "OpenAI"),
+    ("api.anthropic.com", None, None, "/v1/messages", "ai_service", "Anthropic"),
+    ("generativelanguage.googleapis.com", None, None, "/v1beta/models/x:generateContent", "ai_service", "Google"),
+    ("us-central1-aiplatform.googleapis.com", None, None, "/", "ai_service", "Google"),
+    ("bedrock-runtime.eu-west-1.amazonaws.com", None, None, "/model/x/invoke", "ai_service", "Amazon"),
+    ("api.mistral.ai", None, None, "/v1/chat/completions", "ai_service", "Mistral AI"),
+    ("api.groq.com", None, None, "/openai/v1/chat/completions", "ai_service", "Groq"),
+    ("openrouter.ai", None, None, "/api/v1/chat/completions", "ai_service", "OpenRouter"),
+    ("api.together.xyz", None, None, "/v1/chat/completions", "ai_service", "Together AI"),
+    ("api.cohere.ai", None, None, "/v1/chat", "ai_service", "Cohere"),
+    ("localhost", None, 11434, "/api/tags", "ai_service", "local model server"),
+    ("127.0.0.1", None, 8000, "/v1/chat/completions", "ai_service", "local model server"),
+    ("127.0.0.1", None, 8080, "/index.html", "first_party", None),
+    ("llm.corp-example.com", None, None, "/v1/chat/completions", "ai_service", None),
+    ("at-o.net", None, None, "/hit.xiti", "analytics", "AT Internet (formerly XiTi)"),
+    ("cdn.example.org", None, None, "/x", "unknown_third_party", None),
+    ("www.o2.pl", "wp.pl", None, "/", "first_party", "o2.pl"),
+    ("static.doubleclick.net", "youtube.com", None, "/", "first_party", "Google"),
+    ("api.shop-example.com", "shop-example.com", None, "/cart", "first_party", None),
+])
+def test_classify(host, site, port, path, want, owner):
+    r = cls(host, site, port, path)
+    assert (r.cls, r.owner) == (want, owner)
+    assert r.cls in RECIPIENT_CLASSES
+
+
+def test_cname_cloaked_tracker_is_unmasked():
+    resolver = {"metrics.shop-example.com": "shop-example.com.at-o.net.", "api.shop-example.com": None}.get
+    r = cls("metrics.shop-example.com", "shop-example.com", resolve_cname=resolver)
+    assert (r.cls, r.rule, r.flags) == ("analytics", "cname-cloaked", ["cname_cloaked"])
+    assert cls("api.shop-example.com", "shop-example.com", resolve_cname=resolver).cls == "first_party"
+    # a first-party name served by a CDN stays first party
+    cdn = {"img.shop-example.com": "d111111abcdef8.cloudfront.net"}.get
+    assert cls("img.shop-example.com", "shop-example.com", resolve_cname=cdn).cls == "first_party"
+
+
+def test_site_domain_and_initiating_site():
+    assert site_domain("www.shop.example") == "shop.example"
+    assert site_domain("tracker.eu.example.co.uk") == "example.co.uk"
+    assert site_domain("192.168.1.2") == "192.168.1.2"
+    req = RawRequest(method="GET", url="https://a.example.com/", headers=[("referer", "https://www.shop.example/x")])
+    assert initiating_site(req) == "shop.example"
+    nav = RawRequest(method="GET", url="https://news.example.com/", headers=[("sec-fetch-mode", "navigate"),
+                                                                          ("sec-fetch-site", "none")])
+    assert initiating_site(nav) == "example.com"
+    assert initiating_site(RawRequest(method="GET", url="https://a.example.com/", headers=[("origin", "null")])) is None
+
+
+def test_shipped_table_and_notices():
+    table = json.loads((DATA_DIR / "recipients.json").read_text())
+    assert len(table["trackers"]) > 4000 and len(table["brokers"]) > 400 and len(table["related_sets"]) > 200
+    assert set(table["category_class"].values()) <= set(RECIPIENT_CLASSES)
+    assert all(v[0] in RECIPIENT_CLASSES for v in table["trackers"].values())
+    notice = (DATA_DIR / "NOTICE-recipients.md").read_text()
+    for needle in ("CC BY 4.0", "Apache License 2.0", "MIT", "WhoTracks.me", "related-website-sets", "cname-trackers"):
+        assert needle in notice
+    assert len(list((DATA_DIR / "licenses").iterdir())) == 4
