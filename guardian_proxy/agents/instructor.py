@@ -20,7 +20,9 @@ from .items import Item, content_words, items_of
 from .norms import Norms
 from .step import AgentStep
 
-_NAME = re.compile(r"(?:\b(?:Mr|Mrs|Ms|Dr|Prof)\.?\s+[A-Z][a-z]+)|(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+\s+[A-Z][a-z]+\b")
+_TITLED = re.compile(r"\b(?:Mr|Mrs|Ms|Dr|Prof)\.?\s+[A-Z][a-z]+")
+_CAPITAL = re.compile(r"(?<![.!?:]\s)(?<!^)\b([A-Z][a-z]{2,})\b")
+_PAIR = re.compile(r"\b[A-Z][a-z]+\s+[A-Z][a-z]+\b")
 MAX_LISTED = 12
 
 
@@ -31,8 +33,16 @@ def _object(record: str) -> str:
 
 
 def heuristic_persons(text: str) -> int:
-    """Cheap person count: titled names and capitalised word pairs not at a sentence start."""
-    return len(_NAME.findall(text))
+    """Cheap count of named people: titled names, and capitalised words inside a sentence that are rare as
+    English words (wordfreq Zipf < 3.5: "Smithson" — not "Monday" or "Team"), and capitalised pairs
+    ("Emily Carter") after the first character."""
+    from wordfreq import zipf_frequency
+
+    n = len(_TITLED.findall(text)) + len(_PAIR.findall(text[1:]))
+    for m in _CAPITAL.finditer(text):
+        if m.start() > 0 and zipf_frequency(m.group(1).lower(), "en") < 3.5:
+            n += 1
+    return n
 
 
 @dataclass
