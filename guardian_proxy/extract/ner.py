@@ -1,9 +1,11 @@
 """Presidio on a trimmed spaCy pipeline, loaded lazily and once.
 
-What runs: spaCy's `ner` (with its own embedding layer) plus the tagger/attribute ruler/lemmatizer the
-narrative recognizers read (`pos_`, `lemma_`); the dependency parser is disabled by default (about 40%
-of the pipeline's time; only the narrative's occupation compounds read `dep_`, and they degrade to single
-words). Presidio's recognizers that the project's own pattern layer replaces (e-mail, phone, card, IBAN,
+What runs: spaCy's `ner` (with its own embedding layer) and the tagger; the dependency parser, the
+attribute ruler and the lemmatizer are disabled by default (together about half of the pipeline's time):
+a small component derives `pos_` from the tagger's `tag_` and `lemma_` from the lower-cased word (plural
+nouns singularised), which is what Presidio's context scoring and the narrative recognizers read; only the
+narrative's occupation compounds read `dep_`, and they degrade to single words. `spacy_disable` changes
+this (e.g. add "tagger", "tok2vec" for NER alone, about 35% faster again on long texts). Presidio's recognizers that the project's own pattern layer replaces (e-mail, phone, card, IBAN,
 IP, URL, date, UUID, MAC) are left out; its NER recognizer and the context-scored US/UK identifier
 recognizers stay. Texts of one request go through `nlp.pipe` together (one batch, no cross-field bleed).
 """
@@ -17,7 +19,19 @@ from .narrative import detect_quasi
 from .patterns import Hit
 
 NER_ENTITIES = ["PERSON", "LOCATION", "NRP", "ORGANIZATION"]
-DEFAULT_DISABLE = ("parser",)
+#: the parser (dependencies) and the rule-based attribute ruler + lemmatizer are the slow parts Presidio does not
+#: need; two small components put back what readers use: `pos_` from the tagger's `tag_`, and `lemma_`
+DEFAULT_DISABLE = ("parser", "attribute_ruler", "lemmatizer")
+#: Penn Treebank tag → universal POS (what the attribute ruler would set for the common cases)
+TAG_POS = {
+    "NN": "NOUN", "NNS": "NOUN", "NNP": "PROPN", "NNPS": "PROPN", "VB": "VERB", "VBD": "VERB", "VBG": "VERB",
+    "VBN": "VERB", "VBP": "VERB", "VBZ": "VERB", "MD": "AUX", "JJ": "ADJ", "JJR": "ADJ", "JJS": "ADJ", "AFX": "ADJ",
+    "RB": "ADV", "RBR": "ADV", "RBS": "ADV", "WRB": "ADV", "PRP": "PRON", "PRP$": "PRON", "WP": "PRON",
+    "WP$": "PRON", "EX": "PRON", "DT": "DET", "PDT": "DET", "WDT": "DET", "IN": "ADP", "RP": "ADP", "CC": "CCONJ",
+    "CD": "NUM", "UH": "INTJ", "TO": "PART", "POS": "PART", "FW": "X", "LS": "X", "XX": "X", "ADD": "X",
+    "SYM": "SYM", "$": "SYM", "#": "SYM", "_SP": "SPACE", ",": "PUNCT", ".": "PUNCT", ":": "PUNCT", "``": "PUNCT",
+    "''": "PUNCT", "-LRB-": "PUNCT", "-RRB-": "PUNCT", "HYPH": "PUNCT", "NFP": "PUNCT",
+}
 
 
 class NerEngine:
@@ -62,7 +76,7 @@ class NerEngine:
         class TrimmedSpacy(SpacyNlpEngine):
             def load(self) -> None:
                 nlp = spacy.load(model, disable=disable)
-                if "lemmatizer" not in nlp.pipe_names:  # Presidio's context scoring reads lemmas
+                if "lemmatizer" not in nlp.pipe_names:  # Presidio's context scoring reads lemmas, narrative pos_
                     nlp.add_pipe("guardian_lower_lemma", last=True)
                 self.nlp = {"en": nlp}
 
@@ -87,6 +101,16 @@ class NerEngine:
         return out
 
 
+def _lemma(lower: str, tag: str) -> str:
+    if tag in ("NNS", "NNPS") and len(lower) > 3 and lower.endswith("s") and not lower.endswith("ss"):
+        if lower.endswith("ies") and len(lower) > 4:
+            return lower[:-3] + "y"
+        if lower.endswith(("sses", "ches", "shes", "xes")):
+            return lower[:-2]
+        return lower[:-1]
+    return lower
+
+
 def _register_lower_lemma() -> None:
     from spacy.language import Language
 
@@ -96,7 +120,9 @@ def _register_lower_lemma() -> None:
     @Language.component("guardian_lower_lemma")
     def lower_lemma(doc):
         for tok in doc:
+            tag = tok.tag_
+            if tag and not tok.pos_:
+                tok.pos_ = TAG_POS.get(tag, "X")
             if not tok.lemma_:
-                tok.lemma_ = tok.lower_
+                tok.lemma_ = _lemma(tok.lower_, tag)
         return doc
-
