@@ -7,8 +7,8 @@ import zlib
 
 import pytest
 
+from guardian_proxy.chatapi.sse import MAX_EVENT_BYTES
 from guardian_proxy.session.demask import Demasker
-from guardian_proxy.session.sse import MAX_EVENT_BYTES
 from guardian_proxy.session.stream import StreamDemasker, demask_body
 from tests.support import llm_server as srv
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from ..session.sse import Event, SSEFramer  # TODO(integrator): move SSE framing to chatapi
+from ..chatapi.sse import Event, SSEFramer
 
 Check = Callable[[str, str], str]  # (tool name, complete arguments JSON) -> arguments to send
 

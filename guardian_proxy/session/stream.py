@@ -21,8 +21,8 @@ import zlib
 from collections.abc import Callable
 
 from .. import chatapi
+from ..chatapi.sse import Event, NDJSONFramer, SSEFramer, ndjson_line
 from .demask import Channel, Demasker
-from .sse import Event, NDJSONFramer, SSEFramer, ndjson_line
 
 log = logging.getLogger("guardian_proxy")
 JSON_TEXT_KEYS = frozenset({"arguments", "partial_json"})

@@ -1,6 +1,6 @@
 """SSE and NDJSON framing: whole events out of arbitrary chunks, original bytes kept."""
 
-from guardian_proxy.session.sse import MAX_EVENT_BYTES, NDJSONFramer, SSEFramer, parse_event
+from guardian_proxy.chatapi.sse import MAX_EVENT_BYTES, NDJSONFramer, SSEFramer, parse_event
 
 STREAM = (b": keep-alive\n\n"
           b"event: content_block_delta\r\ndata: {\"a\": 1}\r\n\r\n"
