@@ -25,3 +25,29 @@ def test_ruff_bans_mitmproxy_outside_addon(tmp_path):
     ok = subprocess.run([sys.executable, "-m", "ruff", "check", "--select", "TID251", "guardian_proxy"],
                         capture_output=True, text=True, cwd=ROOT)
     assert ok.returncode == 0, ok.stdout
+
+
+STAGES = ("extract", "policy", "likelihood", "anonymize", "session", "agents", "risk")
+
+
+def test_stages_never_import_each_other():
+    import ast
+
+    bad = []
+    for stage in STAGES:
+        files = [ROOT / "guardian_proxy" / f"{stage}.py"] if stage == "risk" else \
+            sorted((ROOT / "guardian_proxy" / stage).rglob("*.py"))
+        for f in files:
+            for node in ast.walk(ast.parse(f.read_text())):
+                if isinstance(node, ast.ImportFrom):
+                    mod = node.module or ""
+                    if node.level == 0 and mod.startswith("guardian_proxy."):
+                        mod, level = mod[len("guardian_proxy."):], 1
+                    else:
+                        level = node.level - (0 if stage == "risk" else 1)
+                    target = mod.split(".")[0] if level >= 1 and mod else None
+                    names = [a.name for a in node.names] if level >= 1 and not mod else []
+                    for t in [target, *names]:
+                        if t in STAGES and t != stage:
+                            bad.append(f"{f.relative_to(ROOT)} imports {t}")
+    assert not bad, bad
