@@ -1,5 +1,58 @@
-"""Stage 3: (Action, Evidence) → violation likelihood L."""
+"""Stage 3: (Action, Evidence) → violation likelihood L.
 
+`make_stage(settings, backend)` builds what `likelihood.mode` asks for: `fixed` → FixedLikelihood;
+`model` → EvidentialLikelihood (router.py: evidential fast path, LLM slow path, conservative fallback),
+loading the weights now so a bad file stops the proxy at start with a message naming it.
+torch is imported only when the model is built. `status(settings)` reports for `guardian-proxy doctor`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..config import Settings
+from ..resources import models_dir
 from .fixed import FixedLikelihood
 
-__all__ = ["FixedLikelihood"]
+__all__ = ["FixedLikelihood", "make_stage", "model_path", "status"]
+
+DEFAULT_MODEL = "likelihood.pt"
+
+
+def model_path(settings: Settings) -> Path:
+    f = settings.likelihood.model_file
+    return Path(f).expanduser() if f else models_dir() / DEFAULT_MODEL
+
+
+def make_stage(settings: Settings, backend=None):
+    lk = settings.likelihood
+    if lk.mode == "fixed":
+        return FixedLikelihood(lk.fixed_value)
+    from .router import EvidentialLikelihood
+
+    return EvidentialLikelihood(model_path(settings), u_threshold=lk.u_threshold,
+                                backend=backend if lk.slow_path else None,
+                                timeout=settings.llm.timeout_s, max_tokens=min(settings.llm.max_tokens, 256))
+
+
+def status(settings: Settings) -> dict:
+    """Mode, model file, whether it loads, its threshold and training provenance. Never raises."""
+    lk = settings.likelihood
+    out: dict = {"mode": lk.mode, "ok": True}
+    if lk.mode == "fixed":
+        out["fixed_value"] = lk.fixed_value
+        return out
+    path = model_path(settings)
+    out["model_file"] = str(path)
+    try:
+        from . import checkpoint
+
+        loaded = checkpoint.load(path)
+    except Exception as e:  # ModelLoadError or a missing torch: reported, not raised
+        out.update(ok=False, error=f"{type(e).__name__}: {e}")
+        return out
+    meta = loaded.meta
+    out.update(u_threshold=lk.u_threshold or loaded.u_threshold, feature_dim=loaded.spec.dim,
+               trained_on=meta.get("trained_on"), pairs=meta.get("pairs"),
+               slow_path="llm" if (lk.slow_path and settings.llm.backend != "none") else "fallback")
+    return out

@@ -7,13 +7,20 @@ Interface (every back end):
     load() -> None                                   # raises ModelLoadError naming the file
     chat(messages, max_tokens, timeout) -> str       # raises BackendError
     chat_json(messages, schema, max_tokens, timeout) -> dict   # JSON-constrained; raises BackendError
+
+Back ends: `llama_cpp` (llamacpp.py: a GGUF file, grammar-constrained JSON) and `transformers`
+(hf.py: a local model directory, guided JSON decoding). `status(settings)` says what is installed and
+loadable, for `guardian-proxy doctor`.
 """
 
 from __future__ import annotations
 
+import importlib.util
+from pathlib import Path
 from typing import Protocol
 
-from ..config import LLMSettings
+from ..config import LLMSettings, Settings
+from ..errors import ConfigError
 
 
 class LLMBackend(Protocol):
@@ -27,6 +34,59 @@ class LLMBackend(Protocol):
 
 
 def make_backend(settings: LLMSettings) -> LLMBackend | None:
+    """The configured back end, not loaded yet (call `load()`; it raises ModelLoadError naming the file)."""
     if settings.backend == "none":
         return None
-    raise NotImplementedError(f"LLM back end {settings.backend!r} is not available yet")
+    if not settings.model_path:
+        raise ConfigError(f"llm.backend {settings.backend!r} needs llm.model_path")
+    if settings.backend == "llama_cpp":
+        from .llamacpp import LlamaCppBackend
+
+        return LlamaCppBackend(settings.model_path, n_threads=settings.n_threads, n_ctx=settings.n_ctx,
+                               chat_format=settings.chat_format)
+    if settings.backend == "transformers":
+        from .hf import TransformersBackend
+
+        return TransformersBackend(settings.model_path, n_threads=settings.n_threads)
+    raise ConfigError(f"unknown LLM back end {settings.backend!r}")
+
+
+def _version(module: str) -> str | None:
+    if importlib.util.find_spec(module) is None:
+        return None
+    try:
+        from importlib.metadata import version
+
+        return version({"llama_cpp": "llama-cpp-python"}.get(module, module))
+    except Exception:
+        return "installed"
+
+
+def status(settings: Settings | LLMSettings, load: bool = False) -> dict:
+    """What is installed and configured; with load=True also tries to load the configured model.
+    Never raises: problems are reported in the dict ("ok": False, "error")."""
+    llm = settings.llm if isinstance(settings, Settings) else settings
+    out: dict = {
+        "backend": llm.backend, "model_path": llm.model_path,
+        "installed": {"llama_cpp": _version("llama_cpp"), "transformers": _version("transformers"),
+                      "torch": _version("torch")},
+        "ok": True,
+    }
+    if llm.backend == "none":
+        out["note"] = "no LLM configured: the likelihood slow path uses the conservative fallback"
+        return out
+    if llm.model_path and not Path(llm.model_path).expanduser().exists():
+        out.update(ok=False, error=f"model path not found: {llm.model_path}")
+        return out
+    needed = "llama_cpp" if llm.backend == "llama_cpp" else "transformers"
+    if out["installed"][needed] is None:
+        out.update(ok=False, error=f"{needed} is not installed (pip install 'guardian-proxy[llm]')")
+        return out
+    if load:
+        try:
+            backend = make_backend(llm)
+            backend.load()
+            out["loaded"] = True
+        except Exception as e:  # report, never raise: doctor prints it
+            out.update(ok=False, loaded=False, error=f"{type(e).__name__}: {e}")
+    return out

@@ -1,0 +1,157 @@
+"""(Action, Evidence) → a fixed-size float32 feature vector for the evidential classifier.
+
+Four blocks (the spec, with its size, is stored in the checkpoint and checked at load):
+  action    one-hot category, recipient class, purposes, basis (shared vocabularies of types.py);
+  slots     per evidence statement, in rank order (8 slots): retrieval score and whether the statement's
+            structured fields and the lexicon's reading of its text match the action's category,
+            recipient and purpose, plus practice, negation and condition cues and their conjunctions;
+  summary   maxima and score-weighted sums of the slot conjunctions over the 8 statements;
+  hashed    signed feature hashing (crc32) of the statements' unigrams/bigrams, alone and crossed with
+            the action's category, recipient and purpose (so "hipaa" can count for health only).
+No outgoing text, host or value of the action enters the features: only its vocabulary fields.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import zlib
+from functools import lru_cache
+
+import numpy as np
+
+from ..types import BASES, CATEGORIES, PURPOSES, RECIPIENT_CLASSES, Action, Evidence
+from .lexicon import read
+
+SLOTS = 8
+THIRD = frozenset(RECIPIENT_CLASSES) - {"first_party"}
+_TOKEN = re.compile(r"[a-z][a-z0-9']+")
+_STOP = frozenset("the a an and or of to in on for with by as is are be this that we our you your it its "
+                  "from at may will can any such other which these those has have not".split())
+_READ = ("cat", "rec", "rec_generic", "pur", "pur_open", "neg", "full", "full_pos", "full_neg", "cat_rec")
+SLOT_NAMES = ("present", "score", "generic", "share", "sell", "collect", "use", "opt_in", "opt_out", "legal",
+              "aggregated") + tuple(f"{k}_field" for k in _READ) + tuple(f"{k}_lex" for k in _READ) + (
+              "full_any", "full_pos_any", "full_neg_any")
+SUMMARY_OF = ("cat_field", "cat_lex", "cat_rec_field", "cat_rec_lex", "full_field", "full_lex", "full_pos_field",
+              "full_pos_lex", "full_neg_field", "full_neg_lex", "full_any", "full_pos_any", "full_neg_any", "generic")
+
+
+class FeatureSpec:
+    """Sizes of the blocks; `dim` is what the checkpoint records."""
+
+    def __init__(self, hash_bits: int = 0, slots: int = SLOTS):
+        self.hash_bits = hash_bits
+        self.slots = slots
+        self.n_action = len(CATEGORIES) + len(RECIPIENT_CLASSES) + len(PURPOSES) + len(BASES)
+        self.n_slot = len(SLOT_NAMES)
+        self.n_summary = 2 * len(SUMMARY_OF) + 1
+        self.n_hash = (1 << hash_bits) if hash_bits else 0
+        self.dim = self.n_action + slots * self.n_slot + self.n_summary + self.n_hash
+
+    def layout(self) -> dict:
+        return {"n_action": self.n_action, "slots": self.slots, "n_slot": self.n_slot,
+                "n_summary": self.n_summary, "n_hash": self.n_hash}
+
+    def as_dict(self) -> dict:
+        return {"hash_bits": self.hash_bits, "slots": self.slots, "dim": self.dim, "version": 2, **self.layout()}
+
+
+def _onehots(action: Action) -> list[float]:
+    cats = {c for c, n in action.categories.items() if n > 0}
+    purs = set(action.purposes or ["unknown"])
+    return ([1.0 if c in cats else 0.0 for c in CATEGORIES]
+            + [1.0 if r == action.recipient else 0.0 for r in RECIPIENT_CLASSES]
+            + [1.0 if p in purs else 0.0 for p in PURPOSES]
+            + [1.0 if b == action.basis else 0.0 for b in BASES])
+
+
+def _match(cats: set[str], rec: str, purs: set[str], st_cats, st_recs, st_purs, neg: bool, sfx: str) -> dict:
+    cat = bool(cats & st_cats)
+    rec_strict = rec in st_recs
+    rec_generic = rec in THIRD and "unknown_third_party" in st_recs
+    rec_ok = rec_strict or rec_generic
+    pur_open = not st_purs  # a statement naming no purpose covers every purpose
+    pur = bool(purs & st_purs) or pur_open
+    full = cat and rec_ok and pur
+    return {f"cat_{sfx}": cat, f"rec_{sfx}": rec_strict, f"rec_generic_{sfx}": rec_generic, f"pur_{sfx}": pur,
+            f"pur_open_{sfx}": pur_open, f"neg_{sfx}": neg, f"full_{sfx}": full, f"full_pos_{sfx}": full and not neg,
+            f"full_neg_{sfx}": full and neg, f"cat_rec_{sfx}": cat and rec_ok}
+
+
+def _slot(cats: set[str], rec: str, purs: set[str], st, score: float) -> dict[str, float]:
+    r = read(st.text)
+    generic = r.generic or "other" in st.data_categories
+    st_recs = set(st.recipients)
+    if not st_recs and st.practice in ("collect", "use", "retain", "protect"):
+        st_recs = {"first_party"}  # "we collect …" with no recipient named: the first party
+    lex_recs = set(r.recipients) or ({"first_party"} if r.practices & {"collect", "use"} else set())
+    neg_field = bool(getattr(st, "negated", False))
+    f = {"present": 1.0, "score": score, "generic": generic, "share": "share" in r.practices,
+         "sell": "sell" in r.practices, "collect": "collect" in r.practices, "use": "use" in r.practices,
+         "opt_in": "opt_in" in r.conditions, "opt_out": "opt_out" in r.conditions, "legal": "legal" in r.conditions,
+         "aggregated": "aggregated" in r.conditions}
+    f.update(_match(cats, rec, purs, set(st.data_categories), st_recs, set(st.purposes), neg_field, "field"))
+    f.update(_match(cats, rec, purs, set(r.categories), lex_recs, set(r.purposes), r.negated, "lex"))
+    f["full_any"] = f["full_field"] or f["full_lex"]
+    f["full_pos_any"] = f["full_any"] and not (neg_field or r.negated)
+    f["full_neg_any"] = f["full_any"] and (neg_field or r.negated)
+    return {k: float(v) for k, v in f.items()}
+
+
+_GOLD = np.uint64(0x9E3779B97F4A7C15)
+
+
+@lru_cache(maxsize=16384)
+def _gram_hashes(text: str) -> np.ndarray:
+    """crc32 of the statement's unigrams and bigrams (stop words dropped), cached per text."""
+    toks = [t for t in _TOKEN.findall(text.lower()) if t not in _STOP]
+    grams = set(toks) | {f"{a}_{b}" for a, b in zip(toks, toks[1:], strict=False)}
+    return np.array(sorted(zlib.crc32(g.encode()) for g in grams), dtype=np.uint64)
+
+
+def _hash_block(block: np.ndarray, bits: int, grams: np.ndarray, key: int, weight: float) -> None:
+    """Signed hashing of (key, gram) pairs into `block` (key 0 = the gram alone)."""
+    with np.errstate(over="ignore"):
+        mixed = (grams ^ np.uint64(key)) * _GOLD
+    idx = (mixed >> np.uint64(64 - bits)).astype(np.int64)
+    sign = np.where((mixed >> np.uint64(20)) & np.uint64(1), weight, -weight).astype(np.float32)
+    np.add.at(block, idx, sign)
+
+
+def featurize(action: Action, evidence: Evidence, spec: FeatureSpec) -> np.ndarray:
+    vec = np.zeros(spec.dim, dtype=np.float32)
+    head = _onehots(action)
+    vec[: spec.n_action] = head
+    cats = {c for c, n in action.categories.items() if n > 0}
+    purs = set(action.purposes or ["unknown"])
+    rec = action.recipient
+    slots = []
+    for i, ss in enumerate(evidence.statements[: spec.slots]):
+        f = _slot(cats, rec, purs, ss.statement, float(ss.score))
+        slots.append(f)
+        base = spec.n_action + i * spec.n_slot
+        vec[base: base + spec.n_slot] = [f[k] for k in SLOT_NAMES]
+    base = spec.n_action + spec.slots * spec.n_slot
+    summary = [float(len(slots)) / spec.slots]
+    for k in SUMMARY_OF:
+        summary.append(max((f[k] for f in slots), default=0.0))
+        summary.append(sum(f[k] * f["score"] for f in slots))
+    vec[base: base + spec.n_summary] = summary
+    if spec.n_hash:
+        block = vec[base + spec.n_summary:]
+        keys = [0] + [zlib.crc32(k.encode()) for k in
+                      [f"c={c}" for c in sorted(cats)] + [f"r={rec}"] + [f"p={p}" for p in sorted(purs)]]
+        for i, ss in enumerate(evidence.statements[: spec.slots]):
+            grams = _gram_hashes(ss.statement.text)
+            for k in keys:
+                _hash_block(block, spec.hash_bits, grams, k, 1.0 / (1.0 + i))
+        norm = math.sqrt(float(np.dot(block, block)))
+        if norm > 0:
+            block /= norm
+    return vec
+
+
+def featurize_many(items, spec: FeatureSpec) -> np.ndarray:
+    """Stack features for an iterable of (action, evidence)."""
+    rows = [featurize(a, e, spec) for a, e in items]
+    return np.stack(rows) if rows else np.zeros((0, spec.dim), dtype=np.float32)

@@ -1,0 +1,91 @@
+"""Routing between the evidential fast path, the LLM slow path and the conservative fallback.
+
+    fast      u < threshold: L = risky mass (max over the action's category × purpose items)
+    slow      u ≥ threshold and an LLM back end is configured: L = the LLM's strict-JSON estimate
+    fallback  u ≥ threshold with no LLM, or the LLM failed, timed out or answered malformed JSON:
+              L = m + u·(1 − m) (m = risky mass), i.e. the uncertain share of the mass counts as risky;
+              a model that produced NaN/inf or features that failed: L = 1.0
+The returned Likelihood says which path decided and why (`reason`), so the decision log shows it.
+An action with several categories or purposes is split into single (category, purpose) items that are
+scored in one batch; the riskiest item decides L and the largest u decides the routing.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from pathlib import Path
+
+from ..errors import BackendError
+from ..types import CATEGORIES, Action, Evidence, Likelihood
+from . import checkpoint, slow
+from .features import featurize
+
+log = logging.getLogger("guardian_proxy.likelihood")
+MAX_ITEMS = 8
+
+
+def fallback_value(mass: float, u: float) -> float:
+    return min(1.0, max(0.0, mass + u * (1.0 - mass)))
+
+
+def split_items(action: Action) -> list[Action]:
+    cats = [c for c, n in action.categories.items() if n > 0 and c in CATEGORIES] or ["other"]
+    purs = list(dict.fromkeys(action.purposes or ["unknown"]))
+    items = []
+    for c in cats:
+        for p in purs:
+            items.append(action.model_copy(update={"categories": {c: 1}, "purposes": [p]}))
+    return items[:MAX_ITEMS]
+
+
+class EvidentialLikelihood:
+    """Stage 3 with the trained model. Loads at construction (ModelLoadError names a bad file)."""
+
+    def __init__(self, model_file: Path | str, u_threshold: float | None = None, backend=None,
+                 timeout: float = 20.0, max_tokens: int = 128):
+        import torch
+
+        self._torch = torch
+        self.loaded = checkpoint.load(model_file)
+        self.u_threshold = float(u_threshold) if u_threshold is not None else self.loaded.u_threshold
+        self.backend = backend
+        self.timeout = timeout
+        self.max_tokens = max_tokens
+
+    def fast(self, action: Action, evidence: Evidence) -> tuple[float, float]:
+        """(risky mass, u) of the riskiest item; raises ValueError on a non-finite output."""
+        import numpy as np
+
+        from .model import dirichlet_outputs
+
+        items = split_items(action)
+        x = np.stack([featurize(a, evidence, self.loaded.spec) for a in items])
+        with self._torch.no_grad():
+            m, u = dirichlet_outputs(self.loaded.model(self._torch.from_numpy(x)))
+        mass, unc = m.tolist(), u.tolist()
+        if not all(math.isfinite(v) for v in mass + unc):
+            raise ValueError("non-finite model output")
+        return max(mass), max(unc)
+
+    def estimate(self, action: Action, evidence: Evidence) -> Likelihood:
+        try:
+            mass, u = self.fast(action, evidence)
+        except Exception as e:  # never an unlogged guess: the most conservative value, said so
+            log.warning("likelihood model failed (%s: %s); fallback L=1.0", type(e).__name__, e)
+            return Likelihood(value=1.0, path="fallback", reason=f"model failed ({type(e).__name__}); L=1")
+        if u < self.u_threshold:
+            return Likelihood(value=mass, path="fast", u=u, risky_mass=mass,
+                              reason=f"evidential model, u={u:.3f} < {self.u_threshold:.3f}")
+        fb = fallback_value(mass, u)
+        if self.backend is None:
+            return Likelihood(value=fb, path="fallback", u=u, risky_mass=mass,
+                              reason=f"u={u:.3f} ≥ {self.u_threshold:.3f}, no LLM configured: m + u(1-m)")
+        try:
+            value, why = slow.ask(self.backend, action, evidence, self.timeout, self.max_tokens)
+        except BackendError as e:
+            log.warning("LLM slow path failed (%s); fallback L=%.3f", e, fb)
+            return Likelihood(value=fb, path="fallback", u=u, risky_mass=mass,
+                              reason=f"LLM failed ({str(e)[:120]}): m + u(1-m)")
+        return Likelihood(value=value, path="slow", u=u, risky_mass=mass,
+                          reason=f"LLM ({getattr(self.backend, 'name', 'llm')}): {why}"[:300])
