@@ -129,3 +129,16 @@ def test_fuzz_never_raises(ex, body, ctype, enc, cookie):
 
 def test_detection_type_is_exported():
     assert Detection().spans == [] and Detection().flags == []
+
+
+def test_unreadable_body_is_never_rebuilt(ex):
+    from guardian_proxy.bodies import write_back
+    from guardian_proxy.errors import BodyError
+
+    a = ex.extract(post(b"x" * 1_000_001, "text/plain", url="https://c.example.com/u/a%40b.com?e=a%40b.com"))
+    assert "too_large" in a.flags and [f.path for f in a.fields] == ["query:e"]  # no path: field to rewrite
+    with pytest.raises(BodyError):
+        write_back(a._parsed, {"query:e": "x", "path:": "/u/x"})
+    ok = ex.extract(post(b'{"a": 1}', url="https://c.example.com/u/a%40b.com"))
+    assert [s.entity for s in ok.spans] == ["EMAIL_ADDRESS"] and ok.spans[0].path == "path:"
+    assert write_back(ok._parsed, {"path:": "/u/x"}) == b'{"a": 1}'

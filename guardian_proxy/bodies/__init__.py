@@ -238,6 +238,8 @@ def write_back(parsed: ParsedBody, replacements: dict[str, str]) -> bytes:
     Raises BodyError when the body has no writable structure (binary, too large, unreadable)."""
     mine = {p: t for p, t in replacements.items() if is_body_path(p)}
     if not mine:
+        if parsed.decoded is None and parsed.format != "none":
+            raise BodyError(f"no body to rebuild ({parsed.format})")  # never answer an unread body with b""
         return parsed.decoded or b""
     if parsed.data is None:
         raise BodyError(f"cannot write back into a {parsed.format} body")

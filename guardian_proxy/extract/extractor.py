@@ -67,7 +67,10 @@ class Extractor:
 
     def _extract(self, req: RawRequest) -> Action:
         parsed = self.parse(req)
-        fields = self._url_fields(req.url) + parse_cookies(req.header("cookie")) + parsed.fields
+        # the URL path is read only when the body can be rebuilt: a writer that treats every non-query,
+        # non-cookie path as a body path must never be handed an unreadable body to rebuild
+        fields = self._url_fields(req.url, parsed.decoded is not None) + parse_cookies(req.header("cookie")) + \
+            parsed.fields
         det = self._detect(fields)
         site = initiating_site(req)
         parts = urlsplit(req.url)
@@ -86,10 +89,10 @@ class Extractor:
         return action
 
     @staticmethod
-    def _url_fields(url: str) -> list[TextField]:
+    def _url_fields(url: str, with_path: bool = True) -> list[TextField]:
         out = []
         path = urlsplit(url).path
-        if len(path) > 1:
+        if with_path and len(path) > 1:
             out.append(TextField(path="path:", text=path))
         return out + parse_query(url)
 
