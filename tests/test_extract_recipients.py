@@ -65,6 +65,14 @@ def test_site_domain_and_initiating_site():
                                                                           ("sec-fetch-site", "none")])
     assert initiating_site(nav) == "example.com"
     assert initiating_site(RawRequest(method="GET", url="https://a.example.com/", headers=[("origin", "null")])) is None
+    # a link followed from another site opens the destination: it is the top-level page, hence first party
+    link = RawRequest(method="GET", url="https://www.shop-example.com/p/1", headers=[
+        ("referer", "https://news.example.org/"), ("sec-fetch-mode", "navigate"), ("sec-fetch-dest", "document"),
+        ("sec-fetch-site", "cross-site"), ("sec-fetch-user", "?1")])
+    assert initiating_site(link) == "shop-example.com"
+    frame = RawRequest(method="GET", url="https://platform.twitter.com/w", headers=[
+        ("referer", "https://news.example.org/"), ("sec-fetch-mode", "navigate"), ("sec-fetch-dest", "iframe")])
+    assert initiating_site(frame) == "example.org"
 
 
 def test_shipped_table_and_notices():

@@ -34,15 +34,19 @@ def site_domain(host: str) -> str:
 
 
 def initiating_site(req: RawRequest) -> str | None:
+    """The site the request is made for: for a top-level navigation the page being opened; otherwise the
+    page that made it (Origin, then Referer; Sec-Fetch-Site same-origin/same-site without them)."""
+    mode = (req.header("sec-fetch-mode") or "").lower()
+    dest = (req.header("sec-fetch-dest") or "").lower()
+    if mode == "navigate" and dest in ("document", ""):
+        return site_domain(req.host)
     for name in ("origin", "referer"):
         v = req.header(name)
         if v and v != "null":
             host = urlsplit(v).hostname
             if host:
                 return site_domain(host)
-    fetch_site = (req.header("sec-fetch-site") or "").lower()
-    mode = (req.header("sec-fetch-mode") or "").lower()
-    if fetch_site in ("same-origin", "same-site") or (mode == "navigate" and fetch_site in ("none", "")):
+    if (req.header("sec-fetch-site") or "").lower() in ("same-origin", "same-site"):
         return site_domain(req.host)
     return None
 
