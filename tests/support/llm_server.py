@@ -6,7 +6,9 @@ address, and the whole last user message echoed. Streams are cut into small piec
 that surrogates are split across events. Request header `x-test-gzip: 1` gzips a streamed answer;
 `tools` in the request make the answer a tool call whose JSON arguments carry the name and e-mail.
 Endpoints: /v1/chat/completions, /v1/responses, /v1/messages (JSON and SSE), /api/chat, /api/generate
-(JSON and NDJSON).
+(JSON and NDJSON). Every answer closes its connection: through `--redirect-upstream`, mitmproxy opens a
+new upstream connection per request and stalls on the sixth request of a client connection while the
+idle keep-alive ones stay open (seen with bare mitmdump + scripts/redirect_upstream.py too).
 """
 
 from __future__ import annotations
@@ -197,6 +199,11 @@ def _handler(srv: LLMServer):
 
         def log_message(self, *a):
             pass
+
+        def end_headers(self):
+            self.send_header("connection", "close")
+            self.close_connection = True
+            super().end_headers()
 
         def do_POST(self):
             n = int(self.headers.get("content-length") or 0)
