@@ -114,10 +114,12 @@ class SessionStage:
         if decision.override and decision.action in ("allow", "deny"):
             return decision  # the user's explicit rule for this destination wins
         sid = self.session_id(req, chat, action.domain or action.host)
+        by_path = self._spans(chat, action)  # NER, if any is left to do, runs outside the session lock
         with self.store.lock(sid):
             st = self.store.state(sid)
-            changed, counts, turn = self._rewrite(st, chat, action)
-            self.store.persist(st)
+            changed, counts, turn = self._rewrite(st, chat, by_path)
+            self.store.persist(st)  # committed before the request leaves
+            self.store.refresh(st)  # the de-masker responses will use
         crossed = st.crossed_turn is not None
         body = None
         if changed:
@@ -153,20 +155,25 @@ class SessionStage:
                                     "is blocked by rule")
         return decision
 
-    def _rewrite(self, st: SessionState, chat: chatapi.ChatRequest, action) -> tuple[bool, Counter, int]:
-        slots = chat.slots
-        base = 0 if chat.history else st.turn
-        turn_now = max(chat.turns, 1) if chat.history else (st.turn + chat.turns if chat.turns else max(st.turn, 1))
-        turns = [base + s.turn for s in slots]
+    def _spans(self, chat: chatapi.ChatRequest, action) -> dict[str, list[Span]]:
+        """Stage 1's spans by path, plus the detector's for chat texts stage 1 did not analyse."""
         by_path: dict[str, list[Span]] = {}
         for sp in getattr(action, "spans", []):
             by_path.setdefault(sp.path, []).append(sp)
         seen = {f.path for f in getattr(action, "fields", [])}
         missing = [TextField(path=s.path, text=s.text, key=next((p for p in reversed(s.parts) if isinstance(p, str)),
-                                                                None)) for s in slots if s.path not in seen]
+                                                                None)) for s in chat.slots if s.path not in seen]
         if missing and self.detect is not None:
             for sp in self.detect(missing):
                 by_path.setdefault(sp.path, []).append(sp)
+        return by_path
+
+    def _rewrite(self, st: SessionState, chat: chatapi.ChatRequest,
+                 by_path: dict[str, list[Span]]) -> tuple[bool, Counter, int]:
+        slots = chat.slots
+        base = 0 if chat.history else st.turn
+        turn_now = max(chat.turns, 1) if chat.history else (st.turn + chat.turns if chat.turns else max(st.turn, 1))
+        turns = [base + s.turn for s in slots]
         ours = self._ours(st)
         per_slot: list[list[Hit]] = []
         for i, s in enumerate(slots):

@@ -66,6 +66,9 @@ class SessionStore:
                 for k in [k for k, s in self._states.items() if now - s.last_seen > min(idle, 900) and k != sid]:
                     self._states.pop(k, None)
                     self._dm.pop(k, None)
+                    lock = self._locks.get(k)
+                    if lock is not None and not lock.locked():
+                        self._locks.pop(k, None)
         return st
 
     def _forget(self, sid: str) -> None:
@@ -94,18 +97,26 @@ class SessionStore:
             st.dirty.clear()
             st.saved_sig = sig
 
+    def refresh(self, st: SessionState) -> Demasker:
+        """Rebuild the session's de-masker if its mapping grew (called under the session lock)."""
+        key = st.version + len(st.entities)
+        cached = self._dm.get(st.sid)
+        if cached is None or cached[0] != key:
+            cached = self._dm[st.sid] = (key, Demasker(mapping_pairs(st)))
+        return cached[1]
+
     def demasker(self, sid: str) -> Demasker:
+        """The de-masker of a session. Called on the event loop for responses: it reads the one built
+        when the request was rewritten and only takes the session lock when none is cached."""
+        cached = self._dm.get(sid)
+        if cached is not None:
+            return cached[1]
         with self.lock(sid):
             st = self._states.get(sid)
             if st is None:
                 rec = self.vault.load(sid)
                 st = SessionState.from_meta(sid, *rec) if rec else SessionState(sid=sid)
-            cached = self._dm.get(sid)
-            if cached and cached[0] == st.version + len(st.entities):
-                return cached[1]
-            dm = Demasker(mapping_pairs(st))
-            self._dm[sid] = (st.version + len(st.entities), dm)
-            return dm
+            return self.refresh(st)
 
     def alias(self, alias: str, sid: str) -> None:
         self._bg.submit(self.vault.add_alias, alias, sid)
