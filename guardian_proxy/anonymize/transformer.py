@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Callable
 
 from .. import codec
-from ..bodies import ParsedBody, rewrite_cookies, rewrite_url, write_back
+from ..bodies import ParsedBody, is_body_path, rewrite_cookies, rewrite_url, write_back
 from ..config import AnonymizeSettings
 from ..types import Action, RawRequest, Rewrite, Span, TextField
 from .escalation import Outcome, escalate
@@ -108,7 +108,7 @@ class Transformer:
         """Put rewritten field texts back: body in its own format, URL query, cookies."""
         rw = Rewrite()
         parsed: ParsedBody | None = action._parsed
-        body_paths = [p for p in repl if not p.startswith(("query:", "cookie:"))]
+        body_paths = [p for p in repl if is_body_path(p)]
         if parsed is not None and body_paths:
             rw.body = codec.encode(write_back(parsed, repl), req.header("content-encoding"))
         new_url = rewrite_url(req.url, repl)
