@@ -104,9 +104,9 @@ class GuardianAddon:
         raw = to_raw(flow)
         ticket = Ticket()
         try:
-            if Gateway.inline_ok(raw):  # nothing to detect: stay on the event loop (no thread hop, no queue)
-                decision = self.gateway.evaluate(raw, ticket=ticket)
-            else:  # CPU-bound stages run in the pool; past the deadline the tier's fail mode applies
+            # no body/query/cookie and nothing personal in the path: decided on the event loop (no thread hop)
+            decision = self.gateway.evaluate_inline(raw, ticket) if Gateway.inline_ok(raw) else None
+            if decision is None:  # CPU-bound stages run in the pool; past the deadline the tier's fail mode applies
                 fut = asyncio.get_running_loop().run_in_executor(
                     self.pool, functools.partial(self.gateway.evaluate, raw, ticket=ticket))
                 decision = await asyncio.wait_for(fut, self.eval_timeout_s)

@@ -14,22 +14,40 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
-from .types import Decision, RawRequest
+from .types import Action, Decision, RawRequest
+
+_DATA_SEGMENT = re.compile(r"[%@=+~]|\d{6}")  # encoded text, e-mail, key=value, long numbers
 
 
-def safe_path(url: str) -> str:
-    """Path with query keys kept and values dropped: `/collect?uid=&ev=`."""
+def safe_path(url: str, action: Action | None = None) -> str:
+    """Path with query keys kept and values dropped: `/collect?uid=&ev=`. With the decision's action, the
+    personal values found in the path become their type (`/u/[EMAIL_ADDRESS]/orders`) and segments that
+    look like data rather than route names (percent-encoded text, `@`, `=`, runs of 6+ digits) become `…`;
+    a path that was not inspected (no `path:` field: extraction failed or did not finish, or the body was
+    unreadable) keeps only its first segment (`/u/…`)."""
     s = urlsplit(url)
+    path = s.path or "/"
+    if action is not None and len(path) > 1:
+        field = next((f for f in action.fields if f.path == "path:"), None)
+        if field is None or field.text != s.path:
+            head = path.split("/", 2)[1]
+            path = "/…" if _DATA_SEGMENT.search(head) or len(head) > 40 else \
+                f"/{head}/…" if path.count("/") > 1 else path
+        else:
+            for sp in sorted((x for x in action.spans if x.path == "path:"), key=lambda x: -x.start):
+                path = path[: sp.start] + f"[{sp.entity}]" + path[sp.end:]
+            path = "/".join("…" if _DATA_SEGMENT.search(seg) else seg for seg in path.split("/"))
     if not s.query:
-        return s.path or "/"
+        return path
     keys = [(k, "") for k, _ in parse_qsl(s.query, keep_blank_values=True)]
-    return (s.path or "/") + "?" + urlencode(keys)
+    return path + "?" + urlencode(keys)
 
 
 def record(req: RawRequest, d: Decision) -> dict:
@@ -41,7 +59,7 @@ def record(req: RawRequest, d: Decision) -> dict:
         "method": req.method,
         "scheme": req.scheme,
         "host": req.host,
-        "path": safe_path(req.url),
+        "path": safe_path(req.url, a),
         "recipient": a.recipient,
         "categories": dict(a.categories),
         "purposes": list(a.purposes),

@@ -22,6 +22,7 @@ from . import risk as risk_mod
 from .bodies import BodyLimits
 from .config import FactorTables, Settings, load_factor_tables
 from .decision_log import DecisionLog, record
+from .errors import GuardianError
 from .failure import FailureRules, StageFailed, Ticket, run_stage
 from .overrides import OverrideStore
 from .types import CATEGORIES, Action, Context, Decision, Evidence, Likelihood, RawRequest, Rewrite
@@ -135,6 +136,8 @@ class Gateway:
         action: Action | None = None
         try:
             action = run_stage("extract", self.extractor.extract, req)
+            if "extract_error" in action.flags:  # the extractor caught its own failure: tier unknown
+                raise StageFailed("extract", GuardianError("the extractor failed on this request"))
             if ticket is not None:
                 ticket.action = action
             # stage 7: a chat-API request is pseudonymised by its conversation session instead of stage 6
@@ -192,9 +195,26 @@ class Gateway:
 
     @staticmethod
     def inline_ok(req: RawRequest) -> bool:
-        """No body, no query string, no cookie: extraction finds no text fields, so evaluation is pure
-        bookkeeping (tens of µs) and may run on the event loop instead of the thread pool."""
+        """No body, no query string, no cookie: the only text is the URL path, which extraction scans with
+        patterns (no NER): cheap enough to try on the event loop (`evaluate_inline`)."""
         return not req.body and "?" not in req.url and req.header("cookie") is None
+
+    def evaluate_inline(self, req: RawRequest, ticket: Ticket | None = None) -> Decision | None:
+        """The addon's event-loop fast path: for an `inline_ok` request with nothing personal in it the
+        decision is made and logged here (tens of µs); anything else (personal data in the path, an
+        extraction problem) returns None and is evaluated in the pool. Never raises."""
+        if not self.inline_ok(req):
+            return None
+        t0 = time.perf_counter()
+        try:
+            action = self.extractor.extract(req)
+            if action.flags or any(n > 0 and c in CATEGORIES for c, n in action.categories.items()):
+                return None
+            decision = self._decide(req, action, None, None)
+        except Exception:
+            return None
+        decision.latency_ms = (time.perf_counter() - t0) * 1000
+        return self.write_log(req, decision) if ticket is None or ticket.claim() else decision
 
     def _decide(self, req: RawRequest, action: Action, ctx: Context | None, fixed_l: float | None,
                 run_transform: bool = True) -> Decision:
