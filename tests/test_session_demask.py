@@ -34,7 +34,7 @@ TEXT = ("Dear Alex Smith, about Lake Jennifer: Alex's plan; Smith wrote. ALEX SM
         "mail alex.smith@example.net [FAMILY_1].")
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.lists(st.integers(min_value=1, max_value=len(TEXT) - 1), max_size=20, unique=True))
 def test_stream_split_anywhere_equals_whole(cuts):
     cuts = sorted(cuts)

@@ -138,3 +138,22 @@ def test_responses_previous_response_id_continues_the_session(gateway):
     d2 = gateway.evaluate(r2, log=False)
     assert d2.extra["session"] == d1.extra["session"] and d2.extra["turn"] == 2
     assert json.loads(d2.rewrite.body)["input"] == f"{sur} again"
+
+
+def test_a_longer_span_that_stays_does_not_shadow_a_name_inside_it(gateway):
+    from guardian_proxy.types import Span
+
+    stage = gateway.session
+    req = chat([{"role": "user", "content": "Ask Helen Fischer at Mercy General about it."}], key="sk-shadow")
+    c = stage.recognise(req)
+    action = gateway.extractor.extract(req)
+    path, text = c.slots[0].path, c.slots[0].text
+    end = text.index(" about")
+    # a detector error: one long quasi-identifier span around the name, and the name itself
+    action.spans = [Span(path=path, start=4, end=end, entity="ORGANIZATION", category="other", text=text[4:end],
+                         direct=False),
+                    Span(path=path, start=4, end=17, entity="PERSON", category="identity", text="Helen Fischer")]
+    d = gateway._decide(req, action, None, None, False)
+    stage.apply(req, c, action, d)
+    body = d.rewrite.body.decode()
+    assert "Helen Fischer" not in body and "at Mercy General about it." in body

@@ -189,7 +189,7 @@ class SessionStage:
                 if s.role == "assistant" and h.entity not in HARD_BLOCK and normalise(h.text) not in st.entities:
                     continue  # the model's own words add no value of the user's (known ones are found below)
                 hits.append(h)
-            per_slot.append(resolve(hits))
+            per_slot.append(_values(hits))
             for h in per_slot[-1]:
                 e = st.add(h.entity, h.text, turns[i], blocked=h.entity in HARD_BLOCK, key=blocked_key,
                            count=s.role != "assistant")  # exposure counts what the user, system or tools disclosed
@@ -215,31 +215,32 @@ class SessionStage:
         known = st.known[1]
         counts: Counter = Counter()
         changed = False
+
+        def target(h: Hit) -> tuple[str, str] | None:
+            """(replacement, type counted) for a hit that is rewritten; None for one that stays."""
+            norm = normalise(h.text)
+            if h.entity in HARD_BLOCK or blocked_key(norm) in st.entities:
+                return BLOCKED, BLOCKED
+            if h.part:
+                sur = st.names.get(h.text.casefold())
+                return (like_case(sur, h.text, h.text.title()), "PERSON") if sur else None
+            e = st.entities.get(norm)
+            if e is None or norm not in active or not e.surrogate:
+                return None
+            return like_case(e.surrogate, h.text, e.original), e.entity
+
         for i, s in enumerate(slots):
-            hits = per_slot[i] + [h for h in known.find(i, s.text)]
+            hits = per_slot[i] + known.find(i, s.text)
             for h in hits:
                 if not h.part and normalise(h.text) in st.entities:
                     st.add(h.entity, h.text, turns[i], key=blocked_key, count=s.role != "assistant")
-            chosen = resolve(hits)
-
-            def render(h: Hit) -> str | None:
-                norm = normalise(h.text)
-                if h.entity in HARD_BLOCK or blocked_key(norm) in st.entities:
-                    counts[BLOCKED] += 1
-                    return BLOCKED
-                if h.part:
-                    sur = st.names.get(h.text.casefold())
-                    if sur is None:
-                        return None
-                    counts["PERSON"] += 1
-                    return like_case(sur, h.text, h.text.title())
-                e = st.entities.get(norm)
-                if e is None or norm not in active or not e.surrogate:
-                    return None
-                counts[e.entity] += 1
-                return like_case(e.surrogate, h.text, e.original)
-
-            new = apply(s.text, chosen, render, s.json_text)
+            # only hits that are rewritten compete for a stretch of text: a longer span that stays (a
+            # quasi-identifier before τ) must not shadow a direct identifier inside it
+            plan = {id(h): t for h in hits if (t := target(h)) is not None}
+            chosen = resolve([h for h in hits if id(h) in plan])
+            for h in chosen:
+                counts[plan[id(h)][1]] += 1
+            new = apply(s.text, chosen, lambda h, plan=plan: plan[id(h)][0], s.json_text)
             if new != s.text:
                 chatapi.set_text(chat.data, s.parts, new)
                 changed = True
@@ -305,6 +306,22 @@ class SessionStage:
 
     def close(self) -> None:
         self.store.close()
+
+def _values(hits: list[Hit]) -> list[Hit]:
+    """The hits of one text that are registered: every distinct one (overlapping spans are all values; which
+    one is rewritten is decided later among those that are), except that a hard-rule hit owns its stretch of
+    text (so an SSN also tagged GOVERNMENT_ID is never kept with its original)."""
+    hard = [h for h in hits if h.entity in HARD_BLOCK]
+    out, seen = [], set()
+    for h in sorted(hits, key=lambda h: (h.entity not in HARD_BLOCK, h.start, -h.end)):
+        if (h.start, h.end, h.entity) in seen:
+            continue
+        if h.entity not in HARD_BLOCK and any(h.start < x.end and x.start < h.end for x in hard):
+            continue
+        seen.add((h.start, h.end, h.entity))
+        out.append(h)
+    return out
+
 
 def _trim(h: Hit, text: str) -> Hit:
     while h.start < h.end and not text[h.start].isalnum() and text[h.start] not in "+$€£¥(":
