@@ -72,7 +72,7 @@ class Gateway:
         from .anonymize import Transformer
         from .extract import Extractor
         from .extract.detector import Detector
-        from .likelihood import FixedLikelihood
+        from .likelihood import make_stage as make_likelihood
         from .llm import make_backend
         from .policy import EvidenceStage as PolicyEvidence
         from .session import SessionStage
@@ -90,8 +90,9 @@ class Gateway:
         from .resources import policies_dir
 
         evidence = PolicyEvidence.from_dirs(policies_dir(), settings.state_dir / "policies")
-        return cls(settings, tables, extractor, evidence, FixedLikelihood(settings.likelihood.fixed_value),
-                   Transformer(settings.anonymize, detect=extractor.detector.detect, llm=make_backend(settings.llm)),
+        llm = make_backend(settings.llm)  # one back end, shared by the likelihood slow path and the anonymizer
+        return cls(settings, tables, extractor, evidence, make_likelihood(settings, llm),
+                   Transformer(settings.anonymize, detect=extractor.detector.detect, llm=llm),
                    dlog, OverrideStore.for_settings(settings),
                    session=SessionStage(settings, tables, detect=extractor.detector.detect),
                    agents=AgentStage(settings.agents, ExperienceLog(settings.state_dir / "experience")

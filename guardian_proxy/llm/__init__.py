@@ -39,6 +39,8 @@ def make_backend(settings: LLMSettings) -> LLMBackend | None:
         return None
     if not settings.model_path:
         raise ConfigError(f"llm.backend {settings.backend!r} needs llm.model_path")
+    if not Path(settings.model_path).expanduser().exists():
+        raise ConfigError(f"llm.model_path not found: {settings.model_path}")
     if settings.backend == "llama_cpp":
         from .llamacpp import LlamaCppBackend
 
