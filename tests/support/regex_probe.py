@@ -142,15 +142,18 @@ def main(argv: list[str]) -> None:
     print(json.dumps({"count": len(pats)}), flush=True)
     base = inputs(UNITS)
     for i, (label, p, how) in enumerate(pats):
-        if i in skip or isinstance(p.pattern, bytes):
+        if i in skip:
             continue
-        print(json.dumps({"start": i, "name": label, "how": how, "pattern": p.pattern[:200]}), flush=True)
+        raw = isinstance(p.pattern, bytes)  # a bytes pattern gets the same inputs, UTF-8 encoded
+        text = p.pattern.decode("latin-1") if raw else p.pattern
+        print(json.dumps({"start": i, "name": label, "how": how, "pattern": text[:200]}), flush=True)
         worst, worst_unit, total = 0.0, "", time.perf_counter()
         run = p.match if how == "match" else p.search
-        own = [u for u in pattern_units(p.pattern, p.flags) if u not in UNITS]
+        own = [u for u in pattern_units(text, p.flags & ~re.ASCII if raw else p.flags) if u not in UNITS]
         for unit, s in base + [(u, u * (SIZE // len(u))) for u in own]:
+            data = s.encode("utf-8") if raw else s
             t = time.perf_counter()
-            run(s)
+            run(data)
             dt = time.perf_counter() - t
             if dt > worst:
                 worst, worst_unit = dt, unit
