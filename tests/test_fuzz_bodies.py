@@ -203,3 +203,51 @@ def test_json_with_lone_surrogate_escapes_writes_back(doc, data):
     repl = pick(data, pb.fields)
     out = write_back(pb, repl)  # never raises
     assert same_shape(doc, json.loads(out))
+
+
+# ------------------------------------------------------------------ SSE / NDJSON de-masking (chat session stage)
+
+def _streams():
+    from tests.support import llm_server as srv
+
+    body = {"model": "m", "messages": [{"role": "user", "content":
+                                         "I'm Alex Smith (alex.smith@example.net). Ask Smith, or ALEX SMITH, or Alex."}]}
+    return {("openai_chat", False): b"".join(srv.openai_chat(body, True)),
+            ("anthropic", False): b"".join(srv.anthropic_messages(body, True)),
+            ("openai_responses", False): b"".join(srv.openai_responses(body, True)),
+            ("ollama_chat", True): b"".join(srv.ollama(body, True, False))}
+
+
+STREAMS = _streams()
+
+
+def _demasker():
+    from guardian_proxy.session.demask import Demasker
+
+    return Demasker([("Alex Smith", "Maria Gonzalez", True), ("Alex", "Maria", False), ("Smith", "Gonzalez", False),
+                     ("alex.smith@example.net", "maria.g@gmail.com", True)])
+
+
+def _run(kind, ndjson, coding, chunks):
+    from guardian_proxy.session.stream import StreamDemasker
+
+    sd = StreamDemasker(kind, _demasker(), ndjson=ndjson, coding=coding)
+    return b"".join(sd(c) for c in chunks) + sd(b"")
+
+
+@FUZZ
+@given(stream=st.sampled_from(sorted(STREAMS)), cuts=st.lists(st.integers(0, 1 << 20), max_size=60),
+       coding=st.sampled_from([None, "gzip", "br"]))
+def test_stream_demasking_does_not_depend_on_chunk_boundaries(stream, cuts, coding):
+    """Any split of the byte stream (inside events, inside UTF-8 sequences, inside a surrogate, inside
+    the compressed bytes) gives exactly the output of the unsplit stream, with every surrogate restored."""
+    kind, ndjson = stream
+    raw = STREAMS[stream]
+    wire = codec.encode(raw, coding) if coding else raw
+    pos = sorted({c % (len(wire) + 1) for c in cuts})
+    chunks = [wire[a:b] for a, b in zip([0, *pos], [*pos, len(wire)], strict=True)]
+    whole = _run(kind, ndjson, coding, [wire])
+    assert _run(kind, ndjson, coding, chunks) == whole
+    text = whole.decode("utf-8")
+    assert "Maria Gonzalez" in text and "maria.g@gmail.com" in text
+    assert "Alex" not in text and "alex.smith@example.net" not in text
