@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import stat
 import threading
 from collections import OrderedDict, deque
 from pathlib import Path
@@ -126,9 +127,12 @@ def tail_records(path: Path, max_bytes: int = 2 * 1024 * 1024) -> list[dict]:
     """Whole records from the last `max_bytes` of a decision log (empty if it does not exist)."""
     try:
         with open(path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
+            st = os.fstat(f.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                return []  # a device (/dev/full, /dev/null) or a pipe: nothing to replay, and never read without end
+            size = st.st_size
             f.seek(max(0, size - max_bytes))
-            data = f.read()
+            data = f.read(max_bytes)
     except OSError:
         return []
     lines = data.split(b"\n")
