@@ -40,7 +40,7 @@ def status(settings: Settings) -> dict:
     lk = settings.likelihood
     out: dict = {"mode": lk.mode, "ok": True}
     if lk.mode == "fixed":
-        out["fixed_value"] = lk.fixed_value
+        out.update(fixed_value=lk.fixed_value, detail=f"fixed L = {lk.fixed_value}")
         return out
     path = model_path(settings)
     out["model_file"] = str(path)
@@ -52,7 +52,10 @@ def status(settings: Settings) -> dict:
         out.update(ok=False, error=f"{type(e).__name__}: {e}")
         return out
     meta = loaded.meta
-    out.update(u_threshold=lk.u_threshold or loaded.u_threshold, feature_dim=loaded.spec.dim,
-               trained_on=meta.get("trained_on"), pairs=meta.get("pairs"),
-               slow_path="llm" if (lk.slow_path and settings.llm.backend != "none") else "fallback")
+    thr = lk.u_threshold or loaded.u_threshold
+    slow = "llm" if (lk.slow_path and settings.llm.backend != "none") else "fallback"
+    out.update(u_threshold=thr, feature_dim=loaded.spec.dim, trained_on=meta.get("trained_on"),
+               pairs=meta.get("pairs"), slow_path=slow,
+               detail=f"evidential model {path.name} (trained on {', '.join(meta.get('trained_on') or ['?'])}, "
+                      f"{meta.get('pairs', '?')} pairs), u threshold {thr:.3f}, slow path: {slow}")
     return out

@@ -84,11 +84,13 @@ def status(settings: Settings | LLMSettings, load: bool = False) -> dict:
     if out["installed"][needed] is None:
         out.update(ok=False, error=f"{needed} is not installed (pip install 'guardian-proxy[llm]')")
         return out
+    out["detail"] = f"{llm.backend} {llm.model_path} ({needed} {out['installed'][needed]})"
     if load:
         try:
             backend = make_backend(llm)
             backend.load()
             out["loaded"] = True
+            out["detail"] += ", loaded"
         except Exception as e:  # report, never raise: doctor prints it
             out.update(ok=False, loaded=False, error=f"{type(e).__name__}: {e}")
     return out

@@ -1,0 +1,58 @@
+"""Features: fixed size, field/lexicon matches land in the right slot, no outgoing text used."""
+
+import numpy as np
+
+from guardian_proxy.likelihood.features import SLOT_NAMES, FeatureSpec, featurize
+from guardian_proxy.types import Action, Evidence, ScoredStatement, Statement, TextField
+
+
+def action(cat="contact", rec="ad_network", pur="advertising", text=""):
+    return Action(domain="x.com", host="x.com", categories={cat: 1}, recipient=rec, purposes=[pur],
+                  fields=[TextField(path="json:$.a", text=text)] if text else [])
+
+
+def evidence(*statements: Statement) -> Evidence:
+    return Evidence(statements=[ScoredStatement(statement=s, score=0.9 - 0.1 * i) for i, s in enumerate(statements)])
+
+
+SHARE = Statement(id="s1", domain="x.com", text="We share your email address with advertising partners.",
+                  practice="share", data_categories=["contact"], recipients=["ad_network"], purposes=["advertising"])
+DENY = Statement(id="s2", domain="x.com", text="We do not sell or share your email address with advertisers.",
+                 practice="share", negated=True, data_categories=["contact"], recipients=["ad_network"])
+
+
+def slot(vec, spec, i, name):
+    return vec[spec.n_action + i * spec.n_slot + SLOT_NAMES.index(name)]
+
+
+def test_size_is_fixed_and_empty_evidence_works():
+    spec = FeatureSpec()
+    for ev in (Evidence(), evidence(SHARE), evidence(*[SHARE] * 12)):
+        v = featurize(action(), ev, spec)
+        assert v.shape == (spec.dim,) and v.dtype == np.float32 and np.isfinite(v).all()
+    assert spec.dim == spec.n_action + spec.slots * spec.n_slot + spec.n_summary + spec.n_hash
+    assert FeatureSpec(hash_bits=8).dim == spec.dim + 256
+
+
+def test_covering_statement_and_negation():
+    spec = FeatureSpec()
+    v = featurize(action(), evidence(SHARE, DENY), spec)
+    assert slot(v, spec, 0, "full_pos_field") == 1 and slot(v, spec, 0, "full_neg_field") == 0
+    assert slot(v, spec, 1, "full_neg_field") == 1 and slot(v, spec, 1, "full_pos_field") == 0
+    assert slot(v, spec, 1, "neg_lex") == 1  # the lexicon reads "do not" too
+    other = featurize(action(cat="health"), evidence(SHARE), spec)
+    assert slot(other, spec, 0, "cat_field") == 0 and slot(other, spec, 0, "full_field") == 0
+
+
+def test_generic_third_party_counts_for_a_third_party_class_only():
+    spec = FeatureSpec()
+    st = SHARE.model_copy(update={"recipients": ["unknown_third_party"]})
+    assert slot(featurize(action(rec="analytics"), evidence(st), spec), spec, 0, "rec_generic_field") == 1
+    assert slot(featurize(action(rec="first_party"), evidence(st), spec), spec, 0, "rec_generic_field") == 0
+
+
+def test_outgoing_text_does_not_enter_the_features():
+    spec = FeatureSpec(hash_bits=8)
+    a = featurize(action(text="john@example.com secret"), evidence(SHARE), spec)
+    b = featurize(action(text="something else entirely"), evidence(SHARE), spec)
+    assert np.array_equal(a, b)
