@@ -2,7 +2,8 @@
 
     fast      u < threshold: L = risky mass (max over the action's category × purpose items)
     slow      u ≥ threshold and an LLM back end is configured: L = the LLM's strict-JSON estimate
-    fallback  u ≥ threshold with no LLM, or the LLM failed, timed out or answered malformed JSON:
+    fallback  no policy known for the destination: a prior by recipient and basis (prior.py); or
+              u ≥ threshold with no LLM, or the LLM failed, timed out or answered malformed JSON:
               L = m + u·(1 − m) (m = risky mass), i.e. the uncertain share of the mass counts as risky;
               a model that produced NaN/inf or features that failed: L = 1.0
 The returned Likelihood says which path decided and why (`reason`), so the decision log shows it.
@@ -18,7 +19,7 @@ from pathlib import Path
 
 from ..errors import BackendError
 from ..types import CATEGORIES, Action, Evidence, Likelihood
-from . import checkpoint, slow
+from . import checkpoint, prior, slow
 from .features import featurize
 
 log = logging.getLogger("guardian_proxy.likelihood")
@@ -69,6 +70,8 @@ class EvidentialLikelihood:
         return max(mass), max(unc)
 
     def estimate(self, action: Action, evidence: Evidence) -> Likelihood:
+        if prior.applies(evidence):  # nothing for the model to read: a context prior (likelihood/prior.py)
+            return prior.prior(action)
         try:
             mass, u = self.fast(action, evidence)
         except Exception as e:  # never an unlogged guess: the most conservative value, said so
