@@ -96,6 +96,7 @@ class GuardianAddon:
         self.pool = ThreadPoolExecutor(max_workers=workers or max(2, os.cpu_count() or 2),
                                        thread_name_prefix="guardian")
         self.learn_pool: ThreadPoolExecutor | None = None  # learning policies while browsing (response hook)
+        self._sni: dict[str, str] = {}  # --redirect-upstream: client connection id → the host it asked for
         self._learn_queued = 0
 
     async def request(self, flow: http.HTTPFlow) -> None:
@@ -117,6 +118,8 @@ class GuardianAddon:
                                      "explanation": decision.explanation,
                                      "session": decision.extra.get("session"), "chat_api": decision.extra.get("chat_api")}
         apply_decision(flow, decision)
+        if self.redirect is not None and flow.response is None:
+            self._redirect(flow, raw.url)
         if self.dash_pool is not None:
             try:
                 self.dash_pool.submit(self.dashboard.publish, raw, decision)
@@ -165,7 +168,7 @@ class GuardianAddon:
         if not flow.response or flow.error or flow.request.method != "GET" or flow.response.status_code != 200:
             return
         wants = getattr(self.gateway, "wants_policy", None)
-        url, ctype = flow.request.pretty_url, flow.response.headers.get("content-type", "")
+        url, ctype = flow.metadata.get("guardian_url", flow.request.pretty_url), flow.response.headers.get("content-type", "")
         raw = flow.response.raw_content
         try:
             if not raw or wants is None or not wants(url, ctype):
@@ -209,12 +212,31 @@ class GuardianAddon:
         this adds one line naming the decision, never the request's values."""
         g = flow.metadata.get("guardian") or {}
         log.warning("guardian: flow error for %s %s (decision %s, %s): %s", flow.request.method,
-                    flow.request.host, g.get("id", "-"), g.get("action", "not evaluated"),
+                    flow.request.pretty_host, g.get("id", "-"), g.get("action", "not evaluated"),
                     flow.error.msg if flow.error else "?")
+
+    def _redirect(self, flow: http.HTTPFlow, url: str) -> None:
+        """--redirect-upstream: the request (not only its connection) goes to the one address, so mitmproxy
+        reuses the upstream keep-alive connection (rewriting just the address in `server_connect` opened a
+        new connection per request, and the sixth on one client connection stalled). The Host header and
+        HTTP/2 authority keep the original name; `server_connect` puts it back into the TLS SNI."""
+        r = flow.request
+        host_header, authority = r.headers.get("host"), r.authority
+        flow.metadata["guardian_url"] = url
+        self._sni[flow.client_conn.id] = r.host
+        r.host, r.port = self.redirect  # the setters rewrite Host and authority: put them back
+        if host_header is not None:
+            r.headers["host"] = host_header
+        r.authority = authority
 
     def server_connect(self, data: server_hooks.ServerConnectionHookData) -> None:
         if self.redirect is not None:
-            data.server.address = self.redirect  # Host header and SNI keep the original name
+            data.server.address = self.redirect
+            if data.server.tls and data.client.id in self._sni:
+                data.server.sni = self._sni[data.client.id]
+
+    def client_disconnected(self, client) -> None:
+        self._sni.pop(client.id, None)
 
     def done(self) -> None:
         self.pool.shutdown(wait=False, cancel_futures=True)
