@@ -305,7 +305,7 @@ def bench_proxy(kind: str, tmp: Path, up_port: int, args) -> dict:
                                           args.max_seconds, proc, f"{kind}-{w}"))
             print(f"  {kind:8} {w:9} {json.dumps(out[w])}", file=sys.stderr, flush=True)
         out["sequential_ms"] = sequential(proxy, args.latency_n)
-        if kind == "guardian" or args.hol_bare:
+        if not args.no_hol and (kind == "guardian" or args.hol_bare):
             out["head_of_line"] = head_of_line(proxy)
         out["rss_mb_end"] = proc.rss_mb()
         out["rss_growth_mb"] = round(out["rss_mb_end"] - out["rss_mb_after_warmup"], 1)
@@ -338,6 +338,7 @@ def main() -> None:
     ap.add_argument("--latency", action="store_true", help="only the sequential medians (issue 2)")
     ap.add_argument("--latency-n", type=int, default=200)
     ap.add_argument("--hol-bare", action="store_true", help="also measure head-of-line on bare mitmdump")
+    ap.add_argument("--no-hol", action="store_true", help="skip the head-of-line measurement")
     ap.add_argument("--only", choices=["bare", "guardian"])
     ap.add_argument("--out", type=Path, help="also write the JSON here")
     args = ap.parse_args()
