@@ -5,12 +5,14 @@
     .venv/bin/python scripts/bench_proxy.py --latency   # sequential medians of 200 (issue 2 numbers)
 
 It starts the benchmark upstream (scripts/bench_upstream.py, which verifies every request it gets),
-then in turn a bare `mitmdump` (with scripts/redirect_upstream.py) and `guardian-proxy run`, both
-redirected to that upstream, and drives each with the same concurrent httpx load over loopback
-(bounded by --requests and --max-seconds per workload): bodyless GETs, JSON POSTs carrying personal
-data, and a mixed browsing profile (see scripts/bench_cases.py). Per proxy and workload it reports
-requests/s, p50/p99 latency, errors, proxy CPU ms per request and RSS; for guardian-proxy also the
-outcome counts, sequential medians, and the head-of-line effect of one slow request.
+a bare `mitmdump` (with scripts/redirect_upstream.py) and `guardian-proxy run`, both redirected to that
+upstream, and drives each with the same concurrent httpx load over loopback (bounded by --requests and
+--max-seconds per workload): bodyless GETs, JSON POSTs carrying personal data, and a mixed browsing
+profile (see scripts/bench_cases.py). The two proxies take turns in --rounds slices of each workload
+(order alternating) so that both see the same background load on a shared machine; the throughput
+ratio is the median of the per-round ratios. Per proxy and workload it reports requests/s, p50/p99
+latency, errors, proxy CPU ms per request and RSS; sequential medians (interleaved the same way);
+for guardian-proxy the outcome counts and the head-of-line effect of one slow request.
 
 The last stdout line is JSON: {"bare": {...}, "guardian": {...}, "ratio": {"bodyless_throughput",
 "mixed_throughput"}, "integrity_mismatches": n, "errors": n}. Integrity mismatches: a body that arrived
@@ -179,17 +181,17 @@ def classify(kind: str, c: bench_cases.Case, i: int, r: httpx.Response, t: Tally
         t.unexpected[f"{c.expect}->{got}"] += 1
 
 
-async def run_load(kind: str, proxy: str, up_port: int, workload: str, n: int, conc: int, max_s: float,
-                   proc: Proc, run_tag: str) -> dict:
-    t = Tally()
-    indexes = iter(range(n))
+async def run_chunk(kind: str, proxy: str, up_port: int, workload: str, indexes: range, conc: int, max_s: float,
+                    proc: Proc, run_tag: str, t: Tally) -> tuple[float, float]:
+    """Send `indexes` of a workload with `conc` connections (stop at max_s); tally into t; (seconds, proxy CPU s)."""
+    todo = iter(indexes)
     limits = httpx.Limits(max_connections=conc, max_keepalive_connections=conc)
     async with httpx.AsyncClient(proxy=proxy, limits=limits, timeout=60) as client:
         t0 = time.perf_counter()
         deadline = t0 + max_s
 
         async def worker() -> None:
-            for i in indexes:
+            for i in todo:
                 if time.perf_counter() > deadline:
                     return
                 c = bench_cases.case(workload, i)
@@ -204,13 +206,18 @@ async def run_load(kind: str, proxy: str, up_port: int, workload: str, n: int, c
                 classify(kind, c, i, r, t)
 
         cpu0 = proc.cpu_s()
+        denied_before = len(t.denied)
         await asyncio.gather(*(worker() for _ in range(conc)))
         elapsed = time.perf_counter() - t0
         cpu = proc.cpu_s() - cpu0
     seen = set(httpx.get(f"http://127.0.0.1:{up_port}/__bench/seen?run={run_tag}", timeout=30).json()["seen"])
-    arrived = [i for i in t.denied if i in seen]
+    arrived = [i for i in t.denied[denied_before:] if i in seen]
     if arrived:
         t.mismatches["denied request reached the upstream"] += len(arrived)
+    return elapsed, cpu
+
+
+def summary(t: Tally, elapsed: float, cpu: float, proc: Proc) -> dict:
     done = len(t.lat)
     return {
         "requests": done, "seconds": round(elapsed, 2), "rps": round(done / elapsed, 1) if elapsed else 0,
@@ -220,6 +227,34 @@ async def run_load(kind: str, proxy: str, up_port: int, workload: str, n: int, c
         "integrity_mismatches": sum(t.mismatches.values()), "mismatch_reasons": dict(t.mismatches),
         "rss_mb": proc.rss_mb(),
     }
+
+
+def run_workload(procs: dict, up_port: int, w: str, args) -> tuple[dict, list[float]]:
+    """The workload in `args.rounds` rounds; in each round every proxy gets the same slice of requests, the
+    order alternating, so both see the same background load on a shared machine. Returns per-proxy
+    summaries and the per-round throughput ratios guardian/bare."""
+    kinds = list(procs)
+    rounds = max(1, min(args.rounds, args.requests))
+    per = args.requests // rounds
+    tallies = {k: Tally() for k in kinds}
+    time_cpu = {k: [0.0, 0.0] for k in kinds}
+    ratios = []
+    for r in range(rounds):
+        rps = {}
+        for k in (kinds if r % 2 == 0 else kinds[::-1]):
+            proc, proxy = procs[k]
+            n0 = len(tallies[k].lat)
+            el, cpu = asyncio.run(run_chunk(k, proxy, up_port, w, range(r * per, (r + 1) * per), args.concurrency,
+                                            args.max_seconds / rounds, proc, f"{k}-{w}-{r}", tallies[k]))
+            time_cpu[k][0] += el
+            time_cpu[k][1] += cpu
+            rps[k] = (len(tallies[k].lat) - n0) / el if el else 0
+        if "bare" in rps and "guardian" in rps and rps["bare"]:
+            ratios.append(round(rps["guardian"] / rps["bare"], 3))
+    out = {k: summary(tallies[k], *time_cpu[k], procs[k][0]) for k in kinds}
+    for k in kinds:
+        print(f"  {k:8} {w:9} {json.dumps(out[k])}", file=sys.stderr, flush=True)
+    return out, ratios
 
 
 # --------------------------------------------------------------------------- sequential latency, head of line
@@ -239,16 +274,26 @@ def _send(client: httpx.Client, c: bench_cases.Case, tag: str) -> float:
     return ms
 
 
-def sequential(proxy: str, n: int) -> dict:
-    """Median of n sequential requests (one keep-alive connection), each different, after 10 warm-ups."""
-    out = {}
-    with httpx.Client(proxy=proxy, timeout=60) as client:
+def sequential(proxies: dict[str, str], n: int, rounds: int = 5) -> dict[str, dict]:
+    """Per proxy and case: the median of n sequential requests on one keep-alive connection, each request
+    different, after 10 warm-ups; the proxies take turns in `rounds` slices so both see the same load."""
+    clients = {k: httpx.Client(proxy=url, timeout=60) for k, url in proxies.items()}
+    times: dict[str, dict[str, list[float]]] = {k: {c: [] for c in LATENCY_CASES} for k in proxies}
+    try:
         for name, which in LATENCY_CASES.items():
-            for k in range(10):
-                _send(client, bench_cases.case(*which(50_000 + k)), "seq-warm")
-            out[name] = round(statistics.median(_send(client, bench_cases.case(*which(60_000 + k)), "seq")
-                                                for k in range(n)), 2)
-    return out
+            for cl in clients.values():
+                for j in range(10):
+                    _send(cl, bench_cases.case(*which(50_000 + j)), "seq-warm")
+            per = max(1, n // rounds)
+            for r in range(rounds):
+                order = list(clients) if r % 2 == 0 else list(clients)[::-1]
+                for k in order:
+                    times[k][name] += [_send(clients[k], bench_cases.case(*which(60_000 + r * per + j)), "seq")
+                                       for j in range(per)]
+    finally:
+        for cl in clients.values():
+            cl.close()
+    return {k: {c: round(statistics.median(v), 2) for c, v in cs.items()} for k, cs in times.items()}
 
 
 def head_of_line(proxy: str, probes: int = 20) -> dict:
@@ -289,30 +334,41 @@ def head_of_line(proxy: str, probes: int = 20) -> dict:
 # --------------------------------------------------------------------------- main
 
 
-def bench_proxy(kind: str, tmp: Path, up_port: int, args) -> dict:
-    proc, port = start_proxy(kind, tmp, up_port)
-    proxy = f"http://127.0.0.1:{port}"
-    out: dict = {"rss_mb_start": proc.rss_mb()}
+def bench(tmp: Path, up_port: int, args) -> tuple[dict, dict]:
+    kinds = [args.only] if args.only else ["bare", "guardian"]
+    procs: dict = {}
+    res: dict = {k: {} for k in kinds}
+    ratios: dict = {}
     try:
+        for k in kinds:
+            print(f"starting {k} …", file=sys.stderr, flush=True)
+            proc, port = start_proxy(k, tmp, up_port)
+            procs[k] = (proc, f"http://127.0.0.1:{port}")
+            res[k]["rss_mb_start"] = proc.rss_mb()
         if args.latency:
-            out["sequential_ms"] = sequential(proxy, args.latency_n)
-            return out
-        asyncio.run(run_load(kind, proxy, up_port, "mixed", args.warmup, min(10, args.concurrency), 120, proc,
-                             f"{kind}-warmup"))
-        out["rss_mb_after_warmup"] = proc.rss_mb()
+            for k, seq in sequential({k: url for k, (_, url) in procs.items()}, args.latency_n).items():
+                res[k]["sequential_ms"] = seq
+            return res, ratios
+        for k, (proc, proxy) in procs.items():
+            asyncio.run(run_chunk(k, proxy, up_port, "mixed", range(10**6, 10**6 + args.warmup),
+                                  min(10, args.concurrency), 120, proc, f"{k}-warmup", Tally()))
+            res[k]["rss_mb_after_warmup"] = proc.rss_mb()
         for w in args.workloads:
-            out[w] = asyncio.run(run_load(kind, proxy, up_port, w, args.requests, args.concurrency,
-                                          args.max_seconds, proc, f"{kind}-{w}"))
-            print(f"  {kind:8} {w:9} {json.dumps(out[w])}", file=sys.stderr, flush=True)
-        out["sequential_ms"] = sequential(proxy, args.latency_n)
-        if not args.no_hol and (kind == "guardian" or args.hol_bare):
-            out["head_of_line"] = head_of_line(proxy)
-        out["rss_mb_end"] = proc.rss_mb()
-        out["rss_growth_mb"] = round(out["rss_mb_end"] - out["rss_mb_after_warmup"], 1)
-        out["peak_rss_mb"] = proc.peak_mb()
-        return out
+            out, ratios[w] = run_workload(procs, up_port, w, args)
+            for k in kinds:
+                res[k][w] = out[k]
+        for k, seq in sequential({k: url for k, (_, url) in procs.items()}, args.latency_n).items():
+            res[k]["sequential_ms"] = seq
+        for k, (proc, proxy) in procs.items():
+            res[k]["rss_mb_end"] = proc.rss_mb()
+            res[k]["rss_growth_mb"] = round(res[k]["rss_mb_end"] - res[k]["rss_mb_after_warmup"], 1)
+            if not args.no_hol and (k == "guardian" or args.hol_bare):
+                res[k]["head_of_line"] = head_of_line(proxy)
+            res[k]["peak_rss_mb"] = proc.peak_mb()
+        return res, ratios
     finally:
-        proc.stop()
+        for proc, _ in procs.values():
+            proc.stop()
 
 
 def table(res: dict, workloads: list[str]) -> str:
@@ -332,7 +388,8 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="1,000 requests per workload, 15 s cap each")
     ap.add_argument("--requests", type=int, default=10_000)
     ap.add_argument("--concurrency", type=int, default=50)
-    ap.add_argument("--max-seconds", type=float, default=90.0, help="time cap per workload")
+    ap.add_argument("--max-seconds", type=float, default=90.0, help="time cap per workload and proxy")
+    ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds per workload (bare, guardian, …)")
     ap.add_argument("--workloads", default=",".join(bench_cases.WORKLOADS))
     ap.add_argument("--warmup", type=int, default=300)
     ap.add_argument("--latency", action="store_true", help="only the sequential medians (issue 2)")
@@ -345,15 +402,11 @@ def main() -> None:
     if args.quick:
         args.requests, args.max_seconds, args.warmup = min(args.requests, 1000), min(args.max_seconds, 15), 100
     args.workloads = [w for w in args.workloads.split(",") if w]
-    kinds = [args.only] if args.only else ["bare", "guardian"]
-    res: dict = {}
     with tempfile.TemporaryDirectory(prefix="gp-bench-") as d:
         tmp = Path(d)
         up, up_port = start_upstream(tmp)
         try:
-            for kind in kinds:
-                print(f"benchmarking {kind} …", file=sys.stderr, flush=True)
-                res[kind] = bench_proxy(kind, tmp, up_port, args)
+            res, ratios = bench(tmp, up_port, args)
         finally:
             up.stop()
     bare, guard = res.get("bare", {}), res.get("guardian", {})
@@ -367,11 +420,13 @@ def main() -> None:
         guard["added_p50_ms"] = {w: round(guard[w]["p50_ms"] - bare[w]["p50_ms"], 2) for w in args.workloads}
         guard["added_sequential_ms"] = {k: round(guard["sequential_ms"][k] - bare["sequential_ms"][k], 2)
                                         for k in LATENCY_CASES}
+        guard["throughput_ratio_rounds"] = ratios
+        guard["cpu_ratio"] = {w: round(bare[w]["cpu_ms_per_req"] / guard[w]["cpu_ms_per_req"], 3)
+                              for w in args.workloads if bare[w]["cpu_ms_per_req"] and guard[w]["cpu_ms_per_req"]}
 
     def ratio(w: str) -> float | None:
-        if w in bare and w in guard and bare[w]["rps"]:
-            return round(guard[w]["rps"] / bare[w]["rps"], 3)
-        return None
+        """Median over rounds of guardian req/s ÷ bare req/s (the rounds interleave the two proxies)."""
+        return round(statistics.median(ratios[w]), 3) if ratios.get(w) else None
 
     final = {
         "bare": bare, "guardian": guard,
