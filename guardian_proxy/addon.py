@@ -84,6 +84,9 @@ def apply_decision(flow: http.HTTPFlow, decision: Decision) -> None:
             req.headers["content-length"] = str(len(rw.body))
 
 
+BIG_BODY_BYTES = 16 * 1024  # bodies above this are evaluated on their own pool (see GuardianAddon.__init__)
+
+
 class GuardianAddon:
     def __init__(self, gateway: Gateway, redirect_upstream: tuple[str, int] | None = None, workers: int | None = None,
                  eval_timeout_s: float = 60.0, dashboard=None):
@@ -93,8 +96,11 @@ class GuardianAddon:
         self.dash_pool = ThreadPoolExecutor(1, thread_name_prefix="guardian-dash") if dashboard is not None else None
         self.redirect = redirect_upstream
         self.eval_timeout_s = eval_timeout_s
-        self.pool = ThreadPoolExecutor(max_workers=workers or max(2, os.cpu_count() or 2),
-                                       thread_name_prefix="guardian")
+        n = workers or max(2, os.cpu_count() or 2)
+        # two pools sized to the cores: large bodies (seconds of NER and rewriting for 100 KB of text) never
+        # occupy the workers that small requests need, so a few slow requests cannot stall the rest
+        self.pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="guardian")
+        self.big_pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="guardian-big")
         self.learn_pool: ThreadPoolExecutor | None = None  # learning policies while browsing (response hook)
         self._sni: dict[str, str] = {}  # --redirect-upstream: client connection id → the host it asked for
         self._learn_queued = 0
@@ -108,8 +114,9 @@ class GuardianAddon:
             # no body/query/cookie and nothing personal in the path: decided on the event loop (no thread hop)
             decision = self.gateway.evaluate_inline(raw, ticket) if Gateway.inline_ok(raw) else None
             if decision is None:  # CPU-bound stages run in the pool; past the deadline the tier's fail mode applies
+                pool = self.big_pool if len(raw.body) > BIG_BODY_BYTES else self.pool
                 fut = asyncio.get_running_loop().run_in_executor(
-                    self.pool, functools.partial(self.gateway.evaluate, raw, ticket=ticket))
+                    pool, functools.partial(self.gateway.evaluate, raw, ticket=ticket))
                 decision = await asyncio.wait_for(fut, self.eval_timeout_s)
         except Exception as e:  # deadline (TimeoutError) or a bug outside the stages: fail rules (failure.py)
             decision = self.gateway.failure_decision(raw, e, ticket)
@@ -240,6 +247,7 @@ class GuardianAddon:
 
     def done(self) -> None:
         self.pool.shutdown(wait=False, cancel_futures=True)
+        self.big_pool.shutdown(wait=False, cancel_futures=True)
         if self.learn_pool is not None:
             self.learn_pool.shutdown(wait=False, cancel_futures=True)
         if self.dash_pool is not None:

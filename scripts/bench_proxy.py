@@ -296,34 +296,38 @@ def sequential(proxies: dict[str, str], n: int, rounds: int = 5) -> dict[str, di
     return {k: {c: round(statistics.median(v), 2) for c, v in cs.items()} for k, cs in times.items()}
 
 
-def head_of_line(proxy: str, probes: int = 20) -> dict:
-    """Probe latency (bodyless GET, small personal POST) idle vs while one ~90 KB free-text POST is evaluated."""
+def head_of_line(proxy: str, probes: int = 20, slow_n: int = 2) -> dict:
+    """Probe latency (bodyless GET, small personal POST) idle vs while `slow_n` ~90 KB free-text POSTs (as many
+    as the machine has cores, by default: enough to occupy a pool sized to the cores) are evaluated."""
     import threading
 
-    slow_case = bench_cases.case("slow", 0)
+    slow_cases = [bench_cases.case("slow", j) for j in range(slow_n)]
     kinds = {"bodyless": lambda k: bench_cases.case("bodyless", 70_000 + k),
              "personal": lambda k: bench_cases.case("personal", 3 * (70_000 + k) + 1)}  # a new text each time
     res: dict = {}
     with httpx.Client(proxy=proxy, timeout=120) as client:
         for k, make in kinds.items():
             res[f"{k}_p50_idle_ms"] = round(statistics.median(_send(client, make(j), "hol") for j in range(probes)), 2)
-        box: dict = {}
+        box: dict = {"slow_s": []}
 
-        def fire() -> None:
+        def fire(c: bench_cases.Case) -> None:
             with httpx.Client(proxy=proxy, timeout=300) as cl:
-                box["slow_s"] = _send(cl, slow_case, "hol-slow") / 1000
+                box["slow_s"].append(_send(cl, c, "hol-slow") / 1000)
 
-        th = threading.Thread(target=fire)
-        th.start()
+        threads = [threading.Thread(target=fire, args=(c,)) for c in slow_cases]
+        for th in threads:
+            th.start()
         time.sleep(0.3)
         during: dict[str, list[float]] = {k: [] for k in kinds}
         j = probes
-        while th.is_alive() and len(during["personal"]) < probes:
+        while any(th.is_alive() for th in threads) and len(during["personal"]) < probes:
             j += 1
             for k, make in kinds.items():
                 during[k].append(_send(client, make(j), "hol"))
-        th.join()
-    res["slow_request_s"] = round(box.get("slow_s", float("nan")), 2)
+        for th in threads:
+            th.join()
+    res["slow_requests"] = slow_n
+    res["slow_request_s"] = round(max(box["slow_s"] or [float("nan")]), 2)
     for k in kinds:
         res[f"{k}_p50_during_ms"] = pctl(during[k], 0.5)
         res[f"{k}_max_during_ms"] = round(max(during[k]), 2) if during[k] else None
@@ -363,7 +367,7 @@ def bench(tmp: Path, up_port: int, args) -> tuple[dict, dict]:
             res[k]["rss_mb_end"] = proc.rss_mb()
             res[k]["rss_growth_mb"] = round(res[k]["rss_mb_end"] - res[k]["rss_mb_after_warmup"], 1)
             if not args.no_hol and (k == "guardian" or args.hol_bare):
-                res[k]["head_of_line"] = head_of_line(proxy)
+                res[k]["head_of_line"] = head_of_line(proxy, slow_n=args.hol_slow)
             res[k]["peak_rss_mb"] = proc.peak_mb()
         return res, ratios
     finally:
@@ -396,6 +400,8 @@ def main() -> None:
     ap.add_argument("--latency-n", type=int, default=200)
     ap.add_argument("--hol-bare", action="store_true", help="also measure head-of-line on bare mitmdump")
     ap.add_argument("--no-hol", action="store_true", help="skip the head-of-line measurement")
+    ap.add_argument("--hol-slow", type=int, default=max(2, os.cpu_count() or 2),
+                    help="slow requests in flight during the head-of-line probes (default: the cores)")
     ap.add_argument("--only", choices=["bare", "guardian"])
     ap.add_argument("--out", type=Path, help="also write the JSON here")
     args = ap.parse_args()

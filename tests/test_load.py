@@ -1,6 +1,7 @@
 """Under load: one slow request does not stall the others (head-of-line), and --redirect-upstream keeps
 upstream keep-alive connections working (HTTP and HTTPS, Host header and TLS SNI preserved)."""
 
+import os
 import ssl
 import statistics
 import sys
@@ -49,19 +50,18 @@ def test_keepalive_through_redirect_http_and_https(tmp_path):
         plain.close()
 
 
-def test_one_slow_request_does_not_stall_the_others(tmp_path):
-    """A ~90 KB free-text POST takes seconds (NER + rewrite); bodyless GETs are decided on the event loop
-    and small personal-data POSTs on the other pool worker, so neither waits for it."""
+def test_slow_requests_do_not_stall_the_others(tmp_path):
+    """~90 KB free-text POSTs take seconds each (NER + rewrite), as many as the pool has workers; bodyless
+    GETs are decided on the event loop and small POSTs on a pool of their own, so neither waits for them."""
     up = start_upstream()
     px = start_proxy(tmp_path, up.port)
-    slow = bench_cases.case("slow", 0)
-    box: dict = {}
+    box: dict = {"status": [], "s": []}
 
-    def fire():
+    def fire(slow):
         t = time.perf_counter()
         with httpx.Client(proxy=px.url, timeout=300) as c:
-            box["status"] = c.post(slow.url, headers=slow.headers, content=slow.body).status_code
-        box["s"] = time.perf_counter() - t
+            box["status"].append(c.post(slow.url, headers=slow.headers, content=slow.body).status_code)
+        box["s"].append(time.perf_counter() - t)
 
     def probe(c, case) -> float:
         t = time.perf_counter()
@@ -72,21 +72,24 @@ def test_one_slow_request_does_not_stall_the_others(tmp_path):
     try:
         with httpx.Client(proxy=px.url, timeout=60) as c:
             idle = [probe(c, bench_cases.case("personal", 3 * k + 1)) for k in range(5)]
-            th = threading.Thread(target=fire)
-            th.start()
+            threads = [threading.Thread(target=fire, args=(bench_cases.case("slow", j),))
+                       for j in range(max(2, os.cpu_count() or 2))]
+            for th in threads:
+                th.start()
             time.sleep(0.5)
             gets, posts = [], []
             k = 100
-            while th.is_alive() and len(posts) < 15:
+            while any(th.is_alive() for th in threads) and len(posts) < 15:
                 k += 1
                 gets.append(probe(c, bench_cases.case("bodyless", k)))
                 posts.append(probe(c, bench_cases.case("personal", 3 * k + 1)))
-            th.join()
+            for th in threads:
+                th.join()
     finally:
         px.stop()
         up.close()
-    assert box["status"] == 200
-    if box["s"] < 1.5:
-        pytest.skip(f"the slow request took only {box['s']:.2f}s: nothing to measure")
-    assert gets and max(gets) < 1.0, gets  # never waited for the slow request
+    assert set(box["status"]) == {200}
+    if min(box["s"]) < 2:
+        pytest.skip(f"the slow requests took only {min(box['s']):.2f}s: nothing to measure")
+    assert gets and max(gets) < 2.0, gets  # never waited for a slow request
     assert statistics.median(posts) < max(1.0, 5 * statistics.median(idle)), (posts, idle)
