@@ -54,6 +54,14 @@ def make(gateway, tmp_path, tables=None, decision_log=None, **stages):
     return Gateway(gateway.settings, tables or gateway.tables, decision_log=log, **parts)
 
 
+def transform_l(gateway, req) -> float:
+    """A likelihood that puts `req` in its tier's transform band with the current factor tables."""
+    for lk in (0.5, 0.3, 0.7, 0.2, 0.9, 0.15, 1.0, 0.1, 0.05):
+        if gateway.evaluate(req, likelihood=lk, log=False).action == "transform":
+            return lk
+    pytest.skip("no likelihood puts this request in the transform band")
+
+
 def lines(path: Path) -> list[dict]:
     return [json.loads(x) for x in path.read_text().splitlines()]
 
@@ -131,13 +139,14 @@ def test_stage_failure_follows_the_tier(gateway, tmp_path, stage, exc):
 
 @slow
 def test_transform_failure_and_a_configured_closed_tier(gateway, tmp_path):
+    lc, ls = transform_l(gateway, CARD_FIRST_PARTY), transform_l(gateway, CONTACT_TO_SP)
     g = make(gateway, tmp_path, transformer=Raises(KeyError("span")))
-    assert g.evaluate(CARD_FIRST_PARTY).rule == "transform-error-fail-closed"
-    assert g.evaluate(CONTACT_TO_SP).action == "allow"
+    assert g.evaluate(CARD_FIRST_PARTY, likelihood=lc).rule == "transform-error-fail-closed"
+    assert g.evaluate(CONTACT_TO_SP, likelihood=ls).action == "allow"
     tables = gateway.tables.model_copy(deep=True)
     tables.tiers["sensitive"].fail_mode = "closed"  # what a user's factor table can say
     g2 = make(gateway, tmp_path / "b", tables=tables, transformer=Raises(KeyError("span")))
-    d = g2.evaluate(CONTACT_TO_SP)
+    d = g2.evaluate(CONTACT_TO_SP, likelihood=ls)
     assert d.action == "deny" and d.rule == "transform-error-fail-closed"
 
 
@@ -160,10 +169,11 @@ class BrokenLog(DecisionLog):
 
 @slow
 def test_log_write_failure_blocks_closed_tiers_and_never_raises(gateway, tmp_path, caplog):
+    lc, ls = transform_l(gateway, CARD_FIRST_PARTY), transform_l(gateway, CONTACT_TO_SP)
     g = make(gateway, tmp_path, decision_log=BrokenLog(tmp_path / "d.jsonl"))
     with caplog.at_level(logging.WARNING, logger="guardian_proxy"):
-        card = g.evaluate(CARD_FIRST_PARTY)  # would be a transform
-        contact = g.evaluate(CONTACT_TO_SP)
+        card = g.evaluate(CARD_FIRST_PARTY, likelihood=lc)  # would be a transform
+        contact = g.evaluate(CONTACT_TO_SP, likelihood=ls)
         plain = g.evaluate(PLAIN_GET)
     assert card.action == "deny" and card.rule == "log-error-fail-closed" and card.rewrite is None
     assert "was: transform" in card.explanation
