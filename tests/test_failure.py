@@ -246,7 +246,8 @@ def test_e2e_evaluation_deadline(tmp_path):
     up = start_upstream()
     px = start_proxy(tmp_path, up.port, extra=["--config", str(cfg)])
     try:
-        r = httpx.post("http://support.zendesk.com/api/tickets", proxy=px.url, json={"text": "John Smith"})
+        # a card: closed whether the deadline hits before extraction (tier unknown) or after (critical tier)
+        r = httpx.post("http://support.zendesk.com/api/tickets", proxy=px.url, json={"text": f"card {CARD}"})
         assert r.status_code == 403 and r.json()["reason"].startswith("evaluation (deadline passed) failed")
         assert httpx.get("http://www.example.org/", proxy=px.url).status_code == 200  # inline: no deadline
         assert len(up.received) == 1
