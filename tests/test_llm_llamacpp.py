@@ -75,9 +75,12 @@ def test_likelihood_slow_path_with_the_real_model(backend):
     from guardian_proxy.config import load_settings
     from guardian_proxy.likelihood import model_path
     from guardian_proxy.likelihood.router import EvidentialLikelihood
-    from guardian_proxy.types import Action, Evidence
+    from guardian_proxy.types import Action, Evidence, ScoredStatement, Statement
 
     stage = EvidentialLikelihood(model_path(load_settings()), u_threshold=1e-6, backend=backend, timeout=120)
+    st = Statement(id="s1", domain="x.example", text="We may share health information with advertising partners.",
+                   practice="share", data_categories=["health"], recipients=["ad_network"], purposes=["advertising"])
+    evidence = Evidence(statements=[ScoredStatement(statement=st, score=1.0)], transparency="partial")
     lk = stage.estimate(Action(domain="x.example", host="x.example", categories={"health": 1},
-                               recipient="ad_network", purposes=["advertising"]), Evidence())
+                               recipient="ad_network", purposes=["advertising"]), evidence)
     assert lk.path == "slow" and 0.0 <= lk.value <= 1.0 and lk.reason.startswith("LLM (llama_cpp)")
