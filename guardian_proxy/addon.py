@@ -40,6 +40,19 @@ def to_raw(flow: http.HTTPFlow) -> RawRequest:
                       body=r.raw_content or b"", client=client)
 
 
+def never_empty(stream):
+    """mitmproxy sends whatever a stream callable returns as one HTTP/1 chunk, and an empty chunk is the
+    chunked-encoding terminator: a callable that holds a whole input chunk back (a surrogate or a tool call
+    not yet complete) must return no chunk at all, not b"" — else the client sees the response end early
+    and reads the rest as garbage on its keep-alive connection."""
+
+    def call(data: bytes):
+        out = stream(data)
+        return out if out else []
+
+    return call
+
+
 def wants_html(flow: http.HTTPFlow) -> bool:
     accept = flow.request.headers.get("accept", "")
     return "text/html" in accept and "application/json" not in accept
@@ -152,7 +165,7 @@ class GuardianAddon:
         h.pop("content-length", None)
         if flow.request.http_version.startswith("HTTP/1") and "chunked" not in h.get("transfer-encoding", "").lower():
             h["transfer-encoding"] = "chunked"
-        flow.response.stream = stream
+        flow.response.stream = never_empty(stream)
 
     def _chat_response(self, flow: http.HTTPFlow) -> None:
         """A whole (non-streamed) chat response: surrogates back to real values (stage 7)."""

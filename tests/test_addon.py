@@ -69,3 +69,10 @@ def test_guard_skips_flows_with_response():
         f = tflow.tflow(resp=True)
         asyncio.run(a.request(f))
         assert gw.seen == [] and f.response.status_code == 200
+
+
+def test_stream_that_holds_back_never_sends_an_empty_chunk():
+    from guardian_proxy.addon import never_empty
+
+    held = never_empty(lambda data: b"" if data != b"x" else b"x")
+    assert held(b"partial") == [] and held(b"x") == b"x" and held(b"") == []
