@@ -19,6 +19,7 @@ Text inside square brackets (placeholders, `[…]`) is never residue.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass
 
 import regex as re
@@ -53,8 +54,24 @@ class Cue:
     confidence: float
 
 
-def _inside(ranges: list[tuple[int, int]], a: int, b: int) -> bool:
-    return any(x < b and a < y for x, y in ranges)
+def _merged(ranges: list[tuple[int, int]]) -> tuple[list[int], list[int]]:
+    """Sorted, disjoint ranges as (starts, ends), so `_inside` is a binary search, not a scan per token."""
+    starts: list[int] = []
+    ends: list[int] = []
+    for x, y in sorted(ranges):
+        if starts and x <= ends[-1]:
+            ends[-1] = max(ends[-1], y)
+        else:
+            starts.append(x)
+            ends.append(y)
+    return starts, ends
+
+
+def _inside(merged: tuple[list[int], list[int]], a: int, b: int) -> bool:
+    """Does [a, b) overlap one of the merged ranges? (the last range starting before b has the largest end)"""
+    starts, ends = merged
+    i = bisect_left(starts, b) - 1
+    return i >= 0 and ends[i] > a
 
 
 def _date_conf(v: str) -> float:
@@ -94,10 +111,11 @@ def _word_conf(text: str, a: int, w: str) -> tuple[str, float] | None:
 def scan(text: str, skip: list[tuple[int, int]] | None = None, min_confidence: float = 0.0) -> list[Cue]:
     """Residue cues in `text`, outside `skip` ranges and square-bracket placeholders."""
     skip = list(skip or []) + [m.span() for m in _BRACKETS.finditer(text)]
+    merged = _merged(skip)
     out: list[Cue] = []
     for m in _TOKEN.finditer(text):
         a, b = m.span()
-        if skip and _inside(skip, a, b):
+        if skip and _inside(merged, a, b):
             continue
         kind = m.lastgroup
         v = m.group()
