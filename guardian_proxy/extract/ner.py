@@ -14,6 +14,7 @@ recognizers stay. Texts of one request go through `nlp.pipe` together (one batch
 
 from __future__ import annotations
 
+import re
 import threading
 
 from ..domains import make_offline
@@ -99,20 +100,58 @@ class NerEngine:
         return AnalyzerEngine(registry=registry, nlp_engine=nlp_engine, supported_languages=["en"])
 
     def analyze(self, texts: list[str]) -> list[list[Hit]]:
+        """Hits per text. Short texts go through spaCy as one batch; a long one is cut into pieces of about
+        `CHUNK` characters (at a line or sentence end) and the pipeline lock is taken per piece, so a 90 KB
+        body never holds the lock for seconds while small requests wait behind it (head-of-line)."""
         engine = self.load()
-        out: list[list[Hit]] = []
-        with self._lock:
-            for text, artifacts in engine.nlp_engine.process_batch(texts, "en", batch_size=max(1, len(texts))):
-                results = engine.analyze(text, language="en", score_threshold=self.min_score, nlp_artifacts=artifacts)
-                hits = [(r.start, r.end, r.entity_type, float(r.score)) for r in results]
-                if self.quasi:
-                    doc = artifacts.tokens
-                    if self._tagging and _needs_pos(doc):
-                        for pipe in self._tagging:
-                            doc = pipe(doc)
-                    hits += detect_quasi(text, doc)
-                out.append(hits)
+        out: list[list[Hit]] = [[] for _ in texts]
+        short = [i for i, t in enumerate(texts) if len(t) <= CHUNK]
+        if short:
+            with self._lock:
+                batch = [texts[i] for i in short]
+                for i, (text, artifacts) in zip(short, engine.nlp_engine.process_batch(
+                        batch, "en", batch_size=max(1, len(batch))), strict=True):
+                    out[i] = self._hits(engine, text, artifacts)
+        for i, text in enumerate(texts):
+            if len(text) <= CHUNK:
+                continue
+            for off, piece in chunks(text, CHUNK):
+                with self._lock:
+                    hits = self._hits(engine, piece, engine.nlp_engine.process_text(piece, "en"))
+                out[i] += [(a + off, b + off, label, score) for a, b, label, score in hits]
         return out
+
+    def _hits(self, engine, text: str, artifacts) -> list[Hit]:
+        results = engine.analyze(text, language="en", score_threshold=self.min_score, nlp_artifacts=artifacts)
+        hits = [(r.start, r.end, r.entity_type, float(r.score)) for r in results]
+        if self.quasi:
+            doc = artifacts.tokens
+            if self._tagging and _needs_pos(doc):
+                for pipe in self._tagging:
+                    doc = pipe(doc)
+            hits += detect_quasi(text, doc)
+        return hits
+
+
+CHUNK = 6000
+_BREAK = re.compile(r"\n|[.!?]\s")
+
+
+def chunks(text: str, size: int = CHUNK):
+    """(offset, piece) of `text` in pieces of at most `size` characters, cut after the last line or sentence
+    end of each window (else at the last space, else hard), so entities are rarely split."""
+    pos = 0
+    while pos < len(text):
+        end = min(len(text), pos + size)
+        if end < len(text):
+            window = text[pos:end]
+            cut = max((m.end() for m in _BREAK.finditer(window, size // 2)), default=-1)
+            if cut <= 0:
+                cut = window.rfind(" ", size // 2) + 1
+            if cut > 0:
+                end = pos + cut
+        yield pos, text[pos:end]
+        pos = end
 
 
 def _needs_pos(doc) -> bool:
