@@ -100,6 +100,35 @@ def apply_decision(flow: http.HTTPFlow, decision: Decision) -> None:
 BIG_BODY_BYTES = 16 * 1024  # bodies above this are evaluated on their own pool (see GuardianAddon.__init__)
 
 
+class UpstreamRedirect:
+    """--redirect-upstream: the request (not only its connection) goes to one address, so mitmproxy reuses
+    the upstream keep-alive connection (rewriting just the address in `server_connect` opened a new
+    connection per request, and the sixth on one client connection stalled). The Host header and HTTP/2
+    authority keep the original name; `server_connect` puts it back into the TLS SNI. Also used by
+    scripts/redirect_upstream.py for the bare-mitmdump baseline of the benchmark."""
+
+    def __init__(self, address: tuple[str, int]):
+        self.address = address
+        self._sni: dict[str, str] = {}  # client connection id → the host it asked for
+
+    def request(self, flow: http.HTTPFlow) -> None:
+        r = flow.request
+        host_header, authority = r.headers.get("host"), r.authority
+        self._sni[flow.client_conn.id] = r.host
+        r.host, r.port = self.address  # the setters rewrite Host and authority: put them back
+        if host_header is not None:
+            r.headers["host"] = host_header
+        r.authority = authority
+
+    def server_connect(self, data: server_hooks.ServerConnectionHookData) -> None:
+        data.server.address = self.address
+        if data.server.tls and data.client.id in self._sni:
+            data.server.sni = self._sni[data.client.id]
+
+    def client_disconnected(self, client) -> None:
+        self._sni.pop(client.id, None)
+
+
 class GuardianAddon:
     def __init__(self, gateway: Gateway, redirect_upstream: tuple[str, int] | None = None, workers: int | None = None,
                  eval_timeout_s: float = 60.0, dashboard=None):
@@ -107,7 +136,7 @@ class GuardianAddon:
         self.dashboard = dashboard  # guardian_proxy.dashboard.Dashboard or None
         # one thread of its own: decisions reach the dashboard in order and never wait behind evaluations
         self.dash_pool = ThreadPoolExecutor(1, thread_name_prefix="guardian-dash") if dashboard is not None else None
-        self.redirect = redirect_upstream
+        self.redirect = UpstreamRedirect(redirect_upstream) if redirect_upstream is not None else None
         self.eval_timeout_s = eval_timeout_s
         n = workers or max(2, os.cpu_count() or 2)
         # two pools sized to the cores: large bodies (seconds of NER and rewriting for 100 KB of text) never
@@ -115,7 +144,6 @@ class GuardianAddon:
         self.pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="guardian")
         self.big_pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="guardian-big")
         self.learn_pool: ThreadPoolExecutor | None = None  # learning policies while browsing (response hook)
-        self._sni: dict[str, str] = {}  # --redirect-upstream: client connection id → the host it asked for
         self._learn_queued = 0
 
     async def request(self, flow: http.HTTPFlow) -> None:
@@ -139,7 +167,8 @@ class GuardianAddon:
                                      "session": decision.extra.get("session"), "chat_api": decision.extra.get("chat_api")}
         apply_decision(flow, decision)
         if self.redirect is not None and flow.response is None:
-            self._redirect(flow, raw.url)
+            flow.metadata["guardian_url"] = raw.url
+            self.redirect.request(flow)
         if self.dash_pool is not None:
             try:
                 self.dash_pool.submit(self.dashboard.publish, raw, decision)
@@ -235,28 +264,13 @@ class GuardianAddon:
                     flow.request.pretty_host, g.get("id", "-"), g.get("action", "not evaluated"),
                     flow.error.msg if flow.error else "?")
 
-    def _redirect(self, flow: http.HTTPFlow, url: str) -> None:
-        """--redirect-upstream: the request (not only its connection) goes to the one address, so mitmproxy
-        reuses the upstream keep-alive connection (rewriting just the address in `server_connect` opened a
-        new connection per request, and the sixth on one client connection stalled). The Host header and
-        HTTP/2 authority keep the original name; `server_connect` puts it back into the TLS SNI."""
-        r = flow.request
-        host_header, authority = r.headers.get("host"), r.authority
-        flow.metadata["guardian_url"] = url
-        self._sni[flow.client_conn.id] = r.host
-        r.host, r.port = self.redirect  # the setters rewrite Host and authority: put them back
-        if host_header is not None:
-            r.headers["host"] = host_header
-        r.authority = authority
-
     def server_connect(self, data: server_hooks.ServerConnectionHookData) -> None:
         if self.redirect is not None:
-            data.server.address = self.redirect
-            if data.server.tls and data.client.id in self._sni:
-                data.server.sni = self._sni[data.client.id]
+            self.redirect.server_connect(data)
 
     def client_disconnected(self, client) -> None:
-        self._sni.pop(client.id, None)
+        if self.redirect is not None:
+            self.redirect.client_disconnected(client)
 
     def done(self) -> None:
         self.pool.shutdown(wait=False, cancel_futures=True)

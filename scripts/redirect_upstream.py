@@ -12,11 +12,14 @@ from __future__ import annotations
 from mitmproxy import ctx, exceptions, http
 from mitmproxy.proxy import server_hooks
 
+from guardian_proxy.addon import UpstreamRedirect
+
 
 class RedirectUpstream:
+    """The `redirect_upstream` option around guardian-proxy's own UpstreamRedirect."""
+
     def __init__(self):
-        self.address: tuple[str, int] | None = None
-        self.sni: dict[str, str] = {}  # client connection id → the host name the client asked for
+        self.redirect: UpstreamRedirect | None = None
 
     def load(self, loader) -> None:
         loader.add_option("redirect_upstream", str, "", "Send every upstream connection to HOST:PORT.")
@@ -26,33 +29,24 @@ class RedirectUpstream:
             return
         value = ctx.options.redirect_upstream
         if not value:
-            self.address = None
+            self.redirect = None
             return
         host, sep, port = value.rpartition(":")
         if not sep or not host or not port.isdigit():
             raise exceptions.OptionsError(f"redirect_upstream: expected HOST:PORT, got {value!r}")
-        self.address = (host.strip("[]"), int(port))
+        self.redirect = UpstreamRedirect((host.strip("[]"), int(port)))
 
     def request(self, flow: http.HTTPFlow) -> None:
-        if self.address is None or flow.response is not None:
-            return
-        r = flow.request
-        host_header, authority = r.headers.get("host"), r.authority
-        self.sni[flow.client_conn.id] = r.host
-        r.host, r.port = self.address  # the setters rewrite Host and authority: put them back
-        if host_header is not None:
-            r.headers["host"] = host_header
-        r.authority = authority
+        if self.redirect is not None and flow.response is None:
+            self.redirect.request(flow)
 
     def server_connect(self, data: server_hooks.ServerConnectionHookData) -> None:
-        if self.address is None:
-            return
-        data.server.address = self.address
-        if data.server.tls and data.client.id in self.sni:
-            data.server.sni = self.sni[data.client.id]
+        if self.redirect is not None:
+            self.redirect.server_connect(data)
 
     def client_disconnected(self, client) -> None:
-        self.sni.pop(client.id, None)
+        if self.redirect is not None:
+            self.redirect.client_disconnected(client)
 
 
 addons = [RedirectUpstream()]
