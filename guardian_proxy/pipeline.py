@@ -96,8 +96,7 @@ class Gateway:
                    dlog, OverrideStore.for_settings(settings),
                    session=SessionStage(settings, tables, detect=extractor.detector.detect),
                    agents=AgentStage(settings.agents, ExperienceLog(settings.state_dir / "experience")
-                                     if settings.agents.experience_log else None,
-                                     max_decoded=lim.max_decoded_bytes))
+                                     if settings.agents.experience_log else None))
 
     def warm_up(self) -> None:
         """Load models now rather than on the first request."""
@@ -147,7 +146,7 @@ class Gateway:
             if chat is not None:
                 decision = run_stage("session", self.session.apply, req, chat, action, decision)
                 if self.agents is not None:
-                    decision = run_stage("agents", self.agents.apply, req, chat.kind, decision)
+                    decision = run_stage("agents", self.agents.apply, req, chat, decision)
         except StageFailed as f:
             decision = self.failures.decision(req, f.stage, f.cause, action)
             if f.stage == "session":  # a chat that cannot be pseudonymised does not leave (stated rule)

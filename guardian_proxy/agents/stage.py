@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 from .. import codec
 from ..config import AgentSettings
-from ..types import Decision, RawRequest
+from ..types import Decision, RawRequest, Rewrite
 from .experience import ExperienceLog
 from .guard import Guard
 from .instructor import Guidance, Instructor
@@ -37,13 +37,12 @@ _KEEP = 512  # guidance kept for responses still to come (LRU by decision id)
 
 class AgentStage:
     def __init__(self, settings: AgentSettings, experience: ExperienceLog | None = None,
-                 persons: Callable[[str], int] | None = None, norms: Norms | None = None, max_decoded: int = 8 << 20):
+                 persons: Callable[[str], int] | None = None, norms: Norms | None = None):
         self.cfg = settings
         self.norms = norms or Norms.load(settings.norms_file)
         self.instructor = Instructor(self.norms, persons=persons)
         self.guard = Guard(self.instructor)
         self.experience = experience
-        self.max_decoded = max_decoded
         self._kept: OrderedDict[str, tuple[Guidance, str, dict, str]] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -52,15 +51,13 @@ class AgentStage:
 
     # ------------------------------------------------------------------ request
 
-    def apply(self, req: RawRequest, kind: str, decision: Decision) -> Decision:
+    def apply(self, req: RawRequest, chat, decision: Decision) -> Decision:
+        """`chat` is the session stage's ChatRequest: its `data` is the body as it will leave (the session
+        rewrites it in place and serialises it), so nothing is decoded or parsed again here."""
         mode = self.mode_for(req.host, decision.six.domain)
         if mode == "off" or decision.action == "deny":
             return decision
-        wire = decision.rewrite.body if decision.rewrite and decision.rewrite.body is not None else req.body
-        try:
-            data = json.loads(codec.decode(wire, req.header("content-encoding"), self.max_decoded))
-        except Exception:
-            return decision  # not readable as JSON: the session stage's rules already applied
+        kind, data = chat.kind, chat.data
         step = detect(kind, data)
         if step is None or not step.latest_is_tool_result:
             return decision
@@ -72,8 +69,6 @@ class AgentStage:
         elif mode in ("cdi", "cdi+guard"):
             injected = inject(kind, data, guidance.text)
         if injected:
-            from ..types import Rewrite
-
             body = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
             rw = decision.rewrite or Rewrite()
             rw.body = codec.encode(body, req.header("content-encoding"))
@@ -95,7 +90,7 @@ class AgentStage:
         with self._lock:
             return self._kept.get(decision_id or "")
 
-    def _checker(self, decision_id: str, kept) -> Callable[[str, str], str]:
+    def _checker(self, kept) -> Callable[[str, str], str]:
         guidance, mode, context, kind = kept
 
         def check(tool: str, arguments: str) -> str:
@@ -115,7 +110,7 @@ class AgentStage:
             data = json.loads(body)
         except ValueError:
             return None
-        check = self._checker(decision_id, kept)
+        check = self._checker(kept)
         changed = False
         for tool, args, put in list(tool_calls(kind, data)):
             new = check(tool, args)
@@ -128,4 +123,4 @@ class AgentStage:
         kept = self._guidance(decision_id)
         if kept is None or kind not in ("openai_chat", "anthropic", "openai_responses"):
             return None
-        return StreamGuard(kind, self._checker(decision_id, kept))
+        return StreamGuard(kind, self._checker(kept))
