@@ -69,12 +69,25 @@ def parse_event(raw: bytes) -> Event:
     return ev
 
 
-class SSEFramer:
-    """Feed bytes, get whole events; a partial event waits for its blank line."""
+class _Framer:
+    """Bytes in, whole events out (`feed`); `rest` hands back what never completed."""
 
     def __init__(self):
         self.buf = bytearray()
         self.overflow = False  # an over-long event was seen: the caller passes the rest through
+
+    def _check_overflow(self) -> None:
+        if len(self.buf) > MAX_EVENT_BYTES:
+            self.overflow = True
+
+    def rest(self) -> bytes:
+        out = bytes(self.buf)
+        self.buf.clear()
+        return out
+
+
+class SSEFramer(_Framer):
+    """Feed bytes, get whole events; a partial event waits for its blank line."""
 
     def feed(self, data: bytes) -> list[Event]:
         self.buf += data
@@ -90,22 +103,12 @@ class SSEFramer:
             out.append(parse_event(bytes(self.buf[pos:m.end()])))
             pos = m.end()
         del self.buf[:pos]
-        if len(self.buf) > MAX_EVENT_BYTES:
-            self.overflow = True
-        return out
-
-    def rest(self) -> bytes:
-        out = bytes(self.buf)
-        self.buf.clear()
+        self._check_overflow()
         return out
 
 
-class NDJSONFramer:
+class NDJSONFramer(_Framer):
     """Ollama's stream: one JSON object per line."""
-
-    def __init__(self):
-        self.buf = bytearray()
-        self.overflow = False
 
     def feed(self, data: bytes) -> list[Event]:
         self.buf += data
@@ -117,13 +120,7 @@ class NDJSONFramer:
             raw = bytes(self.buf[: i + 1])
             del self.buf[: i + 1]
             out.append(parse_line(raw))
-        if len(self.buf) > MAX_EVENT_BYTES:
-            self.overflow = True
-        return out
-
-    def rest(self) -> bytes:
-        out = bytes(self.buf)
-        self.buf.clear()
+        self._check_overflow()
         return out
 
 
