@@ -22,6 +22,14 @@ def settings_from(config: Path | None, state_dir: Path | None = None, log_file: 
     return s
 
 
+def existing_log(log_file: Path | None, config: Path | None, state_dir: Path | None) -> Path:
+    """The decision log to read (`--log`, else the settings'), or a clear error when there is none yet."""
+    path = log_file or settings_from(config, state_dir).decision_log
+    if not path.exists():
+        fail(f"no decision log at {path} (start the proxy first, or pass --log FILE)")
+    return path
+
+
 def fail(message: str, code: int = 2) -> None:
     console.print(f"[bold red]error:[/] {message}")
     raise typer.Exit(code)

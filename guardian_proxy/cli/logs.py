@@ -13,7 +13,7 @@ from rich.console import Console
 from ..decision_log import read_all
 from ..types import CATEGORIES
 from .app import app
-from .common import fail, settings_from
+from .common import existing_log, fail
 from .filters import RecordFilter, parse_since
 
 out = Console()
@@ -81,9 +81,7 @@ def log_cmd(
     config: Path = typer.Option(None, "--config"),
 ) -> None:
     """Show the decision log (rotated files included, oldest first)."""
-    path = log_file or settings_from(config, state_dir).decision_log
-    if not path.exists():
-        fail(f"no decision log at {path} (start the proxy first, or pass --log FILE)")
+    path = existing_log(log_file, config, state_dir)
     if action and action not in ("allow", "transform", "deny"):
         fail(f"--action must be allow, transform or deny, got {action!r}")
     try:

@@ -48,12 +48,17 @@ def _add(action: str, domain: str | None, category: str | None, owner: str | Non
                f"to the next request)")
 
 
+_CATEGORY = typer.Option(None, "--category", help="Only when this data category is present.")
+_OWNER = typer.Option(None, "--owner", help="Only for destinations of this owner (company).")
+_RECIPIENT = typer.Option(None, "--recipient", help="Only for this recipient class (ad_network …).")
+
+
 @app.command()
 def allow(
     domain: str = typer.Argument(None, help=_DOMAIN_HELP),
-    category: str = typer.Option(None, "--category", help="Only when this data category is present."),
-    owner: str = typer.Option(None, "--owner", help="Only for destinations of this owner (company)."),
-    recipient: str = typer.Option(None, "--recipient", help="Only for this recipient class (ad_network …)."),
+    category: str = _CATEGORY,
+    owner: str = _OWNER,
+    recipient: str = _RECIPIENT,
     config: Path = _CONFIG,
     state_dir: Path = _STATE,
 ) -> None:
@@ -64,9 +69,9 @@ def allow(
 @app.command()
 def deny(
     domain: str = typer.Argument(None, help=_DOMAIN_HELP),
-    category: str = typer.Option(None, "--category", help="Only when this data category is present."),
-    owner: str = typer.Option(None, "--owner", help="Only for destinations of this owner (company)."),
-    recipient: str = typer.Option(None, "--recipient", help="Only for this recipient class (ad_network …)."),
+    category: str = _CATEGORY,
+    owner: str = _OWNER,
+    recipient: str = _RECIPIENT,
     config: Path = _CONFIG,
     state_dir: Path = _STATE,
 ) -> None:
@@ -78,9 +83,9 @@ def deny(
 def level(
     domain: str = typer.Argument(..., help=_DOMAIN_HELP),
     n: int = typer.Argument(..., min=1, max=5, help="Rewrite level 1..5."),
-    category: str = typer.Option(None, "--category", help="Only when this data category is present."),
-    owner: str = typer.Option(None, "--owner", help="Only for destinations of this owner (company)."),
-    recipient: str = typer.Option(None, "--recipient", help="Only for this recipient class (ad_network …)."),
+    category: str = _CATEGORY,
+    owner: str = _OWNER,
+    recipient: str = _RECIPIENT,
     config: Path = _CONFIG,
     state_dir: Path = _STATE,
 ) -> None:

@@ -13,7 +13,7 @@ from rich.table import Table
 from ..dashboard.stats import ACTIONS, Stats, summarize
 from ..decision_log import read_all
 from .app import app
-from .common import fail, settings_from
+from .common import existing_log, fail
 from .filters import RecordFilter, parse_since
 
 out = Console()
@@ -70,9 +70,7 @@ def stats_cmd(
     config: Path = typer.Option(None, "--config"),
 ) -> None:
     """Top destinations, categories sent, actions and blocked counts from the decision log."""
-    path = log_file or settings_from(config, state_dir).decision_log
-    if not path.exists():
-        fail(f"no decision log at {path} (start the proxy first, or pass --log FILE)")
+    path = existing_log(log_file, config, state_dir)
     try:
         start = None if since.strip().lower() == "all" else parse_since(since)
     except ValueError as e:
