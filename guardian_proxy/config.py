@@ -164,6 +164,10 @@ class AgentSettings(_Strict):
     hosts: dict[str, Literal["off", "prompt", "guard", "cdi", "cdi+guard"]] = Field(default_factory=dict)
     experience_log: bool = True
     norms_file: Path | None = None  # default: guardian_proxy/data/norms.yaml
+    # the record model judges whole records (e-mails, notes, events); off: the norms table alone
+    record_model: bool = True
+    record_model_file: Path | None = None  # default: guardian_proxy/data/agent_records.json.gz
+    record_threshold: float | None = Field(default=None, gt=0, lt=1)  # default: the model file's
 
 
 class SessionSettings(_Strict):

@@ -24,7 +24,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from eval_agents import DATA, chat_request, shareable  # noqa: E402
+import privacylens as PL  # noqa: E402
 
 from guardian_proxy.agents.items import containment, content_words  # noqa: E402
 
@@ -76,11 +76,12 @@ def init_tiny(path: Path) -> None:
 
 def cases_from_privacylens(path: Path, limit: int) -> list[dict]:
     out = []
-    for item in json.loads(path.read_text())[:limit or None]:
-        _, observed = chat_request(item)
+    for item in PL.load(path, limit):
+        recs = PL.records(item)
+        observed = [i.text for r in recs for i in r.items]
         sens = item["trajectory"]["sensitive_info_items"]
         out.append({"instruction": item["trajectory"]["user_instruction"], "observed": observed,
-                    "withheld": sens, "shareable": shareable(observed, sens)})
+                    "withheld": sens, "shareable": PL.shareable(recs, PL.non_shareable(item, recs))})
     return out
 
 
@@ -176,7 +177,7 @@ def main(argv=None) -> dict:
     ap.add_argument("--model", type=Path, help="causal LM directory (transformers)")
     ap.add_argument("--init-tiny", type=Path, help="write a tiny random GPT-2 + byte tokenizer here and use it")
     ap.add_argument("--cases", type=Path, help="decrypted experience cases (guardian-proxy experience export)")
-    ap.add_argument("--privacylens", type=Path, default=DATA)
+    ap.add_argument("--privacylens", type=Path, default=PL.DATA)
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--steps", type=int, default=100)
     ap.add_argument("--group", type=int, default=4)

@@ -5,8 +5,10 @@ from .experience import ExperienceLog
 from .guard import Guard, GuardResult
 from .instructor import Guidance, Instructor
 from .norms import Norms, default_norms
+from .records import RecordModel, default_record_model
 from .stage import MODES, AgentStage
 from .step import AgentStep
 from .step import detect as detect_step
 
-__all__ = ["MODES", "AgentStage", "AgentStep", "ExperienceLog", "Guard", "GuardResult", "Guidance", "Instructor", "Norms", "default_norms", "detect_step"]
+__all__ = ["MODES", "AgentStage", "AgentStep", "ExperienceLog", "Guard", "GuardResult", "Guidance", "Instructor", "Norms", "RecordModel", "default_norms",
+           "default_record_model", "detect_step"]

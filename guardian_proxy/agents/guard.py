@@ -2,7 +2,8 @@
 
 Every string argument is split into sentences. A sentence is removed when it (a) repeats a withheld
 item the agent observed (lexical containment ≥ `MATCH` either way, at least `MIN_SHARED` shared content
-words) or (b) is itself classified as withheld by the norms for this recipient (a paraphrase). Keys
+words) or (b) is new text (not a copy of a shareable item: under `COPY` of its words in one) that the
+norms table classifies as withheld for this recipient (a paraphrase, or something the agent made up). Keys
 that address the message (`to`, `recipient`, `channel` …) are never rewritten. When nothing of
 substance is left the call is reported as blocked (the caller replaces it with a refusal).
 """
@@ -20,6 +21,7 @@ _SPACES = re.compile(r"[ \t]{2,}")
 _BLANKS = re.compile(r"\n\s*\n+")
 MATCH = 0.6
 MIN_SHARED = 3
+COPY = 0.8
 _ADDRESS_KEYS = re.compile(r"^(to|cc|bcc|recipients?|recipient_ids?|channel|user_ids?|emails?|email_address|"
                            r"receiver|target|chat_id|conversation_id|thread_id|subject_id|id)$", re.I)
 
@@ -43,6 +45,10 @@ def _leaks(words: set[str], guidance: Guidance) -> bool:
     return False
 
 
+def _copies(words: set[str], guidance: Guidance) -> bool:
+    return bool(words) and any(len(words & j.words) / len(words) >= COPY for j in guidance.share)
+
+
 class Guard:
     def __init__(self, instructor: Instructor):
         self.instructor = instructor
@@ -53,7 +59,7 @@ class Guard:
                                        guidance.relationship)
         out = text
         for j in judged:
-            if j.withheld or _leaks(j.words, guidance):
+            if _leaks(j.words, guidance) or (j.withheld and not _copies(j.words, guidance)):
                 removed += 1
                 types.update(j.types or ["observed_withheld"])
                 out = out.replace(j.item.text, "", 1)  # cut in place: the rest keeps its layout

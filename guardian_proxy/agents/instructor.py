@@ -1,10 +1,13 @@
 """The instructor: step-specific privacy guidance from the context of an agent step (CDI).
 
-Deterministic by default: every item the agent observed is classified with the norms table; the
-recipient's relationship comes from the user's instruction (and, in the guard, from the tool call).
-Items of a sensitive type that the norms do not allow for that relationship are *withheld*; the rest
-are *shareable*. A sentence that refers back to a withheld one with a pronoun and carries a cue of its
-own is withheld with it. The guidance names both lists, so the agent can still finish the task.
+Deterministic by default. The recipient's relationship comes from the user's instruction (and, in the
+guard, from the tool call). With the record model (`records.RecordModel`, the default in the proxy),
+whole records (an e-mail, a note, an event) are judged: a record the model scores at or above its
+threshold is *withheld* unless the norms table allows every sensitive data type it carries for this
+relationship (health information to the patient's doctor); identifiers and credentials (the norms'
+`always` types) are withheld wherever they are. Without the model every sentence is classified with the
+norms table alone. The rest is *shareable*. The guidance names both lists, so the agent can still
+finish the task.
 
 An LLM instructor (optional) rewrites the same decision into prose through the back-end interface;
 the withheld/shareable lists stay the deterministic ones, so a weak model cannot loosen them.
@@ -16,20 +19,16 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .items import Item, content_words, items_of
+from .items import Item, content_words
 from .norms import Norms
+from .records import Record, RecordModel, object_of, records_of
 from .step import AgentStep
 
 _TITLED = re.compile(r"\b(?:Mr|Mrs|Ms|Dr|Prof)\.?\s+[A-Z][a-z]+")
 _CAPITAL = re.compile(r"(?<![.!?:]\s)(?<!^)\b([A-Z][a-z]{2,})\b")
 _PAIR = re.compile(r"\b[A-Z][a-z]+\s+[A-Z][a-z]+\b")
 MAX_LISTED = 12
-
-
-def _object(record: str) -> str:
-    """`Tool:$.results[1].content` → `Tool:$.results[1]` (sentences of one JSON object share a subject)."""
-    head, dot, _ = record.rpartition(".")
-    return head if dot and "[" in head else record
+CONTEXT_TYPE = "other_person_context"  # a withheld record that carries no cue of a listed data type
 
 
 def heuristic_persons(text: str) -> int:
@@ -50,6 +49,7 @@ class Judged:
     item: Item
     types: list[str]  # data types that must not flow (empty: shareable)
     words: set[str] = field(default_factory=set)
+    score: float | None = None  # the record model's P(must not flow) for the item's record
 
     @property
     def withheld(self) -> bool:
@@ -72,10 +72,12 @@ class Guidance:
 
 
 class Instructor:
-    def __init__(self, norms: Norms, persons: Callable[[str], int] | None = None, llm=None):
+    def __init__(self, norms: Norms, persons: Callable[[str], int] | None = None, llm=None,
+                 records: RecordModel | None = None):
         self.norms = norms
         self.persons = persons or heuristic_persons
         self.llm = llm
+        self.records = records
 
     def judge(self, items: list[Item], relationship: str) -> list[Judged]:
         out: list[Judged] = []
@@ -83,7 +85,7 @@ class Instructor:
         for it in items:
             named = self.persons(it.text) > 0
             c = self.norms.classify(it.text, 1 if named else 0)
-            obj = _object(it.record)
+            obj = object_of(it.record)
             personal = c.personal or about.get(obj, False)
             about[obj] = about.get(obj, False) or named
             out.append(Judged(it, self.norms.withhold(c, relationship, personal), content_words(it.text)))
@@ -93,16 +95,37 @@ class Instructor:
         for j in out:
             hard = [t for t in j.types if t in self.norms.strong]
             if hard:
-                strong.setdefault(_object(j.item.record), hard)
+                strong.setdefault(object_of(j.item.record), hard)
         for j in out:
-            if not j.types and _object(j.item.record) in strong and j.item.record != "outgoing":
-                j.types = list(strong[_object(j.item.record)])
+            if not j.types and object_of(j.item.record) in strong and j.item.record != "outgoing":
+                j.types = list(strong[object_of(j.item.record)])
+        return out
+
+    def judge_records(self, recs: list[Record], relationship: str, instruction: str) -> list[Judged]:
+        assert self.records is not None
+        probs = self.records.scores([r.text for r in recs], instruction, self.norms, relationship)
+        cut = self.norms.spec.personal_threshold
+        out: list[Judged] = []
+        for rec, p in zip(recs, probs):
+            types: list[str] = []
+            if p >= self.records.threshold:
+                c = self.norms.classify(rec.text, self.persons(rec.text))
+                found = [t for t, w in c.types.items() if w >= cut]
+                types = [t for t in found if relationship not in self.norms.spec.allow.get(t, [])]
+                if not found:
+                    types = [CONTEXT_TYPE]
+            for it in rec.items:
+                own = types or self.norms.withhold(self.norms.classify(it.text), relationship, personal=False)
+                out.append(Judged(it, list(own), content_words(it.text), p))
         return out
 
     def guide(self, step: AgentStep, relationship: str | None = None) -> Guidance:
         rel = relationship or self.norms.relationship(step.instruction)
-        items = [i for r in step.results for i in items_of(r.tool, r.text)]
-        judged = self.judge(items, rel)
+        recs = records_of(step.results)
+        if self.records is not None and recs:
+            judged = self.judge_records(recs, rel, step.instruction)
+        else:
+            judged = self.judge([i for r in recs for i in r.items], rel)
         return Guidance(rel, judged, render(rel, judged))
 
 

@@ -26,6 +26,7 @@ from .experience import ExperienceLog
 from .guard import Guard
 from .instructor import Guidance, Instructor
 from .norms import Norms
+from .records import RecordModel
 from .shapes import PROMPT, inject, tool_calls
 from .step import detect
 from .stream import StreamGuard
@@ -40,7 +41,12 @@ class AgentStage:
                  persons: Callable[[str], int] | None = None, norms: Norms | None = None):
         self.cfg = settings
         self.norms = norms or Norms.load(settings.norms_file)
-        self.instructor = Instructor(self.norms, persons=persons)
+        records = None
+        if settings.record_model:
+            records = RecordModel.load(settings.record_model_file)
+            if settings.record_threshold is not None:
+                records.threshold = settings.record_threshold
+        self.instructor = Instructor(self.norms, persons=persons, records=records)
         self.guard = Guard(self.instructor)
         self.experience = experience
         self._kept: OrderedDict[str, tuple[Guidance, str, dict, str]] = OrderedDict()

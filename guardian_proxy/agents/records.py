@@ -1,0 +1,170 @@
+"""Records of an agent step, and the learned model that says which of them must not flow.
+
+A *record* is one JSON object of a tool result (an e-mail, a note, a calendar event, a search hit) or,
+for a result that is not JSON, the whole result. Information in PrivacyLens-style agent tasks comes in
+records: the note about a patient's session is sensitive as a whole, the note about therapy methods
+next to it is what the task needs. Judging sentences one by one loses that (the second sentence of a
+session note has no health cue of its own), so the instructor judges records.
+
+`RecordModel` gives P(record holds another person's information that should not go to this
+recipient) in two stages, both logistic regressions trained by `scripts/train_record_model.py`:
+1. text: word uni- and bigram TF-IDF of the record (sublinear tf, smoothed idf, l2 norm: the transform
+   of scikit-learn's `TfidfVectorizer`, re-implemented here so the proxy needs no scikit-learn);
+2. context: that score relative to the other records of the same step (a step usually holds a few
+   records the task needs and one or two it must not pass on), its overlap with the user's
+   instruction, its length, and the norms table's verdict for it.
+The model file is `guardian_proxy/data/agent_records.json.gz` (JSON, no pickle).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from ..errors import ConfigError
+from ..resources import DATA_DIR
+from .items import Item, containment, content_words, items_of
+from .norms import Norms
+
+MODEL_FILE = DATA_DIR / "agent_records.json.gz"
+_TOKEN = re.compile(r"(?u)\b\w\w+\b")  # scikit-learn's default token pattern
+N_CONTEXT = 8
+
+
+def object_of(record: str) -> str:
+    """`Tool:$.results[1].content` → `Tool:$.results[1]` (sentences of one JSON object share a subject)."""
+    head, dot, _ = record.rpartition(".")
+    return head if dot and "[" in head else record
+
+
+@dataclass
+class Record:
+    key: str  # "<result index>:<tool>:<json path of the object>"
+    items: list[Item]
+
+    @property
+    def text(self) -> str:
+        return " ".join(i.text for i in self.items)
+
+
+def records_of(results) -> list[Record]:
+    """The records of a step's tool results (`ToolResult`s, oldest first), in order."""
+    out: dict[str, Record] = {}
+    for n, r in enumerate(results):
+        for it in items_of(r.tool, r.text):
+            key = f"{n}:{object_of(it.record)}"
+            out.setdefault(key, Record(key, [])).items.append(it)
+    return list(out.values())
+
+
+def ngrams(text: str) -> Counter:
+    toks = _TOKEN.findall(text.lower())
+    grams = Counter(toks)
+    grams.update(f"{a} {b}" for a, b in zip(toks, toks[1:]))
+    return grams
+
+
+def _logit(p: float) -> float:
+    p = min(max(p, 1e-6), 1 - 1e-6)
+    return math.log(p / (1 - p))
+
+
+def _sigmoid(z: float) -> float:
+    return 1 / (1 + math.exp(-max(min(z, 60.0), -60.0)))
+
+
+def context_features(logits: list[float], texts: list[str], instruction: str, flags: list[tuple[bool, bool]]
+                     ) -> list[list[float]]:
+    """Stage-2 features of each record of one step: its text logit, the logit minus the step's largest
+    and mean, how many records score higher, the share of its words in the user's instruction, its
+    length, whether the norms table withholds it and whether it is about another person."""
+    top, mean = max(logits), sum(logits) / len(logits)
+    ins = content_words(instruction)
+    rows = []
+    for lg, text, (withheld, third) in zip(logits, texts, flags):
+        w = content_words(text)
+        rows.append([lg, lg - top, lg - mean, float(sum(1 for o in logits if o > lg)), containment(w, ins),
+                     min(len(w), 60) / 60, float(withheld), float(third)])
+    return rows
+
+
+def norms_flags(norms: Norms, texts: list[str], relationship: str) -> list[tuple[bool, bool]]:
+    """(the norms withhold it, it is about another person) per record text; persons by the cheap
+    heuristic, the same at training and at run time."""
+    from .instructor import heuristic_persons
+
+    out = []
+    for t in texts:
+        c = norms.classify(t, heuristic_persons(t))
+        out.append((bool(norms.withhold(c, relationship)), c.third_party))
+    return out
+
+
+class RecordModel:
+    def __init__(self, spec: dict):
+        try:
+            self.vocab: dict[str, int] = spec["vocabulary"]
+            self.idf: list[float] = spec["idf"]
+            self.coef: list[float] = spec["coef"]
+            self.intercept = float(spec["intercept"])
+            self.context_coef: list[float] = spec["context_coef"]
+            self.context_intercept = float(spec["context_intercept"])
+            self.threshold = float(spec["threshold"])
+            self.meta: dict = spec.get("meta", {})
+        except (KeyError, TypeError, ValueError) as e:
+            raise ConfigError(f"record model: missing or bad field {e}") from e
+        if not (len(self.idf) == len(self.coef) == len(self.vocab)) or len(self.context_coef) != N_CONTEXT:
+            raise ConfigError("record model: vocabulary, idf, coef and context sizes disagree")
+
+    @classmethod
+    def load(cls, path: Path | None = None) -> RecordModel:
+        path = Path(path or MODEL_FILE)
+        try:
+            with gzip.open(path, "rt", encoding="utf-8") as f:
+                return cls(json.load(f))
+        except (OSError, ValueError, EOFError) as e:
+            raise ConfigError(f"record model {path}: {e}") from e
+
+    def to_dict(self) -> dict:
+        return {"vocabulary": self.vocab, "idf": self.idf, "coef": self.coef, "intercept": self.intercept,
+                "context_coef": self.context_coef, "context_intercept": self.context_intercept,
+                "threshold": self.threshold, "meta": self.meta}
+
+    def save(self, path: Path) -> None:
+        with gzip.open(path, "wt", encoding="utf-8") as f:
+            json.dump(self.to_dict(), f, separators=(",", ":"))
+
+    def vector(self, text: str) -> dict[int, float]:
+        """The TF-IDF vector of a text (sparse: column -> value), as scikit-learn computes it."""
+        v = {}
+        for g, n in ngrams(text).items():
+            j = self.vocab.get(g)
+            if j is not None:
+                v[j] = (1 + math.log(n)) * self.idf[j]
+        norm = math.sqrt(sum(x * x for x in v.values()))
+        return {j: x / norm for j, x in v.items()} if norm else v
+
+    def text_logit(self, text: str) -> float:
+        return self.intercept + sum(self.coef[j] * x for j, x in self.vector(text).items())
+
+    def context_prob(self, row: list[float]) -> float:
+        return _sigmoid(self.context_intercept + sum(c * x for c, x in zip(self.context_coef, row)))
+
+    def scores(self, texts: list[str], instruction: str, norms: Norms, relationship: str) -> list[float]:
+        """P(must not flow) for each record text of one step."""
+        if not texts:
+            return []
+        logits = [self.text_logit(t) for t in texts]
+        rows = context_features(logits, texts, instruction, norms_flags(norms, texts, relationship))
+        return [self.context_prob(r) for r in rows]
+
+
+@lru_cache(maxsize=2)
+def default_record_model(path: str | None = None) -> RecordModel:
+    return RecordModel.load(Path(path) if path else None)
