@@ -136,7 +136,7 @@ def main() -> None:
     curve: dict[float, list] = {th: [] for th in (CURVE if not args.rules else ())}
     base, oracle, head, head_bag, guide_stats, ms = [], [], [], [], [], []
     shown = 0
-    for case, model in zip(cases, model_of):
+    for case, model in zip(cases, model_of, strict=True):
         base.append(case.score(case.worst))
         oracle.append(case.score("\n".join(case.share)))
         instructor = Instructor(norms, records=model)
@@ -180,7 +180,7 @@ def main() -> None:
               "model": which, "threshold": None if args.rules else args.threshold,
               "ms_per_step_p50": round(statistics.median(ms), 2)}
     if args.llm:
-        loop = [(c, Instructor(norms, records=m)) for c, m in zip(cases, model_of)][: args.llm_items]
+        loop = [(c, Instructor(norms, records=m)) for c, m in zip(cases, model_of, strict=True)][: args.llm_items]
         result["agent_loop"] = agent_loop(loop, str(args.llm))
         print(f"agent loop: {json.dumps(result['agent_loop'])}")
     print(json.dumps(result))

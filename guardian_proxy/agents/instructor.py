@@ -106,7 +106,7 @@ class Instructor:
         probs = self.records.scores([r.text for r in recs], instruction, self.norms, relationship)
         cut = self.norms.spec.personal_threshold
         out: list[Judged] = []
-        for rec, p in zip(recs, probs):
+        for rec, p in zip(recs, probs, strict=True):
             types: list[str] = []
             if p >= self.records.threshold:
                 c = self.norms.classify(rec.text, self.persons(rec.text))

@@ -66,7 +66,7 @@ def records_of(results) -> list[Record]:
 def ngrams(text: str) -> Counter:
     toks = _TOKEN.findall(text.lower())
     grams = Counter(toks)
-    grams.update(f"{a} {b}" for a, b in zip(toks, toks[1:]))
+    grams.update(f"{a} {b}" for a, b in zip(toks, toks[1:], strict=False))
     return grams
 
 
@@ -87,7 +87,7 @@ def context_features(logits: list[float], texts: list[str], instruction: str, fl
     top, mean = max(logits), sum(logits) / len(logits)
     ins = content_words(instruction)
     rows = []
-    for lg, text, (withheld, third) in zip(logits, texts, flags):
+    for lg, text, (withheld, third) in zip(logits, texts, flags, strict=True):
         w = content_words(text)
         rows.append([lg, lg - top, lg - mean, float(sum(1 for o in logits if o > lg)), containment(w, ins),
                      min(len(w), 60) / 60, float(withheld), float(third)])
@@ -154,7 +154,7 @@ class RecordModel:
         return self.intercept + sum(self.coef[j] * x for j, x in self.vector(text).items())
 
     def context_prob(self, row: list[float]) -> float:
-        return _sigmoid(self.context_intercept + sum(c * x for c, x in zip(self.context_coef, row)))
+        return _sigmoid(self.context_intercept + sum(c * x for c, x in zip(self.context_coef, row, strict=True)))
 
     def scores(self, texts: list[str], instruction: str, norms: Norms, relationship: str) -> list[float]:
         """P(must not flow) for each record text of one step."""
