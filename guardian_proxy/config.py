@@ -163,6 +163,8 @@ class AgentSettings(_Strict):
     mode: Literal["off", "prompt", "guard", "cdi", "cdi+guard"] = "cdi+guard"
     hosts: dict[str, Literal["off", "prompt", "guard", "cdi", "cdi+guard"]] = Field(default_factory=dict)
     experience_log: bool = True
+    # guidance text: the deterministic instructor, or an explanation by the configured `llm` back end in front of it
+    instructor: Literal["rules", "llm"] = "rules"
     norms_file: Path | None = None  # default: guardian_proxy/data/norms.yaml
     # the record model judges whole records (e-mails, notes, events); off: the norms table alone
     record_model: bool = True

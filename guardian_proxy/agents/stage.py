@@ -38,7 +38,7 @@ _KEEP = 512  # guidance kept for responses still to come (LRU by decision id)
 
 class AgentStage:
     def __init__(self, settings: AgentSettings, experience: ExperienceLog | None = None,
-                 persons: Callable[[str], int] | None = None, norms: Norms | None = None):
+                 persons: Callable[[str], int] | None = None, norms: Norms | None = None, llm=None):
         self.cfg = settings
         self.norms = norms or Norms.load(settings.norms_file)
         records = None
@@ -46,7 +46,10 @@ class AgentStage:
             records = RecordModel.load(settings.record_model_file)
             if settings.record_threshold is not None:
                 records.threshold = settings.record_threshold
-        self.instructor = Instructor(self.norms, persons=persons, records=records)
+        if settings.instructor == "llm" and llm is None:
+            log.warning("guardian: agents.instructor is 'llm' but no llm back end is configured; deterministic guidance only")
+        self.instructor = Instructor(self.norms, persons=persons, records=records,
+                                     llm=llm if settings.instructor == "llm" else None)
         self.guard = Guard(self.instructor)
         self.experience = experience
         self._kept: OrderedDict[str, tuple[Guidance, str, dict, str]] = OrderedDict()
