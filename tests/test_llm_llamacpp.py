@@ -70,3 +70,18 @@ def test_likelihood_slow_path_with_the_real_model(backend):
     lk = stage.estimate(Action(domain="x.example", host="x.example", categories={"health": 1},
                                recipient="ad_network", purposes=["advertising"]), evidence)
     assert lk.path == "slow" and 0.0 <= lk.value <= 1.0 and lk.reason.startswith("LLM (llama_cpp)")
+
+
+def test_system_messages_reach_a_model_whose_format_has_no_system_role(backend):
+    from llama_cpp import llama_chat_format
+
+    from guardian_proxy.llm.llamacpp import fold_system
+
+    msgs = [{"role": "system", "content": "SYSTEM-MARKER withhold Emily's diagnosis."},
+            {"role": "user", "content": "Write to Mark."}]
+    assert "SYSTEM-MARKER" not in llama_chat_format.format_gemma(messages=msgs).prompt  # the library drops it
+    folded = fold_system(msgs)
+    assert folded == [{"role": "user", "content": "SYSTEM-MARKER withhold Emily's diagnosis.\n\nWrite to Mark."}]
+    if backend._template is None and backend.chat_format == "gemma":
+        prompt = backend._llm.detokenize(backend._prompt_tokens(msgs)).decode()
+        assert "SYSTEM-MARKER" in prompt and prompt.index("SYSTEM-MARKER") < prompt.index("Write to Mark.")

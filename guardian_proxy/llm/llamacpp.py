@@ -2,7 +2,9 @@
 
 - chat template: `chat_format` from the settings if given, else the GGUF's own Jinja template
   (`tokenizer.chat_template`), else the format of the model family (Gemma GGUFs often ship without a
-  template: "gemma"), else llama-cpp-python's default;
+  template: "gemma"), else llama-cpp-python's default. llama-cpp-python's built-in "gemma" and
+  "mistral-instruct" formats silently drop system messages, so for those the system text is folded into
+  the first user turn (as Gemma's own template does);
 - JSON answers are constrained: flat object schemas (the likelihood answer, the guesser's) by guided
   decoding over the raw logits (guided.py: fast on any vocabulary); other schemas by llama.cpp's
   JSON-schema grammar (`response_format={"type": "json_object", "schema": ...}`), which tests the grammar
@@ -25,6 +27,7 @@ from . import guided, jsonout
 
 FAMILY_FORMATS = {"gemma": "gemma", "gemma2": "gemma", "gemma3": "gemma", "llama": "llama-3", "qwen2": "chatml",
                   "qwen3": "chatml", "mistral": "mistral-instruct"}
+_NO_SYSTEM_ROLE = {"gemma", "mistral-instruct"}
 _FORMATTERS = {"gemma": "format_gemma", "llama-2": "format_llama2", "llama-3": "format_llama3",
                "chatml": "format_chatml", "mistral-instruct": "format_mistral_instruct"}
 
@@ -76,7 +79,13 @@ class LlamaCppBackend:
 
     # ------------------------------------------------------------------ free text
 
+    def _messages(self, messages: list[dict]) -> list[dict]:
+        if self._template is None and self.chat_format in _NO_SYSTEM_ROLE:
+            return fold_system(messages)
+        return messages
+
     def _stream(self, messages: list[dict], max_tokens: int, timeout: float, response_format: dict | None) -> str:
+        messages = self._messages(messages)
         deadline = time.monotonic() + timeout
         parts: list[str] = []
         try:
@@ -123,6 +132,7 @@ class LlamaCppBackend:
     def _prompt_tokens(self, messages: list[dict]) -> list[int]:
         from llama_cpp import llama_chat_format
 
+        messages = self._messages(messages)
         if self._template is not None:
             res = self._template(messages=messages)
         else:
@@ -137,6 +147,19 @@ class LlamaCppBackend:
             self._vocab = [llm.detokenize([i]).decode("utf-8", errors="replace") for i in range(llm.n_vocab())]
             self._classes = guided.TokenClasses(self._vocab)
         return self._classes
+
+
+def fold_system(messages: list[dict]) -> list[dict]:
+    """System messages joined in front of the first user message (for chat formats without a system role)."""
+    system = "\n\n".join(str(m.get("content") or "") for m in messages if m.get("role") == "system")
+    rest = [dict(m) for m in messages if m.get("role") != "system"]
+    if not system:
+        return rest
+    for m in rest:
+        if m.get("role") == "user":
+            m["content"] = f"{system}\n\n{m.get('content') or ''}"
+            return rest
+    return [{"role": "user", "content": system}, *rest]
 
 
 def _with_instruction(messages: list[dict], instruction: str) -> list[dict]:
