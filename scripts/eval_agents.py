@@ -112,7 +112,7 @@ def main() -> None:
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--threshold", type=float, default=TR.THRESHOLD, help="record-model threshold for the headline")
     mode = ap.add_mutually_exclusive_group()
-    mode.add_argument("--shipped", action="store_true", help="score the shipped model (in-sample)")
+    mode.add_argument("--shipped", action="store_true", help="score the shipped model (in-sample on main_data.json; held out on the ConfAIde and CultureBank subsets)")
     mode.add_argument("--rules", action="store_true", help="the norms table alone, no record model")
     ap.add_argument("--llm", type=Path, help="GGUF model for (c), the real agent loop")
     ap.add_argument("--llm-items", type=int, default=20)
@@ -164,7 +164,7 @@ def main() -> None:
             print("WITHHELD:", [(j.item.text[:80], j.types) for j in guidance.withhold], file=sys.stderr)
             print("LOST SHAREABLE:", [s[:80] for s in case.share if not PL.shared([s], out)], file=sys.stderr)
 
-    which = "rules" if args.rules else ("shipped (in-sample)" if args.shipped else f"{args.folds}-fold")
+    which = "rules" if args.rules else ("shipped (trained on all of main_data.json)" if args.shipped else f"{args.folds}-fold")
     print(f"{len(cases)} items; judge: window of {PL.WINDOW} sentences (bag: words anywhere); model: {which}")
     print(f"no defence (worst case): PP {mean(base, 0)} HS {mean(base, 1)} AD {mean(base, 2)}")
     print(f"oracle (shareable only): PP {mean(oracle, 0)} HS {mean(oracle, 1)} AD {mean(oracle, 2)}")
