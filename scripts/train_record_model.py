@@ -24,7 +24,13 @@ import privacylens as PL  # noqa: E402
 
 from guardian_proxy.agents import default_norms  # noqa: E402
 from guardian_proxy.agents.norms import Norms  # noqa: E402
-from guardian_proxy.agents.records import MODEL_FILE, RecordModel, context_features, norms_flags  # noqa: E402
+from guardian_proxy.agents.records import (  # noqa: E402
+    MODEL_FILE,
+    RecordModel,
+    classify_records,
+    context_features,
+    norms_flags,
+)
 
 C_TEXT = 4.0
 THRESHOLD = 0.6
@@ -42,7 +48,7 @@ def dataset(items: list[dict], norms: Norms) -> list[dict]:
         texts = [r.text for r in recs]
         rel = norms.relationship(instruction)
         rows.append({"texts": texts, "labels": [int(r.key in bad) for r in recs], "instruction": instruction,
-                     "flags": norms_flags(norms, texts, rel)})
+                     "flags": norms_flags(norms, classify_records(norms, texts), rel)})
     return rows
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from .items import Item, content_words
 from .norms import Norms
-from .records import Record, RecordModel, object_of, records_of
+from .records import Record, RecordModel, classify_records, norms_flags, object_of, records_of
 from .step import AgentStep
 
 _TITLED = re.compile(r"\b(?:Mr|Mrs|Ms|Dr|Prof)\.?\s+[A-Z][a-z]+")
@@ -110,13 +110,14 @@ class Instructor:
 
     def judge_records(self, recs: list[Record], relationship: str, instruction: str) -> list[Judged]:
         assert self.records is not None
-        probs = self.records.scores([r.text for r in recs], instruction, self.norms, relationship)
+        texts = [r.text for r in recs]
+        classified = classify_records(self.norms, texts)
+        probs = self.records.scores(texts, instruction, norms_flags(self.norms, classified, relationship))
         cut = self.norms.spec.personal_threshold
         out: list[Judged] = []
-        for rec, p in zip(recs, probs, strict=True):
+        for rec, c, p in zip(recs, classified, probs, strict=True):
             types: list[str] = []
             if p >= self.records.threshold:
-                c = self.norms.classify(rec.text, self.persons(rec.text))
                 found = [t for t, w in c.types.items() if w >= cut]
                 types = [t for t in found if relationship not in self.norms.spec.allow.get(t, [])]
                 if not found:

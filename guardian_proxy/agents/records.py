@@ -30,9 +30,10 @@ from pathlib import Path
 from ..errors import ConfigError
 from ..resources import DATA_DIR
 from .items import Item, containment, content_words, items_of
-from .norms import Norms
+from .norms import Classified, Norms
 
 MODEL_FILE = DATA_DIR / "agent_records.json.gz"
+CLASSIFY_CHARS = 20_000  # a record's data types and people are read from its first 20,000 characters
 _TOKEN = re.compile(r"(?u)\b\w\w+\b")  # scikit-learn's default token pattern
 N_CONTEXT = 8
 
@@ -94,16 +95,17 @@ def context_features(logits: list[float], texts: list[str], instruction: str, fl
     return rows
 
 
-def norms_flags(norms: Norms, texts: list[str], relationship: str) -> list[tuple[bool, bool]]:
-    """(the norms withhold it, it is about another person) per record text; persons by the cheap
-    heuristic, the same at training and at run time."""
+def classify_records(norms: Norms, texts: list[str]) -> list[Classified]:
+    """The norms table's reading of each record (its first `CLASSIFY_CHARS` characters); people by the
+    cheap heuristic, the same at training and at run time."""
     from .instructor import heuristic_persons
 
-    out = []
-    for t in texts:
-        c = norms.classify(t, heuristic_persons(t))
-        out.append((bool(norms.withhold(c, relationship)), c.third_party))
-    return out
+    return [norms.classify(t[:CLASSIFY_CHARS], heuristic_persons(t[:CLASSIFY_CHARS])) for t in texts]
+
+
+def norms_flags(norms: Norms, classified: list[Classified], relationship: str) -> list[tuple[bool, bool]]:
+    """(the norms withhold it, it is about another person) per record."""
+    return [(bool(norms.withhold(c, relationship)), c.third_party) for c in classified]
 
 
 class RecordModel:
@@ -156,13 +158,12 @@ class RecordModel:
     def context_prob(self, row: list[float]) -> float:
         return _sigmoid(self.context_intercept + sum(c * x for c, x in zip(self.context_coef, row, strict=True)))
 
-    def scores(self, texts: list[str], instruction: str, norms: Norms, relationship: str) -> list[float]:
-        """P(must not flow) for each record text of one step."""
+    def scores(self, texts: list[str], instruction: str, flags: list[tuple[bool, bool]]) -> list[float]:
+        """P(must not flow) for each record text of one step (`flags` from `norms_flags`)."""
         if not texts:
             return []
         logits = [self.text_logit(t) for t in texts]
-        rows = context_features(logits, texts, instruction, norms_flags(norms, texts, relationship))
-        return [self.context_prob(r) for r in rows]
+        return [self.context_prob(r) for r in context_features(logits, texts, instruction, flags)]
 
 
 @lru_cache(maxsize=2)
