@@ -186,3 +186,20 @@ def test_llm_instructor_with_the_real_gguf_puts_prose_before_the_lists(gguf):
     assert [j.withheld for j in ins.guide(step).judged] == [j.withheld for j in
                                                             Instructor(default_norms(), records=default_record_model())
                                                             .guide(step).judged]
+
+
+def test_binary_huge_and_malformed_tool_results_are_judged_by_the_stated_rules():
+    import os
+
+    ins = Instructor(default_norms(), records=default_record_model())
+    binary = os.urandom(50_000).decode("latin-1")
+    huge = json.dumps({"results": [{"id": i, "content": "Emily Carter saw Dr. Smith about her therapy today."}
+                                   for i in range(5000)]})
+    for obs in (binary, huge, '{"results": [1, 2,', ""):
+        g = ins.guide(detect_step("openai_chat", request(obs)))
+        assert all(0.0 <= j.score <= 1.0 for j in g.judged)
+    g = ins.guide(detect_step("openai_chat", request(huge)))
+    # cut at items.MAX_CHARS, the JSON no longer parses: the result is read as one text record, and the
+    # people's health notes in it are withheld
+    assert {j.item.record for j in g.judged} == {"NotionSearch:$"}
+    assert g.withhold and any("health" in j.types for j in g.withhold)
