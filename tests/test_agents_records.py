@@ -94,6 +94,14 @@ def test_identifiers_are_withheld_even_in_records_the_model_clears():
     assert any("password" in t for t in withheld)
 
 
+def test_shipped_model_carries_its_training_data_notice():
+    from guardian_proxy.resources import DATA_DIR
+
+    notice = (DATA_DIR / "NOTICE-agent-records.md").read_text()
+    assert "PrivacyLens" in notice and "MIT" in notice and (DATA_DIR / "licenses" / "privacylens-LICENSE").is_file()
+    assert "PrivacyLens" in default_record_model().meta["trained_on"]
+
+
 def test_bad_model_files_are_config_errors(tmp_path):
     with pytest.raises(ConfigError):
         RecordModel.load(tmp_path / "missing.json.gz")
