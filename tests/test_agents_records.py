@@ -204,3 +204,17 @@ def test_binary_huge_and_malformed_tool_results_are_judged_by_the_stated_rules()
     # people's health notes in it are withheld
     assert {j.item.record for j in g.judged} == {"notion_search:$"}
     assert g.withhold and any("health" in j.types for j in g.withhold)
+
+
+def test_flagged_records_follow_the_norms_allowed_flows():
+    model = RecordModel(default_record_model().to_dict())
+    model.threshold = 1e-6  # every record is flagged: only the norms can let it through
+    ins = Instructor(default_norms(), records=model)
+    own = json.dumps({"results": [{"id": "1", "content": "I was diagnosed with depression and I take sertraline daily."}]})
+    to_wife = ins.guide(detect_step("openai_chat", request(own, "Send my wife a message about how I am doing.")))
+    to_boss = ins.guide(detect_step("openai_chat", request(own, "Send my boss a message about how I am doing.")))
+    assert to_wife.relationship == "intimate" and not to_wife.withhold
+    assert to_boss.withhold and "health" in to_boss.withhold[0].types
+    other = json.dumps({"results": [{"id": "1", "content": "Emily Carter was diagnosed with diabetes last week."}]})
+    to_doctor = ins.guide(detect_step("openai_chat", request(other, "Email Dr. Lee, her doctor, a summary of the note.")))
+    assert to_doctor.relationship == "health_care" and not any("health" in j.types for j in to_doctor.withhold)

@@ -4,7 +4,8 @@ Deterministic by default. The recipient's relationship comes from the user's ins
 guard, from the tool call). With the record model (`records.RecordModel`, the default in the proxy),
 whole records (an e-mail, a note, an event) are judged: a record the model scores at or above its
 threshold is *withheld* unless the norms table allows every sensitive data type it carries for this
-relationship (health information to the patient's doctor); identifiers and credentials (the norms'
+relationship (health information to the patient's doctor), or it is the user's own information and the
+relationship is one the norms' `own_data` allows (spouse, family, doctor, lawyer, accountant); identifiers and credentials (the norms'
 `always` types) are withheld wherever they are. Without the model every sentence is classified with the
 norms table alone. The rest is *shareable*. The guidance names both lists, so the agent can still
 finish the task.
@@ -117,7 +118,8 @@ class Instructor:
         out: list[Judged] = []
         for rec, c, p in zip(recs, classified, probs, strict=True):
             types: list[str] = []
-            if p >= self.records.threshold:
+            own_ok = c.own and not c.third_party and relationship in self.norms.spec.own_data.get("allow", [])
+            if p >= self.records.threshold and not own_ok:
                 found = [t for t, w in c.types.items() if w >= cut]
                 types = [t for t in found if relationship not in self.norms.spec.allow.get(t, [])]
                 if not found:
