@@ -119,6 +119,7 @@ class StreamDemasker:
     def __call__(self, data: bytes) -> bytes:
         if self.dead:
             return b""
+        end = data == b""  # the end of the body (a compressed chunk may also decode to nothing)
         if self.decoder is not None and data:
             try:
                 data = self.decoder.feed(data)
@@ -128,15 +129,14 @@ class StreamDemasker:
                 return b"" if self.passthrough else self._flush_all(None)
         pending = bytes(self.framer.buf)
         try:
-            return self._chunk(data)
+            return self._chunk(data, end)
         except Exception as e:  # never break the client's stream: flush what is held, pass the rest as is
             log.warning("guardian: de-masking stopped for a %s stream (%s)", self.kind, type(e).__name__)
             self.framer.rest()
             self.passthrough = True
             return self._flush_all(None) + pending + data
 
-    def _chunk(self, data: bytes) -> bytes:
-        end = data == b""
+    def _chunk(self, data: bytes, end: bool) -> bytes:
         if self.passthrough:
             return data
         out = bytearray()
