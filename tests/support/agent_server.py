@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 from tests.support.llm_server import _sse, pieces
+from tests.support.upstream import Served, send_body, serve
 
 EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+")
 
@@ -55,17 +55,8 @@ def _copy_everything(raw: str) -> str:
 
 
 @dataclass
-class AgentServer:
-    server: ThreadingHTTPServer
+class AgentServer(Served):
     received: list[dict] = field(default_factory=list)
-
-    @property
-    def port(self) -> int:
-        return self.server.server_address[1]
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
 
 def _handler(srv: AgentServer):
@@ -89,21 +80,9 @@ def _handler(srv: AgentServer):
             else:
                 res = self._openai(args, stream)
             if isinstance(res, dict):
-                payload = json.dumps(res).encode()
-                self.send_response(200)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-                return
-            payload = b"".join(res)
-            self.send_response(200)
-            self.send_header("content-type", "text/event-stream")
-            self.send_header("content-length", str(len(payload)))
-            self.end_headers()
-            for chunk in res:
-                self.wfile.write(chunk)
-                self.wfile.flush()
+                send_body(self, json.dumps(res).encode())
+            else:
+                send_body(self, res, "text/event-stream")
 
         @staticmethod
         def _openai(args: str, stream: bool):
@@ -147,8 +126,5 @@ def _handler(srv: AgentServer):
 
 def start_agent_server() -> AgentServer:
     srv = AgentServer(server=None)  # type: ignore[arg-type]
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(srv))
-    httpd.daemon_threads = True
-    srv.server = httpd
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    srv.server = serve(_handler(srv))
     return srv

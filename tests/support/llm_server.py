@@ -15,15 +15,13 @@ from __future__ import annotations
 
 import json
 import re
-import ssl
-import threading
 import time
 import zlib
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
-from tests.support.upstream import self_signed
+from tests.support.upstream import Served, send_body, serve
 
 NAME = re.compile(r"\b([A-Z][a-z]+ [A-Z][a-z]+)\b")
 EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+")
@@ -176,21 +174,12 @@ def ollama(body: dict, stream: bool, generate: bool) -> list[bytes] | dict:
 
 
 @dataclass
-class LLMServer:
-    server: ThreadingHTTPServer
+class LLMServer(Served):
     received: list[dict] = field(default_factory=list)
     paths: list[str] = field(default_factory=list)
 
-    @property
-    def port(self) -> int:
-        return self.server.server_address[1]
-
     def bodies_text(self, since: int = 0) -> str:
         return "\n".join(json.dumps(b, ensure_ascii=False) for b in self.received[since:])
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
 
 def _handler(srv: LLMServer):
@@ -232,12 +221,7 @@ def _handler(srv: LLMServer):
                 self.end_headers()
                 return
             if isinstance(res, dict):
-                payload = json.dumps(res).encode()
-                self.send_response(200)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
+                send_body(self, json.dumps(res).encode())
                 return
             gz = self.headers.get("x-test-gzip") == "1"
             self.send_response(200)
@@ -262,13 +246,5 @@ def _handler(srv: LLMServer):
 
 def start_llm_server(tls_dir: Path | None = None, names: list[str] | None = None) -> LLMServer:
     srv = LLMServer(server=None)  # type: ignore[arg-type]
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(srv))
-    httpd.daemon_threads = True
-    if tls_dir is not None:
-        cp, kp = self_signed(tls_dir, names or ["api.openai.com", "api.anthropic.com"])
-        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        ctx.load_cert_chain(cp, kp)
-        httpd.socket = ctx.wrap_socket(httpd.socket, server_side=True)
-    srv.server = httpd
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    srv.server = serve(_handler(srv), tls_dir, names or ["api.openai.com", "api.anthropic.com"])
     return srv

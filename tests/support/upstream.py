@@ -21,10 +21,10 @@ class Received:
 
 
 @dataclass
-class Upstream:
+class Served:
+    """A test server running in a daemon thread (see `serve`)."""
+
     server: ThreadingHTTPServer
-    received: list[Received] = field(default_factory=list)
-    tls: bool = False
 
     @property
     def port(self) -> int:
@@ -33,6 +33,39 @@ class Upstream:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+def serve(handler: type[BaseHTTPRequestHandler], tls_dir: Path | None = None,
+          names: list[str] | None = None) -> ThreadingHTTPServer:
+    """A ThreadingHTTPServer on a free 127.0.0.1 port, with a self-signed certificate for `names` when
+    `tls_dir` is given, serving in a daemon thread."""
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    httpd.daemon_threads = True
+    if tls_dir is not None:
+        cp, kp = self_signed(tls_dir, names or ["localhost"])
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(cp, kp)
+        httpd.socket = ctx.wrap_socket(httpd.socket, server_side=True)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd
+
+
+def send_body(h: BaseHTTPRequestHandler, payload: bytes | list[bytes], content_type: str = "application/json") -> None:
+    """A 200 answer with a content-length; a list of chunks is written (and flushed) one by one."""
+    chunks = [payload] if isinstance(payload, bytes) else payload
+    h.send_response(200)
+    h.send_header("content-type", content_type)
+    h.send_header("content-length", str(sum(len(c) for c in chunks)))
+    h.end_headers()
+    for c in chunks:
+        h.wfile.write(c)
+        h.wfile.flush()
+
+
+@dataclass
+class Upstream(Served):
+    received: list[Received] = field(default_factory=list)
+    tls: bool = False
 
 
 def _handler(store: list[Received], lock: threading.Lock):
@@ -47,12 +80,7 @@ def _handler(store: list[Received], lock: threading.Lock):
             body = self.rfile.read(n) if n else b""
             with lock:
                 store.append(Received(self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body))
-            payload = json.dumps({"ok": True, "path": self.path, "bytes": len(body)}).encode()
-            self.send_response(200)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
+            send_body(self, json.dumps({"ok": True, "path": self.path, "bytes": len(body)}).encode())
 
         do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _serve
 
@@ -82,12 +110,4 @@ def self_signed(tmp: Path, names: list[str]) -> tuple[Path, Path]:
 
 def start_upstream(tls_dir: Path | None = None, names: list[str] | None = None) -> Upstream:
     store: list[Received] = []
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), _handler(store, threading.Lock()))
-    srv.daemon_threads = True
-    if tls_dir is not None:
-        cp, kp = self_signed(tls_dir, names or ["localhost"])
-        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        ctx.load_cert_chain(cp, kp)
-        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    return Upstream(srv, store, tls=tls_dir is not None)
+    return Upstream(serve(_handler(store, threading.Lock()), tls_dir, names), store, tls=tls_dir is not None)
