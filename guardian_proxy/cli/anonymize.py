@@ -19,7 +19,7 @@ import typer
 
 from ..types import RawRequest
 from .app import app
-from .common import console, fail, settings_from
+from .common import CONFIG, console, fail, settings_from
 
 BATCH_URL = "https://batch.anonymize.invalid/v1/text"
 
@@ -78,7 +78,7 @@ def anonymize(
     max_rounds: int = typer.Option(None, "--max-rounds", min=0, max=5, help="Escalation rounds (default 5)."),
     seed: str = typer.Option(None, "--seed", help="Fix the surrogates (reproducible output)."),
     chunk_chars: int = typer.Option(20000, "--chunk-chars", min=1000, help="Split longer texts into chunks."),
-    config: Path = typer.Option(None, "--config"),
+    config: Path = CONFIG,
 ) -> None:
     """Anonymize JSONL texts through the full controller (or at a fixed --level)."""
     from ..config import Override

@@ -9,7 +9,7 @@ import typer
 
 from ..types import RawRequest
 from .app import app
-from .common import console, fail, read_data, settings_from
+from .common import CONFIG, console, fail, read_data, settings_from
 
 
 def decision_json(d) -> dict:
@@ -39,7 +39,7 @@ def check(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
     context: str = typer.Option(None, "--context", help="Fix the context: mild | medium | severe."),
     likelihood: float = typer.Option(None, "--likelihood", min=0.0, max=1.0, help="Fix L instead of estimating it."),
-    config: Path = typer.Option(None, "--config"),
+    config: Path = CONFIG,
 ) -> None:
     """Evaluate one request offline (nothing is sent) and explain the decision."""
     headers = []

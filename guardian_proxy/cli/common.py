@@ -14,6 +14,11 @@ from ..errors import GuardianError
 console = Console(stderr=True)
 
 
+#: the options every command that reads settings takes
+CONFIG = typer.Option(None, "--config", help="YAML settings file.")
+STATE_DIR = typer.Option(None, "--state-dir", help="State directory (decision log, vault, overrides, policies).")
+
+
 def settings_from(config: Path | None, state_dir: Path | None = None, log_file: Path | None = None, **extra) -> Settings:
     try:
         s = load_settings(config, state_dir=state_dir, log_file=log_file, **extra)

@@ -17,6 +17,7 @@ from rich.table import Table
 from ..config import Settings, load_settings
 from ..errors import GuardianError
 from .app import app
+from .common import CONFIG, STATE_DIR
 
 out = Console()
 _MARK = {"ok": "[green]ok[/]", "warn": "[yellow]warn[/]", "fail": "[bold red]FAIL[/]"}
@@ -153,9 +154,9 @@ def doctor_cmd(
     port: int = typer.Option(None, "--port"),
     dashboard_port: int = typer.Option(None, "--dashboard-port"),
     confdir: str = typer.Option("~/.mitmproxy", "--confdir", help="mitmproxy configuration and CA directory."),
-    state_dir: Path = typer.Option(None, "--state-dir"),
+    state_dir: Path = STATE_DIR,
     log: Path = typer.Option(None, "--log"),
-    config: Path = typer.Option(None, "--config"),
+    config: Path = CONFIG,
 ) -> None:
     """Check port, CA trust, models, policies, LLM back end and log permissions; print fixes."""
     try:

@@ -20,7 +20,7 @@ import typer
 
 from ..resources import ensure_private_dir
 from .app import app
-from .common import console, fail, settings_from
+from .common import CONFIG, STATE_DIR, console, fail, settings_from
 
 SYSTEM_BUNDLES = ("/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt", "/etc/ssl/cert.pem",
                   "/etc/ssl/ca-bundle.pem")
@@ -77,8 +77,8 @@ def env_cmd(
     host: str = typer.Option(None, "--host", help="Proxy address (default from settings: 127.0.0.1)."),
     port: int = typer.Option(None, "--port", help="Proxy port (default from settings: 8080)."),
     confdir: str = typer.Option("~/.mitmproxy", "--confdir", help="mitmproxy configuration and CA directory."),
-    state_dir: Path = typer.Option(None, "--state-dir"),
-    config: Path = typer.Option(None, "--config"),
+    state_dir: Path = STATE_DIR,
+    config: Path = CONFIG,
 ) -> None:
     """Print HTTP(S)_PROXY, SSL_CERT_FILE, REQUESTS_CA_BUNDLE, NODE_EXTRA_CA_CERTS lines for your shell."""
     if shell not in ("sh", "fish", "powershell"):

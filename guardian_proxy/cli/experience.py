@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from .app import app
-from .common import console, settings_from
+from .common import CONFIG, STATE_DIR, console, settings_from
 
 experience_app = typer.Typer(help="Cases the agent guard caught despite guidance (encrypted at rest).",
                              no_args_is_help=True)
@@ -22,7 +22,7 @@ def _log(config: Path | None, state_dir: Path | None):
 
 
 @experience_app.command("list")
-def list_cases(state_dir: Path = typer.Option(None, "--state-dir"), config: Path = typer.Option(None, "--config"),
+def list_cases(state_dir: Path = STATE_DIR, config: Path = CONFIG,
                as_json: bool = typer.Option(False, "--json")) -> None:
     """Count and summarise the cases (no conversation text is printed)."""
     cases = _log(config, state_dir).cases()
@@ -39,7 +39,7 @@ def list_cases(state_dir: Path = typer.Option(None, "--state-dir"), config: Path
 
 @experience_app.command("export")
 def export(output: Path = typer.Argument(..., help="Decrypted JSONL for scripts/train_instructor.py --cases"),
-           state_dir: Path = typer.Option(None, "--state-dir"), config: Path = typer.Option(None, "--config")) -> None:
+           state_dir: Path = STATE_DIR, config: Path = CONFIG) -> None:
     """Decrypt the cases to a JSONL file (it holds conversation text: keep it private)."""
     import os
 

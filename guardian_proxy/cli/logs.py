@@ -13,7 +13,7 @@ from rich.console import Console
 from ..decision_log import read_all
 from ..types import CATEGORIES
 from .app import app
-from .common import existing_log, fail
+from .common import CONFIG, STATE_DIR, existing_log, fail
 from .filters import RecordFilter, parse_since
 
 out = Console()
@@ -77,8 +77,8 @@ def log_cmd(
     min_risk: float = typer.Option(None, "--min-risk", min=0.0, max=1.0, help="Only decisions with R at least this."),
     since: str = typer.Option(None, "--since", help="Only decisions newer than this: 24h, 30m, 7d or an ISO time."),
     log_file: Path = typer.Option(None, "--log", help="Decision log (default <state-dir>/decisions.jsonl)."),
-    state_dir: Path = typer.Option(None, "--state-dir"),
-    config: Path = typer.Option(None, "--config"),
+    state_dir: Path = STATE_DIR,
+    config: Path = CONFIG,
 ) -> None:
     """Show the decision log (rotated files included, oldest first)."""
     path = existing_log(log_file, config, state_dir)

@@ -11,7 +11,7 @@ from rich.table import Table
 
 from ..resources import policies_dir
 from .app import app
-from .common import fail, settings_from
+from .common import CONFIG, STATE_DIR, fail, settings_from
 
 policy_app = typer.Typer(help="Privacy policies: the shipped corpus and the ones you add or the proxy learns.",
                          no_args_is_help=True)
@@ -31,8 +31,8 @@ def add(
     domain: str = typer.Argument(..., help="Registrable domain the policy is for (example.com)."),
     file: Path = typer.Argument(..., help="The policy: HTML, Markdown or plain text."),
     name: str = typer.Option(None, "--name", help="Title to record (default: the document's title)."),
-    state_dir: Path = typer.Option(None, "--state-dir"),
-    config: Path = typer.Option(None, "--config"),
+    state_dir: Path = STATE_DIR,
+    config: Path = CONFIG,
 ) -> None:
     """Segment a policy into statements and store it for DOMAIN (it takes precedence over the shipped one)."""
     try:
@@ -49,8 +49,8 @@ def add(
 @policy_app.command("list")
 def list_cmd(
     as_json: bool = typer.Option(False, "--json", help='Print [{"domain", "statements", "source"}, ...].'),
-    state_dir: Path = typer.Option(None, "--state-dir"),
-    config: Path = typer.Option(None, "--config"),
+    state_dir: Path = STATE_DIR,
+    config: Path = CONFIG,
 ) -> None:
     """List known policies: shipped (built from Open Terms Archive) and user (added or learned)."""
     rows = [p.summary() for p in _stage(config, state_dir).store.all()]
@@ -69,8 +69,8 @@ def show(
     domain: str = typer.Argument(..., help="A domain (any domain the policy covers, e.g. doubleclick.net)."),
     as_json: bool = typer.Option(False, "--json", help="Print the policy and its statements as JSON."),
     limit: int = typer.Option(0, "--limit", help="Show at most this many statements (0 = all)."),
-    state_dir: Path = typer.Option(None, "--state-dir"),
-    config: Path = typer.Option(None, "--config"),
+    state_dir: Path = STATE_DIR,
+    config: Path = CONFIG,
 ) -> None:
     """Show the policy that answers for DOMAIN and its statements."""
     from ..domains import registrable_domain

@@ -14,10 +14,9 @@ from ..overrides import OverrideStore, normalize_domain
 from ..risk import describe_override
 from ..types import RawRequest
 from .app import app
-from .common import fail, settings_from
+from .common import CONFIG, fail, settings_from
 
 _DOMAIN_HELP = "Domain (a registrable domain covers its subdomains); '*' for any domain."
-_CONFIG = typer.Option(None, "--config", help="YAML settings file.")
 _STATE = typer.Option(None, "--state-dir", help="Where overrides.yaml lives (default: the state directory).")
 
 
@@ -59,7 +58,7 @@ def allow(
     category: str = _CATEGORY,
     owner: str = _OWNER,
     recipient: str = _RECIPIENT,
-    config: Path = _CONFIG,
+    config: Path = CONFIG,
     state_dir: Path = _STATE,
 ) -> None:
     """Always allow matching requests (persistent user override)."""
@@ -72,7 +71,7 @@ def deny(
     category: str = _CATEGORY,
     owner: str = _OWNER,
     recipient: str = _RECIPIENT,
-    config: Path = _CONFIG,
+    config: Path = CONFIG,
     state_dir: Path = _STATE,
 ) -> None:
     """Always block matching requests (persistent user override)."""
@@ -86,7 +85,7 @@ def level(
     category: str = _CATEGORY,
     owner: str = _OWNER,
     recipient: str = _RECIPIENT,
-    config: Path = _CONFIG,
+    config: Path = CONFIG,
     state_dir: Path = _STATE,
 ) -> None:
     """Always rewrite matching requests at level N (persistent user override)."""
@@ -97,7 +96,7 @@ def level(
 def overrides(
     as_json: bool = typer.Option(False, "--json", help="Print a JSON list."),
     remove: int = typer.Option(None, "--remove", help="Remove the override numbered N (see the listing)."),
-    config: Path = _CONFIG,
+    config: Path = CONFIG,
     state_dir: Path = _STATE,
 ) -> None:
     """List the user overrides in match order (the last match wins), or remove one."""
@@ -188,7 +187,7 @@ def sweep(
                                            help="Fixed L (repeat for a sweep over L)."),
     context: list[str] = typer.Option(None, "--context", help="Context name (repeatable; default: all)."),
     limit: int = typer.Option(None, "--limit", min=1, help="Only the first N texts."),
-    config: Path = _CONFIG,
+    config: Path = CONFIG,
 ) -> None:
     """The published context sweep: each text through the gateway with the context and L fixed.
 

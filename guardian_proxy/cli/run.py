@@ -9,7 +9,7 @@ import typer
 
 from ..resources import ensure_private_dir
 from .app import app
-from .common import console, fail, settings_from
+from .common import CONFIG, console, fail, settings_from
 
 
 def _is_loopback(host: str) -> bool:
@@ -32,7 +32,7 @@ def parse_hostport(value: str) -> tuple[str, int]:
 def run(
     host: str = typer.Option(None, help="Address to listen on (default 127.0.0.1)."),
     port: int = typer.Option(None, help="Port to listen on (default 8080)."),
-    config: Path = typer.Option(None, "--config", help="YAML settings file."),
+    config: Path = CONFIG,
     state_dir: Path = typer.Option(None, "--state-dir", help="Decision log, vault, overrides, user policies."),
     log: Path = typer.Option(None, "--log", help="Decision log file (default <state-dir>/decisions.jsonl)."),
     confdir: str = typer.Option("~/.mitmproxy", "--confdir", help="mitmproxy configuration and CA directory."),

@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .app import app
-from .common import fail, settings_from
+from .common import CONFIG, STATE_DIR, fail, settings_from
 
 sessions_app = typer.Typer(help="Chat sessions with AI services: list them or wipe their pseudonym mappings.",
                            no_args_is_help=True)
@@ -46,8 +46,8 @@ def _age(seconds: float) -> str:
 @sessions_app.command("list")
 def list_cmd(
     as_json: bool = typer.Option(False, "--json", help="One JSON object per line."),
-    state_dir: Path = typer.Option(None, "--state-dir"),
-    config: Path = typer.Option(None, "--config"),
+    state_dir: Path = STATE_DIR,
+    config: Path = CONFIG,
 ) -> None:
     """List the chat sessions in the vault (no values are shown)."""
     vault, s = _vault(config, state_dir)
@@ -80,8 +80,8 @@ def wipe(
     session: str = typer.Argument(None, help="Session id or a unique prefix of it (see `sessions list`)."),
     all_: bool = typer.Option(False, "--all", help="Wipe every session."),
     expired: bool = typer.Option(False, "--expired", help="Wipe the sessions idle longer than the expiry."),
-    state_dir: Path = typer.Option(None, "--state-dir"),
-    config: Path = typer.Option(None, "--config"),
+    state_dir: Path = STATE_DIR,
+    config: Path = CONFIG,
 ) -> None:
     """Delete sessions and their pseudonym mappings from the vault."""
     if sum(bool(x) for x in (session, all_, expired)) != 1:

@@ -13,7 +13,7 @@ from rich.table import Table
 from ..dashboard.stats import ACTIONS, Stats, summarize
 from ..decision_log import read_all
 from .app import app
-from .common import existing_log, fail
+from .common import CONFIG, STATE_DIR, existing_log, fail
 from .filters import RecordFilter, parse_since
 
 out = Console()
@@ -66,8 +66,8 @@ def stats_cmd(
     top: int = typer.Option(10, "--top", min=1, help="Rows in the destination and blocked tables."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
     log_file: Path = typer.Option(None, "--log", help="Decision log (default <state-dir>/decisions.jsonl)."),
-    state_dir: Path = typer.Option(None, "--state-dir"),
-    config: Path = typer.Option(None, "--config"),
+    state_dir: Path = STATE_DIR,
+    config: Path = CONFIG,
 ) -> None:
     """Top destinations, categories sent, actions and blocked counts from the decision log."""
     path = existing_log(log_file, config, state_dir)
