@@ -1,9 +1,9 @@
 """What is installed and loadable: the detector's spaCy model, the likelihood model, the LLM back end,
 the policy corpus and the factor tables. Shared by the dashboard's "model status" and `guardian-proxy doctor`.
 
-Stages may expose `status(settings)` (e.g. `guardian_proxy.likelihood.status`, `guardian_proxy.llm.status`);
-their answer (a dict, a string, or a (ok, detail) pair) is normalised to `{"name", "state", "detail"}` with
-state one of `ok`, `warn`, `fail`. A stage without `status` is described from the settings alone.
+The likelihood and LLM stages answer for themselves (`guardian_proxy.likelihood.status`,
+`guardian_proxy.llm.status`); every answer (a dict, a string, or a (ok, detail) pair) is normalised to
+`{"name", "state", "detail"}` with state one of `ok`, `warn`, `fail`.
 """
 
 from __future__ import annotations
@@ -48,19 +48,12 @@ def normalize(name: str, result) -> dict:
     return {"name": name, "state": state, "detail": detail}
 
 
-def _call_status(module: str, settings: Settings):
-    """The module's `status(settings)` result, or None when the module has none."""
+def _stage_status(name: str, module: str, settings: Settings) -> dict:
+    """The stage's own `status(settings)`, normalised; an import or status failure is reported, not raised."""
     try:
-        mod = importlib.import_module(module)
-    except Exception as e:  # an optional stage failed to import: report it, never crash the caller
-        return {"ok": False, "detail": f"cannot import {module}: {type(e).__name__}: {e}"}
-    fn = getattr(mod, "status", None)
-    if not callable(fn):
-        return None
-    try:
-        return fn(settings)
-    except Exception as e:
-        return {"ok": False, "detail": f"{module}.status failed: {type(e).__name__}: {e}"}
+        return normalize(name, importlib.import_module(module).status(settings))
+    except Exception as e:  # an optional stage failed to import or to answer: report it, never crash the caller
+        return normalize(name, {"ok": False, "detail": f"{module}.status failed: {type(e).__name__}: {e}"})
 
 
 def detector_status(settings: Settings) -> dict:
@@ -74,38 +67,11 @@ def detector_status(settings: Settings) -> dict:
 
 
 def likelihood_status(settings: Settings) -> dict:
-    got = _call_status("guardian_proxy.likelihood", settings)
-    if got is not None:
-        return normalize("likelihood", got)
-    lk = settings.likelihood
-    if lk.mode == "fixed":
-        return normalize("likelihood", {"ok": True, "detail": f"fixed L = {lk.fixed_value}"})
-    from pathlib import Path
-
-    from ..resources import models_dir
-
-    weights = Path(lk.model_file).expanduser() if lk.model_file else models_dir() / "likelihood.pt"
-    if not weights.is_file():
-        return normalize("likelihood", {"ok": False, "detail": f"likelihood model not found: {weights}"})
-    return normalize("likelihood", {"ok": True, "detail": f"weights {weights} (not loaded by this check)"})
+    return _stage_status("likelihood", "guardian_proxy.likelihood", settings)
 
 
 def llm_status(settings: Settings) -> dict:
-    got = _call_status("guardian_proxy.llm", settings)
-    if got is not None:
-        return normalize("llm", got)
-    llm = settings.llm
-    if llm.backend == "none":
-        return normalize("llm", {"ok": True, "detail": "off (backend: none): uncertain cases use the stated fallback"})
-    lib = {"llama_cpp": "llama_cpp", "transformers": "transformers"}[llm.backend]
-    if importlib.util.find_spec(lib) is None:
-        return normalize("llm", {"ok": False, "detail": f"{llm.backend}: python package {lib!r} not installed "
-                                 "(make llm)"})
-    from pathlib import Path
-
-    if not llm.model_path or not Path(llm.model_path).expanduser().exists():
-        return normalize("llm", {"ok": False, "detail": f"{llm.backend}: model_path {llm.model_path!r} not found"})
-    return normalize("llm", {"ok": True, "detail": f"{llm.backend}: {llm.model_path}"})
+    return _stage_status("llm", "guardian_proxy.llm", settings)
 
 
 def policies_status(settings: Settings) -> dict:
