@@ -19,37 +19,20 @@ fails or times out leaves the deterministic guidance alone.
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .items import Item, content_words
-from .norms import Norms
+from .norms import Norms, heuristic_persons
 from .records import Record, RecordModel, classify_records, norms_flags, object_of, records_of
 from .step import AgentStep
 
-_TITLED = re.compile(r"\b(?:Mr|Mrs|Ms|Dr|Prof)\.?\s+[A-Z][a-z]+")
-_CAPITAL = re.compile(r"(?<![.!?:]\s)(?<!^)\b([A-Z][a-z]{2,})\b")
-_PAIR = re.compile(r"\b[A-Z][a-z]+\s+[A-Z][a-z]+\b")
 log = logging.getLogger("guardian_proxy")
 MAX_LISTED = 12
 LLM_PROMPT = ("You write privacy guidance for an AI agent's next action. In at most four sentences, tell the agent "
               "what it must leave out of its next message and why (whose information it is and why this recipient "
               "should not get it), and what it may use to finish the user's task. Do not repeat the lists verbatim.")
 CONTEXT_TYPE = "other_person_context"  # a withheld record that carries no cue of a listed data type
-
-
-def heuristic_persons(text: str) -> int:
-    """Cheap count of named people: titled names, and capitalised words inside a sentence that are rare as
-    English words (wordfreq Zipf < 3.5: "Smithson" — not "Monday" or "Team"), and capitalised pairs
-    ("Emily Carter") after the first character."""
-    from wordfreq import zipf_frequency
-
-    n = len(_TITLED.findall(text)) + len(_PAIR.findall(text[1:]))
-    for m in _CAPITAL.finditer(text):
-        if m.start() > 0 and zipf_frequency(m.group(1).lower(), "en") < 3.5:
-            n += 1
-    return n
 
 
 @dataclass

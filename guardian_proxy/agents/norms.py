@@ -22,6 +22,9 @@ from ..resources import DATA_DIR
 NORMS_FILE = DATA_DIR / "norms.yaml"
 _PRONOUN = re.compile(r"\b(he|she|him|her|his|hers|they|them|their)\b", re.I)
 _FIRST_PERSON = re.compile(r"\b(i|me|my|mine|i'm|i've)\b", re.I)
+_TITLED = re.compile(r"\b(?:Mr|Mrs|Ms|Dr|Prof)\.?\s+[A-Z][a-z]+")
+_CAPITAL = re.compile(r"(?<![.!?:]\s)(?<!^)\b([A-Z][a-z]{2,})\b")
+_PAIR = re.compile(r"\b[A-Z][a-z]+\s+[A-Z][a-z]+\b")
 _TOOL_RELATIONSHIP = [
     (re.compile(r"(CreatePost|Tweet|PublishPost|Post$)", re.I), "public"),
 ]
@@ -44,6 +47,19 @@ class NormsFile(BaseModel):
     relationships: dict[str, list[str]]
     allow: dict[str, list[str]]
     own_data: dict[str, list[str]]
+
+
+def heuristic_persons(text: str) -> int:
+    """Cheap count of named people: titled names, and capitalised words inside a sentence that are rare as
+    English words (wordfreq Zipf < 3.5: "Smithson" — not "Monday" or "Team"), and capitalised pairs
+    ("Emily Carter") after the first character."""
+    from wordfreq import zipf_frequency
+
+    n = len(_TITLED.findall(text)) + len(_PAIR.findall(text[1:]))
+    for m in _CAPITAL.finditer(text):
+        if m.start() > 0 and zipf_frequency(m.group(1).lower(), "en") < 3.5:
+            n += 1
+    return n
 
 
 @dataclass

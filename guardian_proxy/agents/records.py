@@ -30,7 +30,7 @@ from pathlib import Path
 from ..errors import ConfigError
 from ..resources import DATA_DIR
 from .items import Item, containment, content_words, items_of
-from .norms import Classified, Norms
+from .norms import Classified, Norms, heuristic_persons
 
 MODEL_FILE = DATA_DIR / "agent_records.json.gz"
 CLASSIFY_CHARS = 20_000  # a record's data types and people are read from its first 20,000 characters
@@ -71,11 +71,6 @@ def ngrams(text: str) -> Counter:
     return grams
 
 
-def _logit(p: float) -> float:
-    p = min(max(p, 1e-6), 1 - 1e-6)
-    return math.log(p / (1 - p))
-
-
 def _sigmoid(z: float) -> float:
     return 1 / (1 + math.exp(-max(min(z, 60.0), -60.0)))
 
@@ -98,8 +93,6 @@ def context_features(logits: list[float], texts: list[str], instruction: str, fl
 def classify_records(norms: Norms, texts: list[str]) -> list[Classified]:
     """The norms table's reading of each record (its first `CLASSIFY_CHARS` characters); people by the
     cheap heuristic, the same at training and at run time."""
-    from .instructor import heuristic_persons
-
     return [norms.classify(t[:CLASSIFY_CHARS], heuristic_persons(t[:CLASSIFY_CHARS])) for t in texts]
 
 
