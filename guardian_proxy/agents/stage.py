@@ -71,12 +71,14 @@ class AgentStage:
         if step is None or not step.latest_is_tool_result:
             return decision
         rel = self.norms.relationship(step.instruction)
-        guidance = self.instructor.guide(step, rel)
         injected = False
-        if mode == "prompt":
+        if mode == "prompt":  # the fixed instruction: no guidance to work out
             injected = inject(kind, data, PROMPT, first=True)
-        elif mode in ("cdi", "cdi+guard"):
-            injected = inject(kind, data, guidance.text)
+            guidance = None
+        else:
+            guidance = self.instructor.guide(step, rel)
+            if mode in ("cdi", "cdi+guard"):
+                injected = inject(kind, data, guidance.text)
         if injected:
             body = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
             rw = decision.rewrite or Rewrite()
@@ -84,13 +86,14 @@ class AgentStage:
             decision.rewrite = rw
             if decision.action == "allow":
                 decision.action = "transform"
-        if "guard" in mode:
+        if guidance is not None and "guard" in mode:
             with self._lock:
                 self._kept[decision.id] = (guidance, mode, data, kind)
                 while len(self._kept) > _KEEP:
                     self._kept.popitem(last=False)
-        decision.extra["agent"] = {"mode": mode, "relationship": rel, "withhold": len(guidance.withhold),
-                                   "shareable": len(guidance.share), "injected": injected}
+        decision.extra["agent"] = {"mode": mode, "relationship": rel, "injected": injected}
+        if guidance is not None:
+            decision.extra["agent"].update(withhold=len(guidance.withhold), shareable=len(guidance.share))
         return decision
 
     # ------------------------------------------------------------------ response
