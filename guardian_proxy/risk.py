@@ -62,8 +62,7 @@ class RiskScorer:
         """category → (Sd, tier) for the scored categories present, most sensitive first. A category
         counts as quasi-only when it has located spans and none of them is a direct identifier (counts
         without spans, e.g. from cookies or a caller, count as direct)."""
-        located = {s.category for s in action.spans}
-        direct = {s.category for s in action.spans if s.direct}
+        located, direct = _located_direct(action)
         out: dict[str, tuple[float, str]] = {}
         for c, n in action.categories.items():
             f = self.t.sensitivity.get(c)
@@ -74,12 +73,9 @@ class RiskScorer:
                       f.quasi_tier if quasi and f.quasi_tier is not None else f.tier)
         return dict(sorted(out.items(), key=lambda kv: (-kv[1][0], kv[0])))
 
-    def categories(self, action: Action) -> list[str]:
-        """The scored categories present, most sensitive first."""
-        return list(self.factors(action))
-
-    def tier_of(self, action: Action) -> str:
-        tiers = [tier for _, tier in self.factors(action).values()]
+    def tier_of(self, action: Action, factors: dict[str, tuple[float, str]] | None = None) -> str:
+        """The tier of the most sensitive category (`factors`: this action's, when already computed)."""
+        tiers = [tier for _, tier in (factors if factors is not None else self.factors(action)).values()]
         if not tiers:
             return min(self.t.tiers, key=lambda k: self.t.tiers[k].rank)
         return max(tiers, key=lambda k: self.t.tiers[k].rank)
@@ -88,21 +84,32 @@ class RiskScorer:
         if not math.isfinite(likelihood.value):
             raise ValueError(f"likelihood is not a number ({likelihood.value!r}, path {likelihood.path})")
         t = self.t
-        Sd = max((sd for sd, _ in self.factors(action).values()), default=0.0)
-        recipient = context.recipient if context else action.recipient
-        purposes = [context.purpose] if context else (action.purposes or ["unknown"])
-        basis = context.basis if context else action.basis
-        transparency = context.transparency if context else evidence.transparency
+        factors = self.factors(action)
+        Sd = max((sd for sd, _ in factors.values()), default=0.0)
+        recipient, purposes, basis, transparency = _effective(action, evidence, context)
         Mtr = t.recipients[recipient].value
         Mp = max(t.purposes[p].value for p in purposes)
         Mb = t.basis[basis].value
         MT = t.transparency[transparency].value
         Seff = min(1.0, Sd * Mtr * Mp * Mb)
         R = clamp(clamp(likelihood.value) * Seff * MT)
-        tier = self.tier_of(action)
+        tier = self.tier_of(action, factors)
         tt = t.tiers[tier]
         return Risk(Sd=Sd, Mtr=Mtr, Mp=Mp, Mb=Mb, MT=MT, Seff=Seff, R=R, tier=tier,
                     allow_ceiling=tt.allow_ceiling, deny_floor=tt.deny_floor)
+
+
+def _effective(action: Action, evidence: Evidence, context: Context | None) -> tuple[str, list[str], str, str]:
+    """(recipient, purposes, basis, transparency): a context (a what-if or a sweep) overrides what was
+    extracted and what the policy evidence says."""
+    if context:
+        return context.recipient, [context.purpose], context.basis, context.transparency
+    return action.recipient, action.purposes or ["unknown"], action.basis, evidence.transparency
+
+
+def _located_direct(action: Action) -> tuple[set[str], set[str]]:
+    """The categories with located spans, and those with a direct identifier among them."""
+    return {s.category for s in action.spans}, {s.category for s in action.spans if s.direct}
 
 
 def band_position(risk: Risk) -> float:
@@ -119,8 +126,7 @@ def identifier_to_ad_tech(action: Action, context: Context | None = None) -> boo
     ad network or data broker."""
     if (context.recipient if context else action.recipient) not in AD_TECH:
         return False
-    located = {s.category for s in action.spans}
-    direct = {s.category for s in action.spans if s.direct}
+    located, direct = _located_direct(action)
     return any(action.categories.get(c, 0) > 0 and (c in direct or c not in located) for c in IDENTIFIERS)
 
 
@@ -189,10 +195,7 @@ def explain(action: Action, risk: Risk, kind: str, context: Context | None, evid
     R 0.91 ≥ deny floor 0.55 (critical tier)"."""
     cats = [c for c in CATEGORIES if action.categories.get(c, 0) > 0]  # most sensitive first
     what = f"{_words(cats[:3])}{' (+more)' if len(cats) > 3 else ''} data" if cats else "no personal data"
-    recipient = context.recipient if context else action.recipient
-    purposes = [context.purpose] if context else (action.purposes or ["unknown"])
-    basis = context.basis if context else action.basis
-    transparency = context.transparency if context else evidence.transparency
+    recipient, purposes, basis, transparency = _effective(action, evidence, context)
     purpose = _words([_PURPOSE_WORDS.get(p, p) for p in purposes])
     head = (f"{what} to {_RECIPIENT_WORDS.get(recipient, recipient)} for {purpose} "
             f"in {_BASIS_WORDS.get(basis, basis)}; {_TRANSPARENCY_WORDS.get(transparency, transparency)}")

@@ -40,6 +40,8 @@ RECIPIENT_CLASSES: tuple[str, ...] = (
     "ai_service",
     "unknown_third_party",
 )
+#: recipient classes whose business is tracking (basis and purpose inference treat them alike)
+TRACKER_CLASSES: tuple[str, ...] = ("analytics", "ad_network", "data_broker", "social")
 PURPOSES: tuple[str, ...] = (
     "functionality",
     "authentication",

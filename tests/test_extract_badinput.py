@@ -87,11 +87,26 @@ def test_odd_urls_and_headers(ex):
 
 def test_detector_failure_falls_back_to_patterns():
     class Broken(Detector):
-        def analyse(self, fields):
-            raise RuntimeError("model crashed")
+        def analyse(self, fields, ner=None):
+            if ner is not False:
+                raise RuntimeError("model crashed")
+            return super().analyse(fields, ner=False)
 
     a = Extractor(Broken(ner=False)).extract(post(b'{"email": "a@b.com"}'))
     assert "ner_error" in a.flags and [s.text for s in a.spans] == ["a@b.com"]
+
+
+def test_a_spacy_model_that_fails_to_load_is_not_reloaded_per_request():
+    det = Detector(spacy_model="no_such_spacy_model")
+    ex = Extractor(det)
+    body = b'{"note": "Please write to John Smith at a@b.com about the meeting tomorrow."}'
+    for _ in range(2):
+        a = ex.extract(post(body))
+        assert "ner_error" in a.flags and "a@b.com" in [s.text for s in a.spans]
+    failed = det._ner._failed
+    assert failed is not None
+    det._ner._build = lambda: pytest.fail("the failed load was retried")
+    assert "ner_error" in ex.extract(post(body)).flags and det._ner._failed is failed
 
 
 def test_unexpected_error_yields_a_flagged_tuple(monkeypatch):

@@ -12,9 +12,9 @@
 
 from __future__ import annotations
 
+from ..types import TRACKER_CLASSES as TRACKERS
 from ..types import RawRequest
 
-TRACKERS = ("analytics", "ad_network", "data_broker", "social")
 _BEACON_TYPES = ("text/plain", "text/ping", "application/csp-report", "application/reports+json")
 _TELEMETRY = ("telemetry", "metrics", "analytics", "track", "events", "collect", "crash", "usage", "heartbeat")
 

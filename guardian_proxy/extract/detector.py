@@ -62,7 +62,9 @@ class Detector:
     def detect(self, fields: list[TextField]) -> list[Span]:
         return self.analyse(fields).spans
 
-    def analyse(self, fields: list[TextField]) -> Detection:
+    def analyse(self, fields: list[TextField], ner: bool | None = None) -> Detection:
+        """Spans of every field; `ner=False` runs the pattern layer only (the fallback when NER fails)."""
+        use_ner = self.ner if ner is None else ner and self.ner
         det = Detection()
         hits: list[list[Hit] | None] = [None] * len(fields)
         want_ner: list[int] = []
@@ -71,7 +73,7 @@ class Detector:
             if not f.text.strip():
                 continue
             free = self._free_text(f)
-            mode = "ner" if self.ner and free else "narrative" if free else "fast"
+            mode = "ner" if use_ner and free else "narrative" if free else "fast"
             if mode == "ner":
                 if len(f.text) > budget:
                     mode = "narrative"

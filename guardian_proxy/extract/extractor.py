@@ -105,8 +105,7 @@ class Extractor:
             return self.detector.analyse(fields)
         except Exception:  # e.g. a model failure: keep the pattern layer
             log.exception("detector failed; falling back to patterns")
-            fallback = Detector(ner=False, min_score=self.detector.min_score)
-            det = fallback.analyse(fields)
+            det = self.detector.analyse(fields, ner=False)
             det.flags.append("ner_error")
             return det
 

@@ -20,6 +20,7 @@ import threading
 from ..domains import make_offline
 from .narrative import detect_quasi
 from .patterns import Hit
+from .quasi_lexicon import OCCUPATIONS
 
 NER_ENTITIES = ["PERSON", "LOCATION", "NRP", "ORGANIZATION"]
 #: the parser (dependencies) and the rule-based attribute ruler + lemmatizer are the slow parts Presidio does not
@@ -49,13 +50,20 @@ class NerEngine:
         self.lazy_tagger = lazy_tagger
         self._tagging: list = []  # tok2vec, tagger, POS/lemma component applied on demand
         self._engine = None
+        self._failed: Exception | None = None  # a load that failed is not retried on every request
         self._load_lock = threading.Lock()
         self._lock = threading.Lock()  # spaCy pipelines are not documented as thread-safe
 
     def load(self):
         with self._load_lock:
+            if self._failed is not None:
+                raise self._failed
             if self._engine is None:
-                self._engine = self._build()
+                try:
+                    self._engine = self._build()
+                except Exception as e:
+                    self._failed = e
+                    raise
         return self._engine
 
     def _build(self):
@@ -156,10 +164,6 @@ def chunks(text: str, size: int = CHUNK):
 
 def _needs_pos(doc) -> bool:
     """Does the text hold a word the narrative recognizers read POS tags for (occupations)?"""
-    try:
-        from .quasi_lexicon import OCCUPATIONS
-    except ImportError:  # pragma: no cover - the narrative module changed: tag everything
-        return True
     return any(t.lower_ in OCCUPATIONS or _lemma(t.lower_, "NNS") in OCCUPATIONS for t in doc)
 
 

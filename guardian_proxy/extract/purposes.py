@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from ..types import TRACKER_CLASSES as TRACKERS
+
 _SPLIT = re.compile(r"[/\-_.:;,=?&]+")
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 
@@ -70,7 +72,6 @@ KEYS = {
 }
 RECIPIENT_PURPOSE = {"ad_network": "advertising", "analytics": "analytics", "data_broker": "profiling",
                      "ai_service": "ai_processing"}
-TRACKERS = ("analytics", "ad_network", "data_broker", "social")
 #: ambiguous words: they claim tracking purposes only for trackers, AI processing only for AI calls
 _WEAK_WORDS = frozenset({"page", "store", "log", "logs", "logging", "batch", "event", "events", "graph",
                          "match", "sync", "cm", "people", "alias", "resolve", "capture", "insights", "ad", "imp",
