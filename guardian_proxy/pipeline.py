@@ -96,7 +96,8 @@ class Gateway:
                    dlog, OverrideStore.for_settings(settings),
                    session=SessionStage(settings, tables, detect=extractor.detector.detect),
                    agents=AgentStage(settings.agents, ExperienceLog(settings.state_dir / "experience")
-                                     if settings.agents.experience_log else None, llm=llm))
+                                     if settings.agents.experience_log else None, llm=llm,
+                                     llm_timeout=settings.llm.timeout_s))
 
     def warm_up(self) -> None:
         """Load models now rather than on the first request."""

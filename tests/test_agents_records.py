@@ -178,15 +178,14 @@ def test_llm_instructor_with_the_real_gguf_puts_prose_before_the_lists(gguf):
 
     llm = make_backend(LLMSettings(backend="llama_cpp", model_path=str(gguf), n_threads=2, n_ctx=2048))
     llm.load()
-    ins = Instructor(default_norms(), records=default_record_model(), llm=llm)
+    # a generous deadline: on a loaded CI machine the 270M model can take longer than the default 20 s
+    ins = Instructor(default_norms(), records=default_record_model(), llm=llm, llm_timeout=300)
     step = detect_step("openai_chat", request())
-    rules = Instructor(default_norms(), records=default_record_model()).guide(step).text
-    text = ins.guide(step).text
-    assert text.endswith(rules) and len(text) > len(rules) + 10
+    rules = Instructor(default_norms(), records=default_record_model()).guide(step)
+    got = ins.guide(step)
+    assert got.text.endswith(rules.text) and len(got.text) > len(rules.text) + 10
     # the deterministic lists are unchanged whatever the model wrote
-    assert [j.withheld for j in ins.guide(step).judged] == [j.withheld for j in
-                                                            Instructor(default_norms(), records=default_record_model())
-                                                            .guide(step).judged]
+    assert [j.withheld for j in got.judged] == [j.withheld for j in rules.judged]
 
 
 def test_binary_huge_and_malformed_tool_results_are_judged_by_the_stated_rules():

@@ -64,10 +64,11 @@ class Guidance:
 
 class Instructor:
     def __init__(self, norms: Norms, persons: Callable[[str], int] | None = None, llm=None,
-                 records: RecordModel | None = None):
+                 records: RecordModel | None = None, llm_timeout: float = 20.0):
         self.norms = norms
         self.persons = persons or heuristic_persons
         self.llm = llm
+        self.llm_timeout = llm_timeout
         self.records = records
 
     def judge(self, items: list[Item], relationship: str) -> list[Judged]:
@@ -128,7 +129,7 @@ class Instructor:
         ask = f"The user's task:\n{step.instruction[:2000]}\n\nThe deterministic decision:\n{rules}"
         try:
             prose = self.llm.chat([{"role": "system", "content": LLM_PROMPT}, {"role": "user", "content": ask}],
-                                  max_tokens=200).strip()
+                                  max_tokens=200, timeout=self.llm_timeout).strip()
         except Exception as e:  # noqa: BLE001 - any back-end failure keeps the deterministic guidance
             log.warning("guardian: LLM instructor failed (%s); deterministic guidance only", e)
             return rules

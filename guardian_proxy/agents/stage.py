@@ -38,7 +38,8 @@ _KEEP = 512  # guidance kept for responses still to come (LRU by decision id)
 
 class AgentStage:
     def __init__(self, settings: AgentSettings, experience: ExperienceLog | None = None,
-                 persons: Callable[[str], int] | None = None, norms: Norms | None = None, llm=None):
+                 persons: Callable[[str], int] | None = None, norms: Norms | None = None, llm=None,
+                 llm_timeout: float = 20.0):
         self.cfg = settings
         self.norms = norms or Norms.load(settings.norms_file)
         records = None
@@ -49,7 +50,7 @@ class AgentStage:
         if settings.instructor == "llm" and llm is None:
             log.warning("guardian: agents.instructor is 'llm' but no llm back end is configured; deterministic guidance only")
         self.instructor = Instructor(self.norms, persons=persons, records=records,
-                                     llm=llm if settings.instructor == "llm" else None)
+                                     llm=llm if settings.instructor == "llm" else None, llm_timeout=llm_timeout)
         self.guard = Guard(self.instructor)
         self.experience = experience
         self._kept: OrderedDict[str, tuple[Guidance, str, dict, str]] = OrderedDict()
