@@ -142,7 +142,7 @@ class Gateway:
             if ticket is not None:
                 ticket.action = action
             # stage 7: a chat-API request is pseudonymised by its conversation session instead of stage 6
-            chat = run_stage("session", self.session.recognise, req) if self.session and ctx is None else None
+            chat = run_stage("session", self.session.recognise, req, action) if self.session and ctx is None else None
             decision = run_stage("decide", self._decide, req, action, ctx, likelihood, chat is None)
             if chat is not None:
                 decision = run_stage("session", self.session.apply, req, chat, action, decision)

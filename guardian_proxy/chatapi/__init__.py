@@ -21,7 +21,7 @@ while a surrogate might still be completing across two chunks).
 """
 
 from .events import DeltaRef, event_closes, event_deltas, response_aliases, synth_event
-from .requests import KINDS, SKIP_KEYS, ChatRequest, Slot, context_hash, recognise, set_text
+from .requests import KINDS, SKIP_KEYS, ChatRequest, Slot, context_hash, kind_of, recognise, set_text
 
-__all__ = ["KINDS", "SKIP_KEYS", "ChatRequest", "DeltaRef", "Slot", "context_hash", "event_closes", "event_deltas",
+__all__ = ["KINDS", "SKIP_KEYS", "ChatRequest", "DeltaRef", "Slot", "context_hash", "event_closes", "event_deltas", "kind_of",
            "recognise", "response_aliases", "set_text", "synth_event"]

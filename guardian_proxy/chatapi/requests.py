@@ -176,12 +176,17 @@ class _Walker:
                 self.content(it.get("output"), p + ("output",), "tool")
 
 
+def kind_of(path: str) -> str | None:
+    """The chat API a request path belongs to, or None."""
+    path = path.split("?", 1)[0]
+    return next((k for pat, k in _PATHS if pat.search(path)), None)
+
+
 def recognise(path: str, data) -> ChatRequest | None:
     """The chat request in a parsed JSON body sent to `path`, or None when path or shape do not fit."""
     if not isinstance(data, dict):
         return None
-    path = path.split("?", 1)[0]
-    kind = next((k for pat, k in _PATHS if pat.search(path)), None)
+    kind = kind_of(path)
     if kind is None:
         return None
     w = _Walker()

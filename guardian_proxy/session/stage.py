@@ -23,7 +23,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import re
 from collections import Counter
 from collections.abc import Callable
 
@@ -50,7 +49,6 @@ from .vault import Vault
 
 log = logging.getLogger("guardian_proxy")
 _AUTH_HEADERS = ("authorization", "x-api-key", "api-key", "x-goog-api-key")
-_CHAT_PATH = re.compile(r"/(chat/completions|responses|messages|api/chat|api/generate)/?$")
 
 
 def blocked_key(norm: str) -> str:
@@ -85,11 +83,16 @@ class SessionStage:
 
     # ------------------------------------------------------------------ request side
 
-    def recognise(self, req: RawRequest) -> chatapi.ChatRequest | None:
-        if req.method != "POST" or not req.body or not _CHAT_PATH.search(req.path):
+    def recognise(self, req: RawRequest, action=None) -> chatapi.ChatRequest | None:
+        """The chat request in `req`, or None. `action` (stage 1's) lends its already decompressed body."""
+        if req.method != "POST" or not req.body or chatapi.kind_of(req.path) is None:
             return None
+        parsed = getattr(action, "_parsed", None)
+        decoded = getattr(parsed, "decoded", None)
         try:
-            data = json.loads(codec.decode(req.body, req.header("content-encoding"), self.max_decoded))
+            if decoded is None:
+                decoded = codec.decode(req.body, req.header("content-encoding"), self.max_decoded)
+            data = json.loads(decoded)
         except Exception:
             return None  # not JSON: the general pipeline's rules apply
         return chatapi.recognise(req.path, data)
@@ -230,10 +233,11 @@ class SessionStage:
             return like_case(e.surrogate, h.text, e.original), e.entity
 
         for i, s in enumerate(slots):
-            hits = per_slot[i] + known.find(i, s.text)
-            for h in hits:
+            found = known.find(i, s.text)  # values known from earlier turns (this turn's are registered above)
+            for h in found:
                 if not h.part and normalise(h.text) in st.entities:
                     st.add(h.entity, h.text, turns[i], key=blocked_key, count=s.role != "assistant")
+            hits = per_slot[i] + found
             # only hits that are rewritten compete for a stretch of text: a longer span that stays (a
             # quasi-identifier before τ) must not shadow a direct identifier inside it
             plan = {id(h): t for h in hits if (t := target(h)) is not None}
