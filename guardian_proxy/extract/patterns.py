@@ -12,6 +12,8 @@ import re
 
 import phonenumbers
 
+from ..checksums import card_number
+
 Hit = tuple[int, int, str, float]
 _WINDOW = 40
 
@@ -81,17 +83,6 @@ class PhoneRecognizer(Recognizer):
         return True
 
 
-def luhn(digits: str) -> bool:
-    total, alt = 0, False
-    for c in reversed(digits):
-        d = ord(c) - 48
-        if alt:
-            d = d * 2 - 9 if d > 4 else d * 2
-        total += d
-        alt = not alt
-    return total % 10 == 0
-
-
 class CreditCardRecognizer(Recognizer):
     ENTITY = "CREDIT_CARD"
     PATTERNS = ((r"(?<![\d-])[2-6]\d{3}(?:[ -]?\d{4}){2}[ -]?\d{1,4}(?:[ -]?\d{1,3})?(?![\d-])", 0.9),
@@ -99,7 +90,7 @@ class CreditCardRecognizer(Recognizer):
 
     def validate(self, value: str) -> bool:
         d = "".join(c for c in value if c.isdigit())
-        return 13 <= len(d) <= 19 and luhn(d) and len(set(d)) > 1
+        return card_number(d)
 
 
 class IbanRecognizer(Recognizer):

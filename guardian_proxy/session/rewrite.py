@@ -12,6 +12,7 @@ import json
 import re
 from dataclasses import dataclass
 
+from ..checksums import card_number
 from .registry import SessionState, normalise
 from .surrogates import _COMMON, _NAME_PART
 
@@ -36,19 +37,11 @@ class Hit:
     part: bool = False  # a name part found through the registry ("Doe" of "John Doe")
 
 
-def luhn(digits: str) -> bool:
-    total = 0
-    for i, c in enumerate(reversed(digits)):
-        d = int(c) * (2 if i % 2 else 1)
-        total += d - 9 if d > 9 else d
-    return total % 10 == 0
-
-
 def backstop(slot: int, text: str) -> list[Hit]:
     out = [Hit(slot, m.start(), m.end(), "US_SSN", m.group(0)) for m in _SSN.finditer(text)]
     for m in _CARD.finditer(text):
         digits = re.sub(r"\D", "", m.group(0))
-        if 13 <= len(digits) <= 19 and luhn(digits) and len(set(digits)) > 1:
+        if card_number(digits):
             out.append(Hit(slot, m.start(), m.end(), "CREDIT_CARD", m.group(0)))
     for m in _ACCOUNT.finditer(text):
         if len(re.sub(r"\D", "", m.group(1))) >= 6:
