@@ -7,11 +7,10 @@ consistent within a request (`[PERSON_1]` everywhere for the same person).
 
 from __future__ import annotations
 
-import regex as re
-
 from ..types import Span
+from .spans import _NAME_PART
+from .surrogates import _TITLE
 
-_TITLE = re.compile(r"^(?:(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Professor|Judge|Sir|Dame|Lady|Lord|Mme|Mlle|Herr|Frau)\.?\s+)+")
 _DIGIT_TAIL = ("CREDIT_CARD", "IBAN_CODE", "US_BANK_NUMBER", "ACCOUNT_NUMBER", "PHONE_NUMBER")
 
 
@@ -63,8 +62,9 @@ class Placeholders:
 
 
 def _name_parts(value: str) -> list[str]:
-    rest = value[_TITLE.match(value).end():] if _TITLE.match(value) else value
-    return [w.lower() for w in re.findall(r"\p{Lu}[\p{L}'’\-]{2,}", rest)]
+    m = _TITLE.match(value)
+    rest = value[m.end():] if m else value
+    return [w.lower() for w in _NAME_PART.findall(rest)]
 
 
 def apply_spans(text: str, spans: list[Span], render) -> str:

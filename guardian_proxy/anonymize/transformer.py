@@ -100,6 +100,7 @@ class Transformer:
                     "upgrades": outcome.upgrades, "guesses": outcome.guesses, "verified_guesses": outcome.verified,
                     "spans": sum(outcome.span_counts.values()), "fields_rewritten": len(outcome.texts),
                     "strict_fields": outcome.strict_fields, "verify": int(self.settings.verify),
+                    "upgrade_cues": dict(outcome.cues),
                     "ms": round((time.perf_counter() - t0) * 1000, 2)}
         return rw, outcome.level, outcome.rounds
 

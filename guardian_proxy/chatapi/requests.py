@@ -52,7 +52,6 @@ class ChatRequest:
     history: bool = True  # the request carries the conversation so far (False: server-side state)
     conversation: str | None = None  # explicit conversation / thread id
     previous: str | None = None  # previous_response_id, or a hash of Ollama's `context`
-    model: str = ""
 
     def prefix(self) -> str:
         """System texts and the first user message: stable across the turns of one conversation."""
@@ -190,7 +189,7 @@ def recognise(path: str, data) -> ChatRequest | None:
     if kind is None:
         return None
     w = _Walker()
-    req = ChatRequest(kind=kind, data=data, model=str(data.get("model") or ""))
+    req = ChatRequest(kind=kind, data=data)
     if kind in ("openai_chat", "anthropic", "ollama_chat"):
         if not isinstance(data.get("messages"), list):
             return None

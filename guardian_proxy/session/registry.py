@@ -131,9 +131,3 @@ class SessionState:
             e = Entity.from_dict(d)
             s.entities[e.norm] = e
         return s
-
-    def type_counts(self) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for e in self.entities.values():
-            out[e.entity] = out.get(e.entity, 0) + 1
-        return out

@@ -109,7 +109,6 @@ class StreamDemasker:
         self.templates: dict[tuple, object] = {}
         self.passthrough = False
         self.dead = False  # the compressed body stopped decoding: nothing more is emitted
-        self.events = 0
 
     @property
     def decodes(self) -> bool:
@@ -154,7 +153,6 @@ class StreamDemasker:
     # ------------------------------------------------------------------ events
 
     def _event(self, ev: Event) -> bytes:
-        self.events += 1
         obj = ev.obj
         if obj is None:
             return ev.raw
@@ -187,9 +185,9 @@ class StreamDemasker:
         return bytes(pre) + self._encode(ev.name, obj, ev)
 
     def _encode(self, name: str | None, obj, ev: Event | None = None) -> bytes:
-        data = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
         if self.ndjson:
             return ndjson_line(obj)
+        data = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
         if ev is not None:
             return ev.serialise(data)
         head = f"event: {name}\n" if name else ""

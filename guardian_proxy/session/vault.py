@@ -127,10 +127,6 @@ class Vault:
                 self._db.execute("ROLLBACK")
                 raise
 
-    def touch(self, sid: str, last_seen: float) -> None:
-        with self._lock:
-            self._db.execute("UPDATE sessions SET last_seen=? WHERE sid=?", (last_seen, sid))
-
     def add_alias(self, alias: str, sid: str) -> None:
         with self._lock:
             self._db.execute("INSERT OR REPLACE INTO aliases(alias, sid, created) VALUES(?,?,?)",
