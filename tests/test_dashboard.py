@@ -284,7 +284,6 @@ def test_component_status_normalises_stage_answers(tmp_path):
     assert comp.normalize("x", {"ok": False, "error": "boom"}) == {"name": "x", "state": "fail", "detail": "boom"}
     assert comp.normalize("x", {"ok": True, "note": "fine"})["state"] == "ok"
     assert comp.normalize("x", {"status": "degraded", "detail": "slow"})["state"] == "warn"
-    assert comp.normalize("x", (False, "no"))["state"] == "fail"
     s = load_settings(state_dir=tmp_path, likelihood={"model_file": str(tmp_path / "none.pt")},
                       llm={"backend": "llama_cpp", "model_path": str(tmp_path / "none.gguf")})
     assert comp.likelihood_status(s)["state"] == "fail" and "none.pt" in comp.likelihood_status(s)["detail"]

@@ -39,10 +39,6 @@ def system_bundle() -> Path | None:
         return None
 
 
-def _pem_count(text: str) -> int:
-    return text.count("-----BEGIN CERTIFICATE-----")
-
-
 def write_bundle(ca: Path, dest: Path) -> Path:
     """System CAs + the proxy CA in one PEM file (rewritten only when it changes)."""
     parts = []

@@ -2,7 +2,7 @@
 the policy corpus and the factor tables. Shared by the dashboard's "model status" and `guardian-proxy doctor`.
 
 The likelihood and LLM stages answer for themselves (`guardian_proxy.likelihood.status`,
-`guardian_proxy.llm.status`); every answer (a dict, a string, or a (ok, detail) pair) is normalised to
+`guardian_proxy.llm.status`); every answer (a dict with `ok` or `state`) is normalised to
 `{"name", "state", "detail"}` with state one of `ok`, `warn`, `fail`.
 """
 
@@ -27,25 +27,17 @@ def _detail_of(d: dict) -> str:
     return ", ".join(parts[:6])
 
 
-def normalize(name: str, result) -> dict:
-    state, detail = WARN, ""
-    if isinstance(result, dict):
-        ok = result.get("ok")
-        st = str(result.get("state") or result.get("status") or "").lower()
-        if ok is True or st in _GOOD:
-            state = OK
-        elif ok is False or st in _BAD:
-            state = FAIL
-        if st in ("warn", "warning", "degraded", "fallback"):
-            state = WARN
-        detail = _detail_of(result)
-    elif isinstance(result, tuple) and len(result) == 2:
-        state, detail = (OK if result[0] else FAIL), str(result[1])
-    elif isinstance(result, bool):
-        state = OK if result else FAIL
-    elif result is not None:
-        state, detail = OK, str(result)
-    return {"name": name, "state": state, "detail": detail}
+def normalize(name: str, result: dict) -> dict:
+    state = WARN
+    ok = result.get("ok")
+    st = str(result.get("state") or result.get("status") or "").lower()
+    if ok is True or st in _GOOD:
+        state = OK
+    elif ok is False or st in _BAD:
+        state = FAIL
+    if st in ("warn", "warning", "degraded", "fallback"):
+        state = WARN
+    return {"name": name, "state": state, "detail": _detail_of(result)}
 
 
 def _stage_status(name: str, module: str, settings: Settings) -> dict:
