@@ -22,9 +22,9 @@ import numpy as np
 
 from ..types import BASES, CATEGORIES, PURPOSES, RECIPIENT_CLASSES, Action, Evidence
 from .lexicon import read
+from .weak import THIRD, recipients_of  # the weak labels and the features read statements alike
 
 SLOTS = 8
-THIRD = frozenset(RECIPIENT_CLASSES) - {"first_party"}
 _TOKEN = re.compile(r"[a-z][a-z0-9']+")
 _STOP = frozenset("the a an and or of to in on for with by as is are be this that we our you your it its "
                   "from at may will can any such other which these those has have not".split())
@@ -81,9 +81,7 @@ def _match(cats: set[str], rec: str, purs: set[str], st_cats, st_recs, st_purs, 
 def _slot(cats: set[str], rec: str, purs: set[str], st, score: float) -> dict[str, float]:
     r = read(st.text)
     generic = r.generic or "other" in st.data_categories
-    st_recs = set(st.recipients)
-    if not st_recs and st.practice in ("collect", "use", "retain", "protect"):
-        st_recs = {"first_party"}  # "we collect …" with no recipient named: the first party
+    st_recs = recipients_of(st)  # "we collect …" with no recipient named: the first party
     lex_recs = set(r.recipients) or ({"first_party"} if r.practices & {"collect", "use"} else set())
     neg_field = bool(getattr(st, "negated", False))
     f = {"present": 1.0, "score": score, "generic": generic, "share": "share" in r.practices,
