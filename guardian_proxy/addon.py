@@ -153,7 +153,7 @@ class GuardianAddon:
         ticket = Ticket()
         try:
             # no body/query/cookie and nothing personal in the path: decided on the event loop (no thread hop)
-            decision = self.gateway.evaluate_inline(raw, ticket) if Gateway.inline_ok(raw) else None
+            decision = self.gateway.evaluate_inline(raw, ticket)
             if decision is None:  # CPU-bound stages run in the pool; past the deadline the tier's fail mode applies
                 pool = self.big_pool if len(raw.body) > BIG_BODY_BYTES else self.pool
                 fut = asyncio.get_running_loop().run_in_executor(

@@ -169,7 +169,7 @@ class FailureRules:
             tier = d.risk.tier
         elif d.extra.get("fail_tier"):
             tier = d.extra["fail_tier"]
-        elif {"unparsed", "too_large", "binary"} & set(d.six.flags):
+        elif d.six.unreadable():
             tier = self.unknown_tier(req)  # not inspected: could hold anything
         else:
             tier = self.tier_of(d.six)

@@ -25,7 +25,7 @@ from .decision_log import DecisionLog, record
 from .errors import GuardianError
 from .failure import FailureRules, StageFailed, Ticket, run_stage
 from .overrides import OverrideStore
-from .types import CATEGORIES, Action, Context, Decision, Evidence, Likelihood, RawRequest, Rewrite
+from .types import Action, Context, Decision, Evidence, Likelihood, RawRequest, Rewrite
 
 log = logging.getLogger("guardian_proxy")
 
@@ -136,7 +136,8 @@ class Gateway:
         ctx: Context | None = self.scorer.context(context) if context else None
         action: Action | None = None
         try:
-            action = run_stage("extract", self.extractor.extract, req)
+            done = ticket.action if ticket is not None else None  # extracted already by `evaluate_inline`
+            action = done if done is not None else run_stage("extract", self.extractor.extract, req)
             if "extract_error" in action.flags:  # the extractor caught its own failure: tier unknown
                 raise StageFailed("extract", GuardianError("the extractor failed on this request"))
             if ticket is not None:
@@ -153,13 +154,15 @@ class Gateway:
             if f.stage == "session":  # a chat that cannot be pseudonymised does not leave (stated rule)
                 decision = self.session.fail_closed(decision)
         decision.latency_ms = (time.perf_counter() - t0) * 1000
-        if log and (ticket is None or ticket.claim()):
-            decision = self.write_log(req, decision)
+        if log:
+            decision = self.write_log(req, decision, ticket)
         return decision
 
-    def write_log(self, req: RawRequest, decision: Decision) -> Decision:
-        """Append the decision's line; a write error never propagates (closed tiers turn it into a block)."""
-        if self.decision_log is None:
+    def write_log(self, req: RawRequest, decision: Decision, ticket: Ticket | None = None) -> Decision:
+        """Append the decision's line, once per request (a `ticket` already claimed by the deadline path, or by
+        evaluation that finished late, is not logged again); a write error never propagates (closed tiers turn
+        it into a block)."""
+        if self.decision_log is None or (ticket is not None and not ticket.claim()):
             return decision
         try:
             self.decision_log.write(record(req, decision))
@@ -173,7 +176,7 @@ class Gateway:
         cause = getattr(exc, "cause", exc)
         d = self.failures.decision(req, stage, None if stage == "deadline" else cause,
                                    ticket.action if ticket is not None else None)
-        return self.write_log(req, d) if ticket is None or ticket.claim() else d
+        return self.write_log(req, d, ticket)
 
     def chat_stream(self, meta: dict, content_type: str | None, content_encoding: str | None):
         """Stage 7 on a streamed chat response: a callable that de-masks chunks (SSE/NDJSON), or None."""
@@ -209,18 +212,20 @@ class Gateway:
         t0 = time.perf_counter()
         try:
             action = self.extractor.extract(req)
-            if action.flags or any(n > 0 and c in CATEGORIES for c, n in action.categories.items()):
+            if action.flags or action.personal():
+                if ticket is not None:
+                    ticket.action = action  # `evaluate` in the pool goes on from this extraction
                 return None
             decision = self._decide(req, action, None, None)
         except Exception:
             return None
         decision.latency_ms = (time.perf_counter() - t0) * 1000
-        return self.write_log(req, decision) if ticket is None or ticket.claim() else decision
+        return self.write_log(req, decision, ticket)
 
     def _decide(self, req: RawRequest, action: Action, ctx: Context | None, fixed_l: float | None,
                 run_transform: bool = True) -> Decision:
-        personal = {c: n for c, n in action.categories.items() if n > 0 and c in CATEGORIES}
-        unreadable = {"unparsed", "too_large", "binary"} & set(action.flags)
+        personal = action.personal()
+        unreadable = action.unreadable()
         if unreadable:
             action.categories.setdefault("unparsed", 1)
         high_risk = (ctx.recipient if ctx else action.recipient) in HIGH_RISK_RECIPIENTS

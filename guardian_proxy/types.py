@@ -179,6 +179,10 @@ class Span(BaseModel):
     direct: bool = True  # direct identifier (True) or quasi-identifier (False)
 
 
+#: parse flags meaning the body was not inspected (it could hold anything)
+UNREADABLE_FLAGS = frozenset({"unparsed", "too_large", "binary"})
+
+
 class Action(BaseModel):
     """The action six-tuple plus the located spans and parse flags."""
 
@@ -199,6 +203,14 @@ class Action(BaseModel):
     @property
     def text(self) -> str:
         return "\n".join(f.text for f in self.fields)
+
+    def personal(self) -> dict[str, int]:
+        """The personal-data categories found (count > 0), in the order they were found."""
+        return {c: n for c, n in self.categories.items() if n > 0 and c in CATEGORIES}
+
+    def unreadable(self) -> set[str]:
+        """The parse flags that say the body was not inspected."""
+        return UNREADABLE_FLAGS & set(self.flags)
 
 
 class Statement(BaseModel):

@@ -14,6 +14,9 @@ class FakeGateway:
         self.decision = decision
         self.seen = []
 
+    def evaluate_inline(self, raw, ticket=None):
+        return None  # no event-loop fast path: every request goes through `evaluate`
+
     def evaluate(self, raw, **kw):
         self.seen.append(raw)
         return self.decision

@@ -254,6 +254,9 @@ def test_addon_publishes_each_decision(tmp_path):
     class FakeGateway:
         settings = load_settings(state_dir=tmp_path)
 
+        def evaluate_inline(self, raw, ticket=None):
+            return None
+
         def evaluate(self, raw, **kw):
             return Decision(action="allow", six=Action(domain="example.com", host="example.com"), explanation="ok")
 

@@ -18,7 +18,7 @@ import math
 from pathlib import Path
 
 from ..errors import BackendError
-from ..types import CATEGORIES, Action, Evidence, Likelihood
+from ..types import Action, Evidence, Likelihood
 from . import checkpoint, prior, slow
 from .features import featurize
 
@@ -31,7 +31,7 @@ def fallback_value(mass: float, u: float) -> float:
 
 
 def split_items(action: Action) -> list[Action]:
-    cats = [c for c, n in action.categories.items() if n > 0 and c in CATEGORIES] or ["other"]
+    cats = list(action.personal()) or ["other"]
     purs = list(dict.fromkeys(action.purposes or ["unknown"]))
     items = []
     for c in cats:
