@@ -11,6 +11,7 @@ from __future__ import annotations
 import zlib
 
 import brotli
+import brotlicffi
 import zstandard
 
 from .errors import BodyError, BodyTooLarge
@@ -39,6 +40,21 @@ def _inflate(data: bytes, wbits: int, limit: int) -> bytes:
     return bytes(out)
 
 
+def _unbrotli(data: bytes, limit: int) -> bytes:
+    """Brotli with the output buffer bounded per call (brotlicffi ≥ 1.2): a few hundred bytes that expand to
+    gigabytes stop at `limit` instead of being inflated in one call first. A truncated body gives what was
+    decoded, as before."""
+    d = brotlicffi.Decompressor()
+    out = bytearray(d.process(data, output_buffer_limit=_CHUNK))
+    while not (d.is_finished() or d.can_accept_more_data()):  # more output pending
+        if len(out) > limit:
+            raise BodyTooLarge(f"decoded body exceeds {limit} bytes")
+        out += d.process(b"", output_buffer_limit=_CHUNK)
+    if len(out) > limit:
+        raise BodyTooLarge(f"decoded body exceeds {limit} bytes")
+    return bytes(out)
+
+
 def _one(data: bytes, coding: str, limit: int) -> bytes:
     try:
         if coding in ("gzip", "x-gzip"):
@@ -49,13 +65,7 @@ def _one(data: bytes, coding: str, limit: int) -> bytes:
             except zlib.error:
                 return _inflate(data, -zlib.MAX_WBITS, limit)  # raw deflate, as some clients send
         if coding == "br":
-            d = brotli.Decompressor()
-            out = bytearray()
-            for i in range(0, len(data), _CHUNK):
-                out += d.process(data[i : i + _CHUNK])
-                if len(out) > limit:
-                    raise BodyTooLarge(f"decoded body exceeds {limit} bytes")
-            return bytes(out)
+            return _unbrotli(data, limit)
         if coding == "zstd":
             reader = zstandard.ZstdDecompressor().stream_reader(data)
             out = bytearray()
@@ -69,7 +79,7 @@ def _one(data: bytes, coding: str, limit: int) -> bytes:
             return bytes(out)
     except BodyTooLarge:
         raise
-    except Exception as e:  # zlib.error, brotli.error, zstandard.ZstdError
+    except Exception as e:  # zlib.error, brotlicffi.error, zstandard.ZstdError
         raise BodyError(f"corrupt {coding} body: {e}") from e
     raise BodyError(f"unknown Content-Encoding {coding!r}")
 

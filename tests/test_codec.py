@@ -37,3 +37,24 @@ def test_unknown_and_corrupt():
         codec.decode(b"abc", "snappy", 100)
     with pytest.raises(BodyError):
         codec.decode(b"not gzip", "gzip", 100)
+
+
+def test_a_brotli_bomb_stops_at_the_limit_without_inflating_first(tmp_path):
+    """512 MB of zeros in ~100 KB of brotli: decoding stops at the 8 MB limit and the process stays small
+    (brotli 1.1's Decompressor inflated the whole input in one call, ~1 GB, before the size check)."""
+    import subprocess
+    import sys
+
+    c = brotli.Compressor(quality=1)
+    bomb = tmp_path / "bomb.br"
+    bomb.write_bytes(b"".join(c.process(b"\0" * (8 << 20)) for _ in range(64)) + c.finish())
+    probe = ("import resource, sys\n"
+             "from guardian_proxy import codec\n"
+             "from guardian_proxy.errors import BodyTooLarge\n"
+             "data = open(sys.argv[1], 'rb').read()\n"
+             "try:\n    codec.decode(data, 'br', 8 << 20)\n    print('decoded')\n"
+             "except BodyTooLarge:\n    print('too large', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)\n")
+    out = subprocess.run([sys.executable, "-c", probe, str(bomb)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    verdict, peak_mb = out.stdout.split()[0:2], int(out.stdout.split()[-1])
+    assert verdict == ["too", "large"] and peak_mb < 300
