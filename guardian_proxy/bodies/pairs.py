@@ -92,7 +92,8 @@ def visit_lines(doc: FormLines, ctx: Ctx) -> str | None:
 
 # --------------------------------------------------------------------------- query strings and cookies
 
-_LIM = BodyLimits()
+_LIM = BodyLimits()  # query strings and cookies: the default limits (URL and header sizes bound them), the same
+# when they are read and when they are rewritten, so field paths match
 
 
 def _query_split(url: str) -> tuple[str, str, str] | None:
@@ -104,34 +105,34 @@ def _query_split(url: str) -> tuple[str, str, str] | None:
     return url[: q + 1], url[q + 1 : end], url[end:]
 
 
-def query_fields(url: str, limits: BodyLimits = _LIM):
+def query_fields(url: str):
     parts = _query_split(url)
     if parts is None:
         return []
-    ctx = Ctx(limits)
+    ctx = Ctx(_LIM)
     visit(split(parts[1]), ctx, "query:")
     return ctx.fields
 
 
-def rewrite_query(url: str, repl: dict[str, str], limits: BodyLimits = _LIM) -> str:
+def rewrite_query(url: str, repl: dict[str, str]) -> str:
     parts = _query_split(url)
     if parts is None:
         return url
-    ctx = Ctx(limits, repl)
+    ctx = Ctx(_LIM, repl)
     new = visit(split(parts[1]), ctx, "query:")
     return url if not ctx.hits else parts[0] + new + parts[2]
 
 
-def cookie_fields(header: str | None, limits: BodyLimits = _LIM):
+def cookie_fields(header: str | None):
     if not header:
         return []
-    ctx = Ctx(limits)
+    ctx = Ctx(_LIM)
     visit(split(header, ";"), ctx, "cookie:", decode=False, embed=False)
     return ctx.fields
 
 
-def rewrite_cookie_header(header: str, repl: dict[str, str], limits: BodyLimits = _LIM) -> str:
-    ctx = Ctx(limits, repl)
+def rewrite_cookie_header(header: str, repl: dict[str, str]) -> str:
+    ctx = Ctx(_LIM, repl)
     new = visit(split(header, ";"), ctx, "cookie:", decode=False, embed=False)
     return header if not ctx.hits else new
 
