@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import logging
 import re
+from itertools import islice
 
 from .. import codec
 from ..errors import BodyError, BodyTooLarge
 from ..types import TextField
 from . import embedded, jsondoc, multipart, pairs
 from .jsonpath import json_path, parse_json_path
-from .model import BodyLimits, Ctx, DupObj, FilePart, ParsedBody
+from .model import _SURROGATE, BodyLimits, Ctx, DupObj, FilePart, ParsedBody
 
 log = logging.getLogger("guardian_proxy")
 
@@ -42,7 +43,6 @@ _BINARY = ("image/", "audio/", "video/", "font/", "application/octet-stream", "a
 _CHARSET = re.compile(r"charset=\"?([\w\-]+)", re.I)
 _BOUNDARY = re.compile(r"boundary=(\"[^\"]{1,200}\"|[^;\s]{1,200})", re.I)
 _CTRL = re.compile(r"[\x00-\x08\x0e-\x1d\x1f]")  # \x1e is JSON-seq's record separator
-_SURR = re.compile("[\udc80-\udcff]")
 
 
 def is_body_path(path: str) -> bool:
@@ -131,8 +131,10 @@ def _text(decoded: bytes, charset: str) -> tuple[str | None, bool, str]:
         if charset not in ("utf-8", "utf8"):
             return None, False, charset
     lossy = decoded.decode("utf-8", "surrogateescape")
-    bad = len(_SURR.findall(lossy))
-    if bad > max(4, len(lossy) // 50) or _CTRL.search(lossy[:4096]):
+    if _CTRL.search(lossy[:4096]):
+        return None, False, "utf-8"
+    cutoff = max(4, len(lossy) // 50)  # more undecodable bytes than this: binary (counting stops there)
+    if sum(1 for _ in islice(_SURROGATE.finditer(lossy), cutoff + 1)) > cutoff:
         return None, False, "utf-8"
     return lossy, True, "utf-8"
 
