@@ -196,11 +196,9 @@ class GuardianAddon:
             h["transfer-encoding"] = "chunked"
         flow.response.stream = never_empty(stream)
 
-    def _chat_response(self, flow: http.HTTPFlow) -> None:
-        """A whole (non-streamed) chat response: surrogates back to real values (stage 7)."""
-        g = flow.metadata.get("guardian") or {}
-        if not g.get("session") or not flow.response or flow.response.stream:
-            return
+    def _chat_response(self, flow: http.HTTPFlow, g: dict) -> None:
+        """A whole (non-streamed) chat response: surrogates back to real values and the agent guard on its
+        tool calls (stage 7). Runs in the pool: decompressing, de-masking and recompressing are CPU work."""
         try:
             body = flow.response.get_content(strict=True)
             new = self.gateway.chat_response(g, body or b"", flow.response.headers.get("content-type"))
@@ -210,10 +208,19 @@ class GuardianAddon:
         if new is not None:
             flow.response.content = new  # re-encoded as Content-Encoding says; Content-Length updated
 
-    def response(self, flow: http.HTTPFlow) -> None:
-        """Learn while browsing: a privacy-policy page (URL, then title heuristics) goes to stage 2's
-        ingestion on a one-thread pool of its own; the response itself passes untouched and unwaited."""
-        self._chat_response(flow)
+    async def response(self, flow: http.HTTPFlow) -> None:
+        """A session's whole chat response is de-masked in the pool (the flow waits for it, the event loop
+        does not). Then, learn while browsing: a privacy-policy page (URL, then title heuristics) goes to
+        stage 2's ingestion on a one-thread pool of its own; that response passes untouched and unwaited."""
+        g = flow.metadata.get("guardian") or {}
+        if g.get("session") and flow.response and not flow.response.stream:
+            try:
+                await asyncio.get_running_loop().run_in_executor(self.pool, self._chat_response, flow, g)
+            except RuntimeError:  # the pool is shut down: the response passes as received
+                pass
+        self._learn_from(flow)
+
+    def _learn_from(self, flow: http.HTTPFlow) -> None:
         if not flow.response or flow.error or flow.request.method != "GET" or flow.response.status_code != 200:
             return
         wants = getattr(self.gateway, "wants_policy", None)

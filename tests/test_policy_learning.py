@@ -44,7 +44,7 @@ def _flow(url, body=PAGE, ctype="text/html; charset=utf-8", status=200, encoding
 
 
 def _run(addon, flow):
-    addon.response(flow)
+    asyncio.run(addon.response(flow))
     if addon.learn_pool is not None:
         addon.learn_pool.shutdown(wait=True)
         addon.learn_pool = None
@@ -102,7 +102,7 @@ def test_event_loop_is_not_blocked(tmp_path):
         with taddons.context():
             a = GuardianAddon(gw)
             t = time.perf_counter()
-            a.response(_flow("https://www.news-site.com/privacy"))
+            await a.response(_flow("https://www.news-site.com/privacy"))
             await asyncio.sleep(0)
             elapsed = time.perf_counter() - t
             a.learn_pool.shutdown(wait=True)
