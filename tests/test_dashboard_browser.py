@@ -113,6 +113,8 @@ def test_detail_view_and_override_click_changes_next_decision(stack):
     page.screenshot(path=str(ARTIFACTS / "dashboard-detail.png"))
 
     page.click('tr.decision[data-host="ads.doubleclick.net"][data-action="deny"]')
+    # the previous detail view has the same buttons: wait until the view shows the row just clicked
+    page.wait_for_selector("#detail-title >> text=ads.doubleclick.net")
     page.wait_for_selector('[data-testid="ov-allow-domain"]')
     assert page.text_content("#detail-title").strip().endswith("ads.doubleclick.net")
     n = len(up.received)
