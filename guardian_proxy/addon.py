@@ -3,7 +3,8 @@
 It turns a flow into a RawRequest, runs `Gateway.evaluate` off the event loop (a thread pool sized
 to the cores), stores the decision in `flow.metadata["guardian"]` and applies it:
 allow → untouched; transform → body/URL/cookies rewritten in their own encoding; deny → the
-request never leaves and the client gets a 403 that says why.
+request never leaves and the client gets an answer by what sent it (`block_kind`): the 403 page for a
+navigation, a silent 204 or pixel for beacons and tracker calls, a readable JSON 403 for other fetches.
 """
 
 from __future__ import annotations
@@ -58,9 +59,50 @@ def wants_html(flow: http.HTTPFlow) -> bool:
     return "text/html" in accept and "application/json" not in accept
 
 
-def blocked_response(decision: Decision, as_html: bool) -> http.Response:
+#: a transparent 1×1 GIF: what a blocked tracking pixel gets, so its onload fires and nothing retries
+PIXEL_GIF = bytes.fromhex("47494638396101000100800000000000ffffff21f90401000000002c00000000010001000002024401003b")
+_SILENT_RECIPIENTS = ("analytics", "ad_network", "data_broker", "social")
+
+
+def block_kind(flow: http.HTTPFlow, decision: Decision) -> str:
+    """How a blocked request is answered, by what sent it (stated in the README, "Blocked requests"):
+
+    page      a navigation (or a non-browser client asking for HTML): the 403 explanation page
+    pixel     an image request to a tracker or in the background: 200 with a 1×1 GIF
+    silent    a beacon, ping or tracker call (sendBeacon, fetch/XHR or an SDK's POST to an analytics, ad, broker
+              or social host, or any background request): 204 with CORS headers — the client sees its data
+              "delivered" and does not retry, and nothing left the machine
+    explain   any other fetch/XHR or API client: 403 with a JSON explanation, readable by the page (CORS
+              headers), so an app can tell its user why"""
+    h = flow.request.headers
+    mode, dest = h.get("sec-fetch-mode", "").lower(), h.get("sec-fetch-dest", "").lower()
+    if mode == "navigate" or (not mode and wants_html(flow)):
+        return "page"
+    quiet = decision.six.recipient in _SILENT_RECIPIENTS or decision.six.basis == "background"
+    if dest == "image" and quiet:
+        return "pixel"
+    if quiet or dest == "report" or h.get("ping-from") or h.get("ping-to"):
+        return "silent"
+    return "explain"
+
+
+def _cors(flow: http.HTTPFlow) -> dict[str, str]:
+    origin = flow.request.headers.get("origin")
+    if not origin:
+        return {}
+    return {"access-control-allow-origin": origin, "access-control-allow-credentials": "true",
+            "access-control-expose-headers": "x-guardian-decision", "vary": "Origin"}
+
+
+def blocked_response(decision: Decision, flow: http.HTTPFlow) -> http.Response:
     reason = decision.explanation or "blocked by policy"
-    if as_html:
+    kind = block_kind(flow, decision)
+    head = {"x-guardian-decision": decision.id, "x-guardian-blocked": kind, "cache-control": "no-store"}
+    if kind == "pixel":
+        return http.Response.make(200, PIXEL_GIF, {**head, **_cors(flow), "content-type": "image/gif"})
+    if kind == "silent":
+        return http.Response.make(204, b"", {**head, **_cors(flow)})
+    if kind == "page":
         body = (
             "<!doctype html><html><head><meta charset='utf-8'><title>Blocked by guardian-proxy</title></head>"
             "<body style='font-family:sans-serif;max-width:40em;margin:3em auto'>"
@@ -69,17 +111,15 @@ def blocked_response(decision: Decision, as_html: bool) -> http.Response:
             f"<p>{html.escape(reason)}</p><p><small>Decision id: <code>{decision.id}</code></small></p>"
             "</body></html>"
         ).encode()
-        ctype = "text/html; charset=utf-8"
-    else:
-        body = json.dumps({"error": "blocked_by_guardian_proxy", "decision_id": decision.id,
-                           "host": decision.six.host, "reason": reason}).encode()
-        ctype = "application/json"
-    return http.Response.make(403, body, {"content-type": ctype, "x-guardian-decision": decision.id})
+        return http.Response.make(403, body, {**head, "content-type": "text/html; charset=utf-8"})
+    body = json.dumps({"error": "blocked_by_guardian_proxy", "decision_id": decision.id,
+                       "host": decision.six.host, "reason": reason}).encode()
+    return http.Response.make(403, body, {**head, **_cors(flow), "content-type": "application/json"})
 
 
 def apply_decision(flow: http.HTTPFlow, decision: Decision) -> None:
     if decision.action == "deny":
-        flow.response = blocked_response(decision, wants_html(flow))
+        flow.response = blocked_response(decision, flow)
         return
     if decision.action != "transform" or decision.rewrite is None:
         return

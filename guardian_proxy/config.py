@@ -53,6 +53,30 @@ class Factor(_Strict):
     source: str = ""
 
 
+class Norm(_Strict):
+    """A norm of the flow (factor_tables/norms.yaml): when a request follows it, L is `L`."""
+
+    L: float = Field(ge=0, le=1)
+    says: str
+    source: str
+    recipients: list[str]
+    roles: list[str] = Field(default_factory=list)
+    purposes_any: list[str] = Field(default_factory=list)
+    categories: list[str] = Field(default_factory=list)  # empty: any category
+    bases: list[str] = Field(default_factory=lambda: ["user", "default"])
+
+    @model_validator(mode="after")
+    def _vocab(self) -> Norm:
+        for name, values, vocab in (("recipients", self.recipients, RECIPIENT_CLASSES),
+                                    ("purposes_any", self.purposes_any, PURPOSES),
+                                    ("categories", self.categories, CATEGORIES), ("bases", self.bases, BASES),
+                                    ("roles", self.roles, ("identity_provider", "payment_processor", "platform"))):
+            unknown = set(values) - set(vocab)
+            if unknown:
+                raise ValueError(f"{name}: unknown {sorted(unknown)}; valid: {', '.join(vocab)}")
+        return self
+
+
 class FactorTables(_Strict):
     """All AMRSF factors. Keys are validated against the shared vocabularies in types.py."""
 
@@ -65,6 +89,8 @@ class FactorTables(_Strict):
     contexts: dict[str, dict[str, str]] = Field(default_factory=dict)
     #: CAMP weight w(v) per entity label (guardian_proxy/session); labels not listed use their category's Sd
     session_weights: dict[str, Factor] = Field(default_factory=dict)
+    #: norms of the flow, checked in order (guardian_proxy/norms.py)
+    norms: dict[str, Norm] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _complete(self) -> FactorTables:

@@ -24,11 +24,16 @@ make_offline()
 
 @lru_cache(maxsize=65536)
 def registrable_domain(host: str) -> str:
-    """`tracker.eu.example.co.uk` → `example.co.uk`; IPs and single labels are returned as they are."""
+    """`tracker.eu.example.co.uk` → `example.co.uk`. A name outside the public suffix list (`app.corp.internal`,
+    `wiki.eng.lan`, `shop.test.example`) → its last two labels, so every subdomain of a private site is the same
+    site. IP addresses and single labels are returned as they are. The one definition of "the same site" in the
+    project (recipients, the initiating page, policies and overrides all use it)."""
     host = (host or "").strip().lower().rstrip(".")
     if not host:
         return ""
     r = EXTRACTOR(host)
     if r.domain and r.suffix:
         return f"{r.domain}.{r.suffix}"
-    return host
+    if ":" in host or host.replace(".", "").isdigit() or host.count(".") < 2:
+        return host
+    return ".".join(host.split(".")[-2:])

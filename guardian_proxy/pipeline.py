@@ -24,6 +24,7 @@ from .config import FactorTables, Settings, load_factor_tables
 from .decision_log import DecisionLog, record
 from .errors import GuardianError
 from .failure import FailureRules, StageFailed, Ticket, run_stage
+from .flow_norms import FlowNorms
 from .overrides import OverrideStore
 from .types import Action, Context, Decision, Evidence, Likelihood, RawRequest, Rewrite
 
@@ -58,6 +59,7 @@ class Gateway:
         self.evidence = evidence
         self.likelihood = likelihood
         self.scorer = risk_mod.RiskScorer(tables)
+        self.norms = FlowNorms(tables)  # norms of the flow (factor_tables/norms.yaml)
         self.transformer = transformer
         self.decision_log = decision_log
         # user overrides: the config's plus <state_dir>/overrides.yaml, re-read when it changes
@@ -201,7 +203,7 @@ class Gateway:
     def inline_ok(req: RawRequest) -> bool:
         """No body, no query string, no cookie: the only text is the URL path, which extraction scans with
         patterns (no NER): cheap enough to try on the event loop (`evaluate_inline`)."""
-        return not req.body and "?" not in req.url and req.header("cookie") is None
+        return not req.body and "?" not in req.url and req.cookie is None
 
     def evaluate_inline(self, req: RawRequest, ticket: Ticket | None = None) -> Decision | None:
         """The addon's event-loop fast path: for an `inline_ok` request with nothing personal in it the
@@ -245,16 +247,23 @@ class Gateway:
                             explanation=reason)
 
         evidence = run_stage("evidence", self.evidence.retrieve, action)
-        lk = Likelihood(value=fixed_l, path="fixed", reason="fixed by caller") if fixed_l is not None else \
-            run_stage("likelihood", self.likelihood.estimate, action, evidence)
+        norm = self.norms.match(action) if ctx is None else None
+        if fixed_l is not None:
+            lk = Likelihood(value=fixed_l, path="fixed", reason="fixed by caller")
+        elif norm is not None:  # the service's own function, started by the user: the policy's silence is no evidence
+            lk = Likelihood(value=norm.L, path="norm", reason=f"norm of the flow ({norm.name}): {norm.says}")
+        else:
+            lk = run_stage("likelihood", self.likelihood.estimate, action, evidence)
         r = run_stage("risk", self.scorer.score, action, evidence, lk, ctx)
         kind, level = risk_mod.decide(r, action, ctx)
-        explanation = risk_mod.explain(action, r, kind, ctx, evidence, level)
+        explanation = risk_mod.explain(action, r, kind, ctx, evidence, level, norm.says if norm else None)
         override_text = None
         if override is not None:
             kind, level, explanation, override_text = risk_mod.apply_override(override, explanation)
         d = Decision(action=kind, six=action, evidence=evidence, likelihood=lk, risk=r, start_level=level,
                      explanation=explanation, override=override_text)
+        if norm is not None:
+            d.extra["norm"] = norm.name
         if kind == "transform" and run_transform:
             d.rewrite, d.final_level, d.rounds = run_stage("transform", self.transformer.transform, req, action, level)
             d.extra["anonymize"] = d.rewrite.stats  # levels, rounds, counts: no values

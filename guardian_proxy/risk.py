@@ -189,7 +189,7 @@ def _words(items: list[str]) -> str:
 
 
 def explain(action: Action, risk: Risk, kind: str, context: Context | None, evidence: Evidence,
-            start: int | None) -> str:
+            start: int | None, norm: str | None = None) -> str:
     """One line a person can read: what went where, why, and how R compares with the tier's cut-offs.
     e.g. "financial data to an ad network for profiling in a background request; policy vague →
     R 0.91 ≥ deny floor 0.55 (critical tier)"."""
@@ -199,6 +199,8 @@ def explain(action: Action, risk: Risk, kind: str, context: Context | None, evid
     purpose = _words([_PURPOSE_WORDS.get(p, p) for p in purposes])
     head = (f"{what} to {_RECIPIENT_WORDS.get(recipient, recipient)} for {purpose} "
             f"in {_BASIS_WORDS.get(basis, basis)}; {_TRANSPARENCY_WORDS.get(transparency, transparency)}")
+    if norm:
+        head += f"; the norm: {norm}"
     tier = f" ({risk.tier} tier)"
     if kind == "allow":
         tail = f"R {risk.R:.2f} ≤ allow ceiling {risk.allow_ceiling:.2f}{tier}"

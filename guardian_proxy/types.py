@@ -114,7 +114,7 @@ PRACTICES: tuple[str, ...] = ("collect", "use", "share", "sell", "retain", "dele
 CONDITIONS: tuple[str, ...] = ("opt-in", "opt-out", "legal requirement", "aggregated/de-identified")
 
 ActionKind = Literal["allow", "transform", "deny"]
-LPath = Literal["fast", "slow", "fallback", "fixed"]
+LPath = Literal["fast", "slow", "fallback", "fixed", "norm"]
 
 
 class Level(IntEnum):
@@ -144,6 +144,12 @@ class RawRequest(BaseModel):
             if k.lower() == lname:
                 return v
         return default
+
+    @property
+    def cookie(self) -> str | None:
+        """Every Cookie field joined with "; " (HTTP/2 clients such as Chromium send one field per cookie)."""
+        values = [v for k, v in self.headers if k.lower() == "cookie"]
+        return "; ".join(values) if values else None
 
     @property
     def host(self) -> str:
@@ -198,6 +204,7 @@ class Action(BaseModel):
     body_format: str = "none"  # none|json|form|multipart|text|ndjson|graphql|binary|unparsed
     flags: list[str] = Field(default_factory=list)  # unparsed, truncated, too_large, binary ...
     site: str | None = None  # registrable domain of the initiating page, if known
+    role: str | None = None  # the destination's role in the user's own flows: identity_provider | payment_processor | platform
     _parsed: object = PrivateAttr(default=None)  # bodies.ParsedBody, kept for write-back
 
     @property

@@ -36,7 +36,7 @@ def cls(host, site=None, port=None, path="/", **kw):
     ("at-o.net", None, None, "/hit.xiti", "analytics", "AT Internet (formerly XiTi)"),
     ("cdn.example.org", None, None, "/x", "unknown_third_party", None),
     ("www.o2.pl", "wp.pl", None, "/", "first_party", "o2.pl"),
-    ("static.doubleclick.net", "youtube.com", None, "/", "first_party", "Google"),
+    ("static.doubleclick.net", "youtube.com", None, "/", "ad_network", "Google"),  # a tracker keeps its class
     ("api.shop-example.com", "shop-example.com", None, "/cart", "first_party", None),
 ])
 def test_classify(host, site, port, path, want, owner):

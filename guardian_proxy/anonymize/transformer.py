@@ -115,7 +115,7 @@ class Transformer:
         new_url = rewrite_url(req.url, repl)
         if new_url != req.url:
             rw.url = new_url
-        cookie = req.header("cookie")
+        cookie = req.cookie
         if cookie and any(p.startswith("cookie:") for p in repl):
             rw.set_headers["cookie"] = rewrite_cookies(cookie, repl)
         return rw

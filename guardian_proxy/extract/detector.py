@@ -28,6 +28,16 @@ SKIP_ENTITIES = {"URL", "DATE_TIME"}  # too noisy to count as personal data on t
 CONTAINERS = {"SEARCH_QUERY", "BROWSING_ACTIVITY"}  # whole-field spans that other spans may sit inside
 _NOT_NAMES = frozenset({"ssn", "iban", "dob", "pin", "id", "api", "url", "otp", "cvv", "email", "e-mail", "phone",
                         "tel", "sms", "gps", "ip", "mg", "rx", "ok", "hi", "hello", "thanks", "dear"})
+#: operating-system and software names spaCy tags as nationalities or organisations ("built on Debian GNU/Linux"
+#: in a browser's update ping): never a person's group or employer on their own
+_SOFTWARE = frozenset({"debian", "ubuntu", "linux", "gnu", "gnu/linux", "fedora", "red hat", "centos", "kali", "arch",
+                       "gentoo", "mint", "android", "ios", "ipados", "macos", "mac os", "mac os x", "os x", "windows",
+                       "windows nt", "chrome os", "chromeos", "chromium", "chrome", "firefox", "safari", "edge",
+                       "webkit", "gecko", "blink", "mozilla", "opera", "x11", "wayland", "unix", "freebsd", "x86_64",
+                       "aarch64", "arm64", "amd64", "win64", "java", "python", "node", "node.js"})
+#: entities that a bare digit run in an identifier field (GA4 `_p`, `jid`, `…_id`) is mistaken for
+_DIGIT_ENTITIES = frozenset({"CREDIT_CARD", "PHONE_NUMBER", "US_SSN", "US_BANK_NUMBER", "UK_NHS", "ACCOUNT_NUMBER",
+                             "US_ITIN", "US_DRIVER_LICENSE", "US_PASSPORT"})
 _FREE = re.compile(r"(?<![^\W\d_])[^\W\d_]{2,}\s+[^\W\d_]{2}")
 _CACHE_MAX_CHARS = 20_000
 
@@ -123,6 +133,9 @@ class Detector:
 
     def _spans(self, f: TextField, hits: list[Hit]) -> list[Span]:
         kh = self._key_hit(f)
+        value = f.text.strip()
+        if value.isdigit() and keys.identifier_field(f.key):  # a random id that happens to pass a checksum
+            hits = [h for h in hits if h[2] not in _DIGIT_ENTITIES]
         all_hits = hits + [kh] if kh else hits
         by_cat: dict[str, list[tuple[int, int, str, float, bool]]] = {}
         for start, end, entity, score in all_hits:
@@ -180,8 +193,8 @@ def _drop_shadowed(by_cat: dict[str, list], text: str) -> dict[str, list]:
     hits = [h for items in by_cat.values() for h in items if h[2] not in CONTAINERS]
     if len(hits) > 2000:  # pathological input: keep everything rather than go quadratic
         return by_cat
-    drop = {id(h) for h in hits if (h[2] in ("ORGANIZATION", "PERSON", "LOCATION", "NRP") and h[1] - h[0] <= 8 and
-                                    text[h[0]:h[1]].strip().lower() in _NOT_NAMES) or any(_covers(g, h) for g in hits)}
+    drop = {id(h) for h in hits if (h[2] in ("ORGANIZATION", "PERSON", "LOCATION", "NRP") and
+                                    _not_a_name(text[h[0]:h[1]])) or any(_covers(g, h) for g in hits)}
     direct = [h for h in hits if h[4] and id(h) not in drop]
     for h in hits:
         if not h[4] and id(h) not in drop and \
@@ -193,6 +206,11 @@ def _drop_shadowed(by_cat: dict[str, list], text: str) -> dict[str, list]:
         if kept:
             out[cat] = kept
     return out
+
+
+def _not_a_name(word: str) -> bool:
+    w = word.strip().lower()
+    return (len(w) <= 8 and w in _NOT_NAMES) or w in _SOFTWARE or all(t in _SOFTWARE for t in w.split())
 
 
 def _covers(g, h) -> bool:

@@ -24,13 +24,8 @@ _AI_BODY_KEYS = {"messages", "prompt", "contents", "input", "instructions", "sys
 
 
 def site_domain(host: str) -> str:
-    """Registrable domain; for names outside the public suffix list (``shop.example``, ``corp.internal``)
-    the last two labels; IP addresses as they are."""
-    host = (host or "").lower().rstrip(".")
-    reg = registrable_domain(host)
-    if reg == host and host.count(".") >= 2 and not host.replace(".", "").isdigit() and ":" not in host:
-        return ".".join(host.split(".")[-2:])
-    return reg
+    """The registrable domain of a host (domains.registrable_domain: private names by their last two labels)."""
+    return registrable_domain(host)
 
 
 def initiating_site(req: RawRequest) -> str | None:
@@ -73,12 +68,15 @@ class Extractor:
         parsed = self.parse(req)
         # the URL path is read only when the body can be rebuilt: a writer that treats every non-query,
         # non-cookie path as a body path must never be handed an unreadable body to rebuild
-        fields = self._url_fields(req.url, parsed.decoded is not None) + parse_cookies(req.header("cookie")) + \
-            parsed.fields
-        det = self._detect(fields)
         site = initiating_site(req)
         parts = urlsplit(req.url)
         rec = recipients.classify(req.host, site, parts.port, req.path, self.resolve_cname)
+        # cookies sent back to the site itself are its own state (RFC 6265: a browser returns a cookie only to
+        # the domain it was set for): they disclose nothing the site does not hold, so they are not read as data
+        # leaving, and a rewrite never touches them (a masked session cookie logs the user out)
+        cookies = [] if rec.cls == "first_party" else parse_cookies(req.cookie)
+        fields = self._url_fields(req.url, parsed.decoded is not None) + cookies + parsed.fields
+        det = self._detect(fields)
         ai_call = rec.cls == "ai_service" and req.method == "POST" and self._ai_body(parsed, req.path)
         basis = basis_mod.basis(req, rec.cls, ai_call)
         sub = req.host[: -len(site_domain(req.host))].rstrip(".") if req.host.endswith(site_domain(req.host)) else ""
@@ -88,6 +86,7 @@ class Extractor:
             domain=site_domain(req.host), host=req.host, categories=self._categories(fields, det), recipient=rec.cls,
             owner=rec.owner, purposes=purposes, basis=basis, fields=fields, spans=det.spans,
             body_format=parsed.format, flags=list(dict.fromkeys(parsed.flags + det.flags + rec.flags)), site=site,
+            role=rec.role,
         )
         action._parsed = parsed
         return action

@@ -25,7 +25,8 @@ PROJECT_KEY_NAMES = frozenset({"api_key", "apikey", "token", "key", "app_key", "
                                "write_key", "sentry_key", "client_token", "site_key", "sitekey", "dd_api_key",
                                "publishable_key", "pk", "k"})
 PUBLISHABLE_PREFIXES = ("pk_live_", "pk_test_", "phc_", "pub", "UA-", "G-", "AW-", "DC-")
-_PROJECT_KEY = re.compile(r"[0-9a-fA-F]{8,48}|[A-Za-z0-9]{8,48}")
+_PROJECT_KEY = re.compile(r"[0-9a-fA-F]{8,48}|[A-Za-z0-9]{8,48}|"
+                          r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")  # Braze: a UUID
 _CLIENT_ID = re.compile(r"\d{5,12}\.\d{5,12}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _EMPTY = {"", "true", "false", "null", "none", "undefined", "nan", "0", "1", "n/a", "-", "yes", "no", "on", "off"}
 
@@ -55,7 +56,8 @@ KEY_RULES: list[tuple[re.Pattern, str]] = [
     (_rx(r"iban"), "IBAN_CODE"),
     (_rx(r"account_?number|account_no|acct|acct_?number|bank_account(?:_number)?|routing_number|sort_code|aba|"
          r"bic|swift"), "ACCOUNT_NUMBER"),
-    (_rx(r"amount|price|total|subtotal|salary|income|balance|net_worth|revenue|value_usd|order_total"), "AMOUNT"),
+    # a person's finances; a price, order total or event value is a fact about a product, not about the person
+    (_rx(r"salary|income|balance|net_worth|annual_income|monthly_income|credit_limit|credit_score"), "AMOUNT"),
     (_rx(r"e_?mail|mail|email_address|user_email|contact_email|billing_email|customer_email|em|[a-z_]{0,40}_email|"
          r"hashed_e?mails?|e?mail_hash(?:es)?|em_hash|sha256_e?mail|md5_e?mail"),
      "EMAIL_ADDRESS"),
@@ -127,7 +129,7 @@ _COOKIE_RULES: list[tuple[re.Pattern, str]] = [
 @lru_cache(maxsize=8192)
 def normalise(key: str) -> str:
     parts = [p for p in _SPLIT.split((key or "")[-200:]) if p]
-    k = parts[-1] if parts else (key or "")
+    k = (parts[-1] if parts else (key or "")).lstrip("$@")  # mParticle `$FirstName`, Mixpanel `$email`
     k = _CAMEL.sub("_", k).lower().replace("-", "_").replace(" ", "_")
     return k[:64]
 
@@ -170,6 +172,26 @@ def _plausible(entity: str, value: str, nkey: str = "") -> bool:
     if entity in ("SEARCH_QUERY", "BROWSING_ACTIVITY"):
         return not _NUMERIC.fullmatch(v)
     return True
+
+
+#: names of fields that hold a protocol's random identifiers (GA4's `_p` page id and `_s` hit counter, `jid`,
+#: `z` cache buster, nonces, trace ids, `…_id`): a digit run there is an identifier, never a card number
+_ID_KEY = re.compile(r"_?[a-z]{1,2}|_[a-z]{1,4}|.{0,40}_?id|.{0,40}_?ids|nonce|seq|cb|cache_?buster|rnd|random|"
+                     r"timestamp|ts|t|time|_?et|tfd|sct|seg|gcd|dma|npa|frm|pscdl|gjid|jid|rid|fbp|fbc|ray|hash|"
+                     r"[a-z_]{0,30}(?:token|nonce|key|hash|signature|checksum|version|count|seed)")
+
+
+def identifier_field(key: str | None) -> bool:
+    """The field's name says it holds a random or protocol identifier (not payment data)."""
+    if not key:
+        return False
+    nkey = normalise(key)
+    if _entity_for(nkey) in ("CREDIT_CARD", "ACCOUNT_NUMBER", "IBAN_CODE", "PHONE_NUMBER", "US_SSN", "GOVERNMENT_ID"):
+        return False
+    raw = (key or "").lower()
+    if any(w in raw for w in ("card", "cc_", "ccnum", "pan", "number", "acct", "account", "iban", "phone")):
+        return False
+    return bool(_ID_KEY.fullmatch(nkey))
 
 
 def key_entity(key: str | None, value: str) -> str | None:

@@ -129,7 +129,8 @@ class IpRecognizer(Recognizer):
     ENTITY = "IP_ADDRESS"
     _O = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
     _H = r"[0-9A-Fa-f]{1,4}"
-    PATTERNS = ((rf"(?<![\w.]){_O}\.{_O}\.{_O}\.{_O}(?![\w.]|\.\d)", 0.7),
+    # not after `product/` (a version such as Chrome/156.0.0.0 in a user agent); `//10.0.0.1` is a host
+    PATTERNS = ((rf"(?<![\w.])(?<!\w/){_O}\.{_O}\.{_O}\.{_O}(?![\w.]|\.\d)", 0.7),
                 (rf"(?<![\w:]){_H}(?::{_H}){{7}}(?![\w:])", 0.7),
                 (rf"(?<![\w:]){_H}(?::{_H}){{1,6}}::(?:{_H}(?::{_H}){{0,5}})?(?![\w:])", 0.6))
 

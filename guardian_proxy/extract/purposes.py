@@ -73,7 +73,7 @@ KEYS = {
 RECIPIENT_PURPOSE = {"ad_network": "advertising", "analytics": "analytics", "data_broker": "profiling",
                      "ai_service": "ai_processing"}
 #: ambiguous words: they claim tracking purposes only for trackers, AI processing only for AI calls
-_WEAK_WORDS = frozenset({"page", "store", "log", "logs", "logging", "batch", "event", "events", "graph",
+_WEAK_WORDS = frozenset({"identify", "page", "store", "log", "logs", "logging", "batch", "event", "events", "graph",
                          "match", "sync", "cm", "people", "alias", "resolve", "capture", "insights", "ad", "imp",
                          "bid", "chat", "generate", "conversation", "responses", "prompt", "hit", "measure", "mp"})
 

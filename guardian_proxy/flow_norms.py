@@ -1,0 +1,59 @@
+"""Norms of the flow: is this request the service's own function, started by the user?
+
+Contextual integrity judges a flow by the norms of its context, not by the text of a policy alone. A password
+to the site's own sign-in, a card number to the merchant's payment processor during checkout, a message to the
+mail service the user is writing in: these are what the user asked for, and a policy that never mentions
+passwords is not evidence that sending one is a violation. The same data to someone the user did not address
+(an analytics identify call, an ad pixel, session replay, a broker) follows no norm, whatever the policy says.
+
+`FlowNorms.match(action)` returns the first norm of factor_tables/norms.yaml that the action follows, or None.
+The pipeline then uses the norm's L instead of the evidential estimate (Likelihood path `norm`); Sd, Mtr, Mp,
+Mb and MT are applied as always, so R, the tiers and the explanation stay AMRSF's. The rules, in plain words:
+
+  - the recipient class (and, for identity providers and payment processors, the destination's role) is one
+    the norm names; trackers, ad networks, brokers, social networks and AI services never follow a norm
+  - the request was made by the user or by the page for the user (basis `user` or `default`), never a
+    background beacon, pixel or prefetch
+  - no tracking purpose (analytics, advertising, profiling) was declared by the endpoint
+  - every personal-data category in it is one the function needs (where the norm lists them)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .config import FactorTables
+from .types import Action
+
+TRACKING_PURPOSES = frozenset({"analytics", "advertising", "profiling"})
+NEVER = frozenset({"analytics", "ad_network", "data_broker", "social", "ai_service"})
+
+
+@dataclass(frozen=True)
+class NormMatch:
+    name: str
+    L: float
+    says: str
+
+
+class FlowNorms:
+    def __init__(self, tables: FactorTables):
+        self.norms = tables.norms
+
+    def match(self, action: Action) -> NormMatch | None:
+        if action.recipient in NEVER or "cname_cloaked" in action.flags:
+            return None
+        if TRACKING_PURPOSES & set(action.purposes):
+            return None
+        cats = set(action.personal())
+        for name, n in self.norms.items():
+            if action.recipient not in n.recipients or action.basis not in n.bases:
+                continue
+            if n.roles and action.role not in n.roles:
+                continue
+            if n.purposes_any and not set(n.purposes_any) & set(action.purposes):
+                continue
+            if n.categories and not cats <= set(n.categories):
+                continue
+            return NormMatch(name, n.L, n.says)
+        return None
