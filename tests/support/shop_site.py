@@ -39,6 +39,7 @@ ACCOUNT = {"email": "maria.lindqvist@example.com", "password": "Tr0ub4dor&3-hors
 
 POLICY_HTML = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Privacy Policy | Shop Example</title>
+<link rel="icon" href="data:,">
 <script src="https://cdn.segment.com/analytics.js"></script></head>
 <body>
 <header><nav><a href="/">Shop Example</a> · <a href="/login">Sign in</a></nav></header>
@@ -133,7 +134,7 @@ CHECKOUT_JS = ("""// the shop's checkout: the card goes to Stripe, the order (wi
       card.append('billing_details[email]', v('ship-email'));
       card.append('billing_details[name]', v('ship-name'));
       var r = await fetch('https://api.stripe.com/v1/payment_methods', {method: 'POST', body: card,
-        headers: {'Authorization': 'Bearer %(key)s', 'Content-Type': 'application/x-www-form-urlencoded'}});
+        headers: {'Authorization': 'Bearer __STRIPE_KEY__', 'Content-Type': 'application/x-www-form-urlencoded'}});
       var pm = await r.json();
       if (!r.ok || !pm.id) { status.textContent = 'Payment failed: ' + r.status + ' ' + JSON.stringify(pm); return; }
       var order = {items: [{sku: 'SHIRT-LINEN-BLUE-M', qty: 1}], payment_method: pm.id, email: v('ship-email'),
@@ -148,7 +149,7 @@ CHECKOUT_JS = ("""// the shop's checkout: the card goes to Stripe, the order (wi
     }
   });
 })();
-""" % {"key": STRIPE_KEY}).encode()
+""".replace("__STRIPE_KEY__", STRIPE_KEY)).encode()
 
 CONTACT = page("Contact us", """<h1>Contact us</h1>
 <form id="contact" method="post" action="/contact">
