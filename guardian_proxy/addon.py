@@ -69,15 +69,17 @@ def block_kind(flow: http.HTTPFlow, decision: Decision) -> str:
 
     page      a navigation (or a non-browser client asking for HTML): the 403 explanation page
     pixel     an image request to a tracker or in the background: 200 with a 1×1 GIF
-    silent    a beacon, ping or tracker call (sendBeacon, fetch/XHR or an SDK's POST to an analytics, ad, broker
-              or social host, or any background request): 204 with CORS headers — the client sees its data
-              "delivered" and does not retry, and nothing left the machine
-    explain   any other fetch/XHR or API client: 403 with a JSON explanation, readable by the page (CORS
-              headers), so an app can tell its user why"""
+    silent    a browser's beacon, ping or tracker call (sendBeacon, or a fetch/XHR to an analytics, ad, broker or
+              social host, or any background request): 204 with CORS headers — a browser SDK that gets a network
+              error (a 403 without CORS headers) retries, one that gets a 2xx does not, and nothing left the machine
+    explain   any other fetch/XHR, and every non-browser client (SDKs, agents, curl): 403 with a JSON explanation,
+              readable by a page (CORS headers); server-side SDKs do not retry a 4xx"""
     h = flow.request.headers
     mode, dest = h.get("sec-fetch-mode", "").lower(), h.get("sec-fetch-dest", "").lower()
     if mode == "navigate" or (not mode and wants_html(flow)):
         return "page"
+    if not (mode or dest or h.get("origin") or h.get("ping-from")):
+        return "explain"  # not a browser
     quiet = decision.six.recipient in _SILENT_RECIPIENTS or decision.six.basis == "background"
     if dest == "image" and quiet:
         return "pixel"

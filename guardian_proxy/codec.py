@@ -19,6 +19,19 @@ from .errors import BodyError, BodyTooLarge
 _CHUNK = 64 * 1024
 
 
+#: magic bytes of compressed data a client may send without a Content-Encoding header (PostHog's gzip-js,
+#: Clarity): gzip, zstd, zlib at the common levels
+_MAGIC = ((b"\x1f\x8b", "gzip"), (b"\x28\xb5\x2f\xfd", "zstd"), (b"\x78\x9c", "deflate"), (b"\x78\xda", "deflate"))
+
+
+def sniff(data: bytes) -> str | None:
+    """The compression a body's first bytes announce (None: none recognised)."""
+    for magic, coding in _MAGIC:
+        if data.startswith(magic):
+            return coding
+    return None
+
+
 def _codings(header: str | None) -> list[str]:
     if not header:
         return []

@@ -64,6 +64,7 @@ class Norm(_Strict):
     purposes_any: list[str] = Field(default_factory=list)
     categories: list[str] = Field(default_factory=list)  # empty: any category
     bases: list[str] = Field(default_factory=lambda: ["user", "default"])
+    from_page: bool = False  # only for requests made from a page (Action.site known)
 
     @model_validator(mode="after")
     def _vocab(self) -> Norm:

@@ -16,6 +16,7 @@ Mb and MT are applied as always, so R, the tiers and the explanation stay AMRSF'
     background beacon, pixel or prefetch
   - no tracking purpose (analytics, advertising, profiling) was declared by the endpoint
   - every personal-data category in it is one the function needs (where the norm lists them)
+  - for a service a page embeds (maps, address search, support widgets), the request came from a page
 """
 
 from __future__ import annotations
@@ -54,6 +55,8 @@ class FlowNorms:
             if n.purposes_any and not set(n.purposes_any) & set(action.purposes):
                 continue
             if n.categories and not cats <= set(n.categories):
+                continue
+            if n.from_page and action.site is None:
                 continue
             return NormMatch(name, n.L, n.says)
         return None

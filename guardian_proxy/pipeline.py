@@ -26,11 +26,13 @@ from .errors import GuardianError
 from .failure import FailureRules, StageFailed, Ticket, run_stage
 from .flow_norms import FlowNorms
 from .overrides import OverrideStore
-from .types import Action, Context, Decision, Evidence, Likelihood, RawRequest, Rewrite
+from .types import TRACKER_CLASSES, Action, Context, Decision, Evidence, Likelihood, RawRequest, Rewrite
 
 log = logging.getLogger("guardian_proxy")
 
-HIGH_RISK_RECIPIENTS = ("ad_network", "data_broker")
+#: recipients an unreadable body never reaches (`unparsed_rule: block_high_risk`): the trackers — what a session
+#: replay or analytics SDK packs into a binary frame is what it captured of the page
+HIGH_RISK_RECIPIENTS = TRACKER_CLASSES
 
 
 class ExtractStage(Protocol):

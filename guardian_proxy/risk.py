@@ -10,22 +10,31 @@ quasi-identifier (`Span.direct` False: a money amount in prose, not an account n
 table's `quasi_Sd` / `quasi_tier` where it sets them. Several declared purposes: the highest Mp counts.
 Decision: R ≤ allow ceiling → allow; R ≥ deny floor → deny; else transform with
 z = (R − ceiling) / (floor − ceiling) and start level L1 + ⌊z / 0.25⌋ capped at L4 (L5 only by
-escalation). One stated rule on top (not in the paper): identifiers never reach an ad network or a
-data broker as they are — where the thresholds would allow such a request, it is rewritten from L1
-(an ad pixel carrying an e-mail must not pass even when a policy discloses the practice and L is low).
+escalation). Three stated rules on top (not in the paper; `decide`): identifiers never reach a tracker
+(analytics, ad network, data broker, social network) as they are — where the thresholds would allow such a
+request, it is rewritten from L1 (an identify call or a pixel carrying an e-mail must not pass even when a
+policy discloses the practice and L is low); pseudonymous measurement alone has no rewrite band; a prompt to
+an AI service is rewritten from L4 where the thresholds would block it.
 A user override (guardian_proxy.overrides) replaces the decision and says so.
 """
 
 from __future__ import annotations
 
 import math
+import re
 
 from .config import FactorTables, Override
-from .types import CATEGORIES, Action, Context, Evidence, Likelihood, Risk
+from .types import CATEGORIES, TRACKER_CLASSES, Action, Context, Evidence, Likelihood, Risk
 
 #: recipients that never receive an identifier as is, and the categories that count as identifiers
-AD_TECH = ("ad_network", "data_broker")
+TRACKERS = TRACKER_CLASSES
 IDENTIFIERS = ("credentials", "health", "financial", "government_id", "precise_location", "contact", "identity")
+#: pseudonymous measurement: what a tracker hit carries when it names no one
+PSEUDONYMOUS_CATEGORIES = frozenset({"device_id", "cookie", "behavioural", "other", "identity"})
+PSEUDONYMOUS_ENTITIES = frozenset({"DEVICE_ID", "SESSION_ID", "ADVERTISING_ID", "BROWSING_ACTIVITY", "DATE", "DATE_TIME",
+                                   "QUANTITY", "ORGANIZATION", "URL", "CASE_NUMBER"})
+#: a random token (a UUID, or 16+ hex digits): a user id of that form names an account to no one but its issuer
+_RANDOM_ID = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){1,4}(?:-[0-9a-fA-F]{1,12})?|[0-9a-fA-F]{16,}")
 
 _RECIPIENT_WORDS = {
     "first_party": "the site itself",
@@ -121,23 +130,49 @@ def start_level(risk: Risk) -> int:
     return min(4, 1 + math.floor(max(0.0, band_position(risk)) / 0.25))
 
 
-def identifier_to_ad_tech(action: Action, context: Context | None = None) -> bool:
-    """A direct identifier (or an identifier category counted without located spans) bound for an
-    ad network or data broker."""
-    if (context.recipient if context else action.recipient) not in AD_TECH:
+def identifier_to_tracker(action: Action, context: Context | None = None) -> bool:
+    """A direct identifier (or an identifier category counted without located spans) bound for a tracker: an
+    analytics service, ad network, data broker or social network."""
+    if (context.recipient if context else action.recipient) not in TRACKERS:
         return False
     located, direct = _located_direct(action)
     return any(action.categories.get(c, 0) > 0 and (c in direct or c not in located) for c in IDENTIFIERS)
 
 
+def pseudonymous_only(action: Action) -> bool:
+    """Every piece of personal data found is pseudonymous measurement: device, session and advertising ids,
+    cookies, events and page addresses (and the dates, counts and organisation names around them), none of them
+    an identifier of the person."""
+    cats = action.personal()
+    if not cats or not set(cats) <= PSEUDONYMOUS_CATEGORIES:
+        return False
+    return all(s.entity in PSEUDONYMOUS_ENTITIES or (s.entity == "USER_ID" and _RANDOM_ID.fullmatch(s.text.strip()))
+               for s in action.spans)
+
+
+def ai_prompt(action: Action, context: Context | None = None) -> bool:
+    """A prompt sent to an AI service by its user (typed in a chat app, or sent by an agent or SDK)."""
+    return context is None and action.recipient == "ai_service" and action.basis in ("user", "default")
+
+
 def decide(risk: Risk, action: Action | None = None, context: Context | None = None) -> tuple[str, int | None]:
-    """(allow|transform|deny, start level). With the action, the ad-tech identifier rule applies."""
+    """(allow|transform|deny, start level). With the action, the stated rules on top of the thresholds apply:
+
+    tracker identifiers  an identifier never reaches a tracker as it is: an allow becomes a rewrite from L1
+    pseudonymous         pseudonymous measurement only (no identifier of the person): no rewrite band — it passes
+                         below the deny floor and is blocked at or above it (a rewrite would only corrupt the hit)
+    AI prompt            a prompt to an AI service is rewritten from L4 instead of blocked: the conversation goes on
+                         with its identifiers replaced (a user override can still block it)"""
     if risk.R <= risk.allow_ceiling:
-        if action is not None and identifier_to_ad_tech(action, context):
+        if action is not None and identifier_to_tracker(action, context):
             return "transform", 1
         return "allow", None
     if risk.R >= risk.deny_floor:
+        if action is not None and ai_prompt(action, context):
+            return "transform", 4
         return "deny", None
+    if action is not None and pseudonymous_only(action):
+        return "allow", None
     return "transform", start_level(risk)
 
 
@@ -202,14 +237,20 @@ def explain(action: Action, risk: Risk, kind: str, context: Context | None, evid
     if norm:
         head += f"; the norm: {norm}"
     tier = f" ({risk.tier} tier)"
-    if kind == "allow":
+    if kind == "allow" and risk.R > risk.allow_ceiling:  # the pseudonymous rule
+        tail = (f"only pseudonymous ids, events and pages (no identifier of the person): passed as is below the "
+                f"deny floor, R {risk.R:.2f} < {risk.deny_floor:.2f}{tier}")
+    elif kind == "allow":
         tail = f"R {risk.R:.2f} ≤ allow ceiling {risk.allow_ceiling:.2f}{tier}"
     elif kind == "deny":
         tail = f"R {risk.R:.2f} ≥ deny floor {risk.deny_floor:.2f}{tier}"
-    elif risk.R <= risk.allow_ceiling:  # the ad-tech identifier rule
+    elif risk.R <= risk.allow_ceiling:  # the tracker identifier rule
         tail = (f"R {risk.R:.2f} ≤ allow ceiling {risk.allow_ceiling:.2f}{tier}, but identifiers never go to "
                 f"{_RECIPIENT_WORDS.get(recipient, recipient)} as they are → rewrite from L{start}")
+    elif risk.R >= risk.deny_floor:  # the AI prompt rule
+        tail = (f"R {risk.R:.2f} ≥ deny floor {risk.deny_floor:.2f}{tier}, but a prompt to an AI service is "
+                f"rewritten, not blocked → rewrite from L{start}")
     else:
-        tail = (f"R {risk.R:.2f} between {risk.allow_ceiling:.2f} and {risk.deny_floor:.2f}{tier} "
+        tail = (f"R {risk.R:.2f} in the rewrite band ({risk.allow_ceiling:.2f}–{risk.deny_floor:.2f}){tier} "
                 f"→ rewrite from L{start}")
     return f"{head} → {tail}"

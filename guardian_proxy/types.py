@@ -60,6 +60,7 @@ ENTITIES: dict[str, tuple[str, bool]] = {
     "PERSON": ("identity", True),
     "USERNAME": ("identity", True),
     "EMAIL_ADDRESS": ("contact", True),
+    "HASHED_IDENTIFIER": ("contact", True),  # an MD5/SHA digest sent to ad tech: a hashed e-mail or phone match key
     "PHONE_NUMBER": ("contact", True),
     "STREET_ADDRESS": ("precise_location", True),
     "LATLONG": ("precise_location", True),
@@ -107,6 +108,9 @@ ENTITIES: dict[str, tuple[str, bool]] = {
     "OCCUPATION": ("demographic", False),
     "FAMILY": ("demographic", False),
 }
+#: whole-field behavioural spans (a page address, an event name, a search term): other spans may sit inside them,
+#: and a rewrite replaces only those, never the container itself (an event name is not a person)
+CONTAINER_ENTITIES = frozenset({"SEARCH_QUERY", "BROWSING_ACTIVITY"})
 BASES: tuple[str, ...] = ("user", "default", "background")
 TRANSPARENCY: tuple[str, ...] = ("full", "partial", "vague", "none")
 #: Policy statement vocabularies (guardian_proxy.policy; OPP-115 categories guide them).
@@ -170,6 +174,7 @@ class TextField(BaseModel):
     path: str
     text: str
     key: str | None = None  # the field name, used as detection context ("ssn", "password")
+    protocol: bool = False  # a protocol value (user agent, version, enum, URL path): never free text to rewrite
 
 
 class Span(BaseModel):

@@ -69,6 +69,28 @@ EXTRA = {
     "posthog.com": ("analytics", "PostHog"), "plausible.io": ("analytics", "Plausible"),
     "browser-intake-datadoghq.com": ("analytics", "Datadog"), "browser-intake-datadoghq.eu": ("analytics", "Datadog"),
     "cloudflareinsights.com": ("analytics", "Cloudflare"), "api-iam.intercom.io": ("service_provider", "Intercom"),
+    # session replay, CDPs and customer-engagement SDKs the 2022 DB lacks
+    "lr-ingest.io": ("analytics", "LogRocket"), "lr-ingest.com": ("analytics", "LogRocket"),
+    "lr-in-prod.com": ("analytics", "LogRocket"), "logrocket.io": ("analytics", "LogRocket"),
+    "logrocket.com": ("analytics", "LogRocket"), "braze.com": ("analytics", "Braze"),
+    "braze.eu": ("analytics", "Braze"), "appboy.com": ("analytics", "Braze"),
+    "customer.io": ("analytics", "Customer.io"), "klaviyo.com": ("analytics", "Klaviyo"),
+    "heap.io": ("analytics", "Heap"), "heapanalytics.com": ("analytics", "Heap"),
+    "mparticle.com": ("analytics", "mParticle"), "rudderstack.com": ("analytics", "RudderStack"),
+    "rudderlabs.com": ("analytics", "RudderStack"), "dataplane.rudderstack.com": ("analytics", "RudderStack"),
+    "amplitude.com": ("analytics", "Amplitude"), "mixpanel.com": ("analytics", "Mixpanel"),
+    "segment.io": ("analytics", "Segment"), "segment.com": ("analytics", "Segment"),
+    "fullstory.com": ("analytics", "FullStory"), "hotjar.io": ("analytics", "Hotjar"),
+    "smartlook.cloud": ("analytics", "Smartlook"), "mouseflow.com": ("analytics", "Mouseflow"),
+    "sentry.io": ("analytics", "Sentry"), "ingest.sentry.io": ("analytics", "Sentry"),
+    "bugsnag.com": ("analytics", "Bugsnag"), "nr-data.net": ("analytics", "New Relic"),
+    # identity-graph and enrichment endpoints of registered data brokers (the registry lists their corporate sites)
+    "id5-sync.com": ("data_broker", "ID5 Technology Ltd"), "liadm.com": ("data_broker", "LiveIntent"),
+    "rlcdn.com": ("data_broker", "LiveRamp, Inc."), "gcprivacy.id": ("data_broker", "Acxiom LLC"),
+    "ws.zoominfo.com": ("data_broker", "ZoomInfo Technologies, LLC"),
+    "zoominfo.com": ("data_broker", "ZoomInfo Technologies, LLC"), "bluekai.com": ("data_broker", "Oracle"),
+    "crwdcntrl.net": ("data_broker", "Lotame Solutions, Inc."), "tapad.com": ("data_broker", "Tapad, Inc."),
+    "agkn.com": ("data_broker", "NeuStar, Inc."), "epsilon.com": ("data_broker", "Epsilon Data Management, LLC"),
 }
 
 #: opt-out portals, form and hosting services that appear in the broker registry for someone else

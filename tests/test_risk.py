@@ -192,7 +192,7 @@ def test_explanation_names_data_recipient_purpose_basis_policy_and_threshold():
     kind, level = decide(r, m)
     text = explain(m, r, kind, None, Evidence(transparency="partial"), level)
     assert text.startswith("contact and identity data to a service provider for analytics in a request the page")
-    assert f"→ rewrite from L{level}" in text and "between 0.15 and 0.60" in text
+    assert f"→ rewrite from L{level}" in text and "in the rewrite band (0.15–0.60)" in text
 
 
 def test_overrides_last_match_wins():

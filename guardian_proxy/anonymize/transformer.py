@@ -20,7 +20,7 @@ from collections.abc import Callable
 from .. import codec
 from ..bodies import ParsedBody, is_body_path, rewrite_cookies, rewrite_url, write_back
 from ..config import AnonymizeSettings
-from ..types import Action, RawRequest, Rewrite, Span, TextField
+from ..types import CONTAINER_ENTITIES, Action, RawRequest, Rewrite, Span, TextField
 from .escalation import Outcome, escalate
 from .guesser import CombinedGuesser, DeterministicGuesser, LLMGuesser
 from .language import is_non_english
@@ -32,6 +32,11 @@ from .verifier import LexicalVerifier
 
 _PROSE_WORDS = 5
 _HASHTAG_KEEP = {"PERSON", "ORGANIZATION", "LOCATION", "NRP", "FAMILY", "OCCUPATION"}
+
+
+def action_containers(action: Action) -> set[str]:
+    """Paths of the fields that are behavioural containers (a page URL, an event name, a search term)."""
+    return {sp.path for sp in action.spans if sp.entity in CONTAINER_ENTITIES}
 
 
 def _hashtag(text: str, span: Span) -> bool:
@@ -93,7 +98,12 @@ class Transformer:
     def transform(self, req: RawRequest, action: Action, level: int) -> tuple[Rewrite, int, int]:
         """(rewrite, final level, rounds)."""
         t0 = time.perf_counter()
-        outcome = self.anonymize(action.fields, action.spans, level)
+        # a request is rewritten "just enough": the personal values found, never a page address, event name or
+        # search term as a whole (only what sits inside them), never a protocol value that holds no span
+        spans = [sp for sp in action.spans if sp.entity not in CONTAINER_ENTITIES]
+        located = {sp.path for sp in spans}
+        fields = [f for f in action.fields if f.path in located or not (f.protocol or f.path in action_containers(action))]
+        outcome = self.anonymize(fields, spans, level)
         rw = self.rewrite(req, action, outcome.texts)
         rw.span_counts = outcome.span_counts
         rw.stats = {"start_level": level, "final_level": outcome.level, "rounds": outcome.rounds,
@@ -111,7 +121,7 @@ class Transformer:
         parsed: ParsedBody | None = action._parsed
         body_paths = [p for p in repl if is_body_path(p)]
         if parsed is not None and body_paths:
-            rw.body = codec.encode(write_back(parsed, repl), req.header("content-encoding"))
+            rw.body = codec.encode(write_back(parsed, repl), req.header("content-encoding") or parsed.encoding)
         new_url = rewrite_url(req.url, repl)
         if new_url != req.url:
             rw.url = new_url

@@ -65,16 +65,21 @@ def _parse(body: bytes, content_type: str, content_encoding: str | None, limits:
         return ParsedBody(format="none", decoded=b"", limits=limits)
     if len(body) > limits.max_body_bytes:
         return ParsedBody(format="too_large", flags=["too_large"], limits=limits)
+    sniffed = codec.sniff(body) if not content_encoding else None
     try:
-        decoded = codec.decode(body, content_encoding, limits.max_decoded_bytes)
+        decoded = codec.decode(body, content_encoding or sniffed, limits.max_decoded_bytes)
     except BodyTooLarge:
         return ParsedBody(format="too_large", flags=["too_large", "decompression_limit"], limits=limits)
     except BodyError:
-        return ParsedBody(format="unparsed", flags=["unparsed", "bad_encoding"], limits=limits)
+        if not sniffed:
+            return ParsedBody(format="unparsed", flags=["unparsed", "bad_encoding"], limits=limits)
+        decoded, sniffed = body, None  # magic bytes by chance: read it as it is
     ctype = content_type.split(";")[0].strip().lower()
     m = _CHARSET.search(content_type)
     charset = m.group(1).lower() if m else "utf-8"
-    pb = ParsedBody(format="unparsed", decoded=decoded, charset=charset, limits=limits)
+    pb = ParsedBody(format="unparsed", decoded=decoded, charset=charset, limits=limits, encoding=sniffed)
+    if sniffed:
+        pb.flags.append("sniffed")
     if ctype.startswith("multipart/"):
         return _multipart(pb, content_type)
     text, lossy, pb.charset = _text(decoded, charset)

@@ -46,6 +46,7 @@ class ParsedBody:
     files: list[FilePart] = field(default_factory=list)
     limits: BodyLimits = field(default_factory=BodyLimits)
     lossy: bool = False  # decoded with surrogateescape (invalid UTF-8 kept byte for byte)
+    encoding: str | None = None  # compression found by its magic bytes with no Content-Encoding (flag `sniffed`)
 
 
 class DupObj:

@@ -18,14 +18,14 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from ..types import ENTITIES, Span, TextField
+from ..types import CONTAINER_ENTITIES, ENTITIES, Span, TextField
 from . import health, keys, patterns, secrets
 from .narrative import detect_quasi
 from .ner import DEFAULT_DISABLE, NerEngine
 
 ENTITY_CATEGORY = ENTITIES
 SKIP_ENTITIES = {"URL", "DATE_TIME"}  # too noisy to count as personal data on their own
-CONTAINERS = {"SEARCH_QUERY", "BROWSING_ACTIVITY"}  # whole-field spans that other spans may sit inside
+CONTAINERS = CONTAINER_ENTITIES  # whole-field spans that other spans may sit inside
 _NOT_NAMES = frozenset({"ssn", "iban", "dob", "pin", "id", "api", "url", "otp", "cvv", "email", "e-mail", "phone",
                         "tel", "sms", "gps", "ip", "mg", "rx", "ok", "hi", "hello", "thanks", "dear"})
 #: operating-system and software names spaCy tags as nationalities or organisations ("built on Debian GNU/Linux"
@@ -106,6 +106,7 @@ class Detector:
             if h is None:
                 continue
             det.spans += self._spans(f, h)
+        det.spans += _propagate(fields, det.spans)
         return det
 
     # ------------------------------------------------------------------ internals
@@ -144,6 +145,11 @@ class Detector:
             cat, direct = ENTITY_CATEGORY[entity]
             by_cat.setdefault(cat, []).append((start, end, entity, score, direct))
         by_cat = _drop_shadowed(by_cat, f.text)
+        if any(h[2] in CONTAINERS for items in by_cat.values() for h in items):
+            # a page address, title or event name: its places, dates, counts and organisations are the page's
+            # content, not facts about the visitor (identifiers and health terms inside it still count)
+            by_cat = {c: items for c, items in ((c, [h for h in items if h[4] or c not in ("demographic", "other")])
+                                               for c, items in by_cat.items()) if items}
         out: list[Span] = []
         for cat, items in by_cat.items():
             items.sort(key=lambda h: (h[0], -(h[1] - h[0])))
@@ -205,6 +211,39 @@ def _drop_shadowed(by_cat: dict[str, list], text: str) -> dict[str, list]:
         kept = [h for h in items if id(h) not in drop]
         if kept:
             out[cat] = kept
+    return out
+
+
+_PROPAGATE_MIN_CHARS = 5
+_PROPAGATE_MAX = 64
+
+
+def _propagate(fields: list[TextField], spans: list[Span]) -> list[Span]:
+    """A value identified once in a request is the same value wherever else it appears in that request: a date of
+    birth under `date_of_birth` is one under `data.new` too, an e-mail named by its field is one inside a free
+    text. Whole-field behavioural spans (search terms, page URLs) and values under 5 characters are not spread."""
+    seeds: dict[str, Span] = {}
+    for sp in spans:
+        if sp.entity not in CONTAINERS and len(sp.text.strip()) >= _PROPAGATE_MIN_CHARS:
+            seeds.setdefault(sp.text.strip(), sp)
+        if len(seeds) >= _PROPAGATE_MAX:
+            break
+    if not seeds:
+        return []
+    covered: dict[str, list[tuple[int, int]]] = {}
+    for sp in spans:
+        covered.setdefault(sp.path, []).append((sp.start, sp.end))
+    out: list[Span] = []
+    for f in fields:
+        for value, seed in seeds.items():
+            start = f.text.find(value)
+            while start >= 0:
+                end = start + len(value)
+                if not any(a < end and start < b for a, b in covered.get(f.path, ())):
+                    out.append(Span(path=f.path, start=start, end=end, entity=seed.entity, category=seed.category,
+                                    score=seed.score, text=value, direct=seed.direct))
+                    covered.setdefault(f.path, []).append((start, end))
+                start = f.text.find(value, end)
     return out
 
 

@@ -6,6 +6,7 @@ yields a bare tuple flagged `extract_error`."""
 from __future__ import annotations
 
 import logging
+import re
 from collections import Counter
 from collections.abc import Callable
 from urllib.parse import urlsplit
@@ -13,13 +14,17 @@ from urllib.parse import urlsplit
 from ..bodies import BodyLimits, ParsedBody, parse_body, parse_cookies, parse_query
 from ..bodies.graphql import operation
 from ..domains import registrable_domain
-from ..types import Action, RawRequest, TextField
+from ..types import ENTITIES, Action, RawRequest, Span, TextField
 from . import basis as basis_mod
+from . import keys, recipients, secrets
 from . import purposes as purposes_mod
-from . import recipients
 from .detector import Detection, Detector
 
 log = logging.getLogger("guardian_proxy")
+#: an MD5, SHA-1 or SHA-256 digest in lower-case hex, as ad tech sends hashed e-mails and phones
+_DIGEST = re.compile(r"(?<![0-9a-f])(?:[0-9a-f]{64}|[0-9a-f]{40}|[0-9a-f]{32})(?![0-9a-f])")
+#: recipients whose business is matching people across sites: a digest they receive is a match key
+MATCHERS = ("ad_network", "data_broker", "social")
 _AI_BODY_KEYS = {"messages", "prompt", "contents", "input", "instructions", "system"}
 
 
@@ -71,12 +76,19 @@ class Extractor:
         site = initiating_site(req)
         parts = urlsplit(req.url)
         rec = recipients.classify(req.host, site, parts.port, req.path, self.resolve_cname)
-        # cookies sent back to the site itself are its own state (RFC 6265: a browser returns a cookie only to
+        # cookies sent back to the site the user is on are its own state (RFC 6265: a browser returns a cookie only to
         # the domain it was set for): they disclose nothing the site does not hold, so they are not read as data
         # leaving, and a rewrite never touches them (a masked session cookie logs the user out)
-        cookies = [] if rec.cls == "first_party" else parse_cookies(req.cookie)
+        own_site = rec.cls == "first_party" or (site is not None and site == registrable_domain(req.host))
+        cookies = [] if own_site else parse_cookies(req.cookie)
         fields = self._url_fields(req.url, parsed.decoded is not None) + cookies + parsed.fields
+        for f in fields:  # protocol values: what a rewrite must leave byte for byte unless a span sits in it
+            f.protocol = f.path == "path:" or f.path.startswith("cookie:") or keys.skip_ner(f.key)
         det = self._detect(fields)
+        dom = registrable_domain(req.host)
+        det.spans = [s for s in det.spans if not (s.entity == "API_KEY" and secrets.issued_by(s.text, dom))]
+        if rec.cls in MATCHERS:
+            det.spans += self._digests(fields, det.spans)
         ai_call = rec.cls == "ai_service" and req.method == "POST" and self._ai_body(parsed, req.path)
         basis = basis_mod.basis(req, rec.cls, ai_call)
         sub = req.host[: -len(site_domain(req.host))].rstrip(".") if req.host.endswith(site_domain(req.host)) else ""
@@ -90,6 +102,21 @@ class Extractor:
         )
         action._parsed = parsed
         return action
+
+    @staticmethod
+    def _digests(fields: list[TextField], spans: list[Span]) -> list[Span]:
+        """Hex digests sent to an ad network, broker or social network are hashed identifiers (match keys), whatever
+        the field is called: hashing an e-mail does not make it anonymous to a party that holds the same hash."""
+        covered = {(s.path, s.start, s.end) for s in spans}
+        cat, direct = ENTITIES["HASHED_IDENTIFIER"]
+        out = []
+        for f in fields:
+            for m in _DIGEST.finditer(f.text):
+                if any(p == f.path and a <= m.start() and m.end() <= b for p, a, b in covered):
+                    continue
+                out.append(Span(path=f.path, start=m.start(), end=m.end(), entity="HASHED_IDENTIFIER", category=cat,
+                                score=0.8, text=m.group(), direct=direct))
+        return out
 
     @staticmethod
     def _url_fields(url: str, with_path: bool = True) -> list[TextField]:

@@ -24,7 +24,13 @@ _IPISH = re.compile(r"[0-9a-fA-F.:]{3,45}|[0-9a-fA-F.:]{3,45}(?:, ?[0-9a-fA-F.:]
 PROJECT_KEY_NAMES = frozenset({"api_key", "apikey", "token", "key", "app_key", "project_key", "project_token",
                                "write_key", "sentry_key", "client_token", "site_key", "sitekey", "dd_api_key",
                                "publishable_key", "pk", "k"})
-PUBLISHABLE_PREFIXES = ("pk_live_", "pk_test_", "phc_", "pub", "UA-", "G-", "AW-", "DC-")
+#: prefixes of keys that identify an app, not a person, and are public by design (Stripe and Clearbit `pk_`, Mapbox
+#: `pk.`, PostHog `phc_`, Google tag ids)
+PUBLISHABLE_PREFIXES = ("pk_live_", "pk_test_", "pk_", "pk.", "phc_", "pub", "UA-", "G-", "AW-", "DC-")
+#: a MIME type (`application/x-protobuf`): never a city or a name, even under Meta's `ct` key
+_MIME = re.compile(r"[a-z]+/[\w.+-]+")
+#: a language or locale tag (`en`, `en-us`, `pt_BR`): never a name, even under Meta's two-letter `fn`/`ln` keys
+_LOCALE = re.compile(r"[a-z]{2,3}(?:[-_][A-Za-z]{2,4})?")
 _PROJECT_KEY = re.compile(r"[0-9a-fA-F]{8,48}|[A-Za-z0-9]{8,48}|"
                           r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")  # Braze: a UUID
 _CLIENT_ID = re.compile(r"\d{5,12}\.\d{5,12}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
@@ -59,10 +65,11 @@ KEY_RULES: list[tuple[re.Pattern, str]] = [
     # a person's finances; a price, order total or event value is a fact about a product, not about the person
     (_rx(r"salary|income|balance|net_worth|annual_income|monthly_income|credit_limit|credit_score"), "AMOUNT"),
     (_rx(r"e_?mail|mail|email_address|user_email|contact_email|billing_email|customer_email|em|[a-z_]{0,40}_email|"
-         r"hashed_e?mails?|e?mail_hash(?:es)?|em_hash|sha256_e?mail|md5_e?mail"),
+         r"hashed_e?mails?|e?mail_hash(?:es)?|em_hash|sha256_e?mail|md5_e?mail|hem|u_hem|hashed_email_address|"
+         r"sha256_email_address|md5_email_address|sha1_email_address"),
      "EMAIL_ADDRESS"),
     (_rx(r"phone|phone_?number|mobile|mobile_?number|tel|telephone|cell|cell_?phone|ph|fax|whatsapp|msisdn|"
-         r"[a-z_]{0,40}_phone"), "PHONE_NUMBER"),
+         r"[a-z_]{0,40}_phone|hpn|u_hpn|hashed_phone(?:_number)?|phone_hash|sha256_phone(?:_number)?"), "PHONE_NUMBER"),
     (_rx(r"full_?name|first_?name|last_?name|surname|given_?name|family_?name|middle_?name|fn|ln|"
          r"display_name|customer_name|cardholder(?:_name)?|name_on_card|billing_name|shipping_name|"
          r"contact_name|recipient_name|patient_name|legal_name|maiden_name"), "PERSON"),
@@ -146,6 +153,8 @@ def _plausible(entity: str, value: str, nkey: str = "") -> bool:
     v = value.strip()
     if v.lower() in _EMPTY or len(v) < 2:
         return entity in ("AGE", "GENDER") and bool(v) and v.lower() not in ("true", "false", "null", "undefined")
+    if entity in ("LOCATION", "PERSON") and _MIME.fullmatch(v):
+        return False
     digits = len(_DIGITS.findall(v)) if len(v) < 200 else 99
     if entity in ("CREDIT_CARD",):
         return 3 <= digits and (digits >= 12 or len(v) <= 4)
@@ -153,14 +162,18 @@ def _plausible(entity: str, value: str, nkey: str = "") -> bool:
         return digits >= 4 or (entity == "PHONE_NUMBER" and bool(_HASH.fullmatch(v)))
     if entity == "AMOUNT":
         return bool(_NUMERIC.fullmatch(v.lstrip("$€£¥").replace(",", "")))
+    if entity == "PERSON" and len(nkey) <= 2 and _LOCALE.fullmatch(v):
+        return False
     if entity in ("PERSON", "USERNAME", "MEDICAL_CONDITION", "MEDICATION", "NRP"):
         return bool(_ALPHA.search(v)) or bool(_HASH.fullmatch(v))
     if entity == "LOCATION":
         return bool(_ALPHA.search(v)) or digits >= 3
     if entity == "IP_ADDRESS":
         return bool(_IPISH.fullmatch(v))
+    if entity in ("API_KEY", "AUTH_TOKEN") and (v.startswith(PUBLISHABLE_PREFIXES) or len(v) < 10):
+        return False  # a publishable key, or a short counter or signature ("token=71245"), is no one's secret
     if entity in ("API_KEY", "AUTH_TOKEN") and nkey in PROJECT_KEY_NAMES:
-        return not (len(v) <= 48 and _PROJECT_KEY.fullmatch(v)) and not v.startswith(PUBLISHABLE_PREFIXES)
+        return not (len(v) <= 48 and _PROJECT_KEY.fullmatch(v))
     if entity == "DEVICE_ID?":
         return bool(_CLIENT_ID.fullmatch(v))
     if entity == "PERSON?":

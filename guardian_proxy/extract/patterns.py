@@ -57,6 +57,14 @@ class EmailRecognizer(Recognizer):
         (r"(?<![\w.%+-])[A-Za-z0-9._%+-]{1,64}@(?:[A-Za-z0-9-]{1,63}\.){1,8}[A-Za-z]{2,24}(?![\w-])", 0.95),
         (r"(?<![\w.%+-])[A-Za-z0-9._+-]{1,64}%40(?:[A-Za-z0-9-]{1,63}\.){1,8}[A-Za-z]{2,24}(?![\w-])", 0.9),
     )
+    #: file-name suffixes that look like a domain after `@` (`logo@2x.png`, `tent@3x.avif`)
+    _FILE_TLDS = frozenset({"png", "jpg", "jpeg", "gif", "webp", "avif", "svg", "ico", "bmp", "tif", "tiff", "heic",
+                            "js", "mjs", "css", "map", "json", "woff", "woff2", "ttf", "otf", "mp4", "webm", "pdf"})
+
+    def validate(self, value: str) -> bool:
+        domain = value.replace("%40", "@").rsplit("@", 1)[-1].lower()
+        tld = domain.rsplit(".", 1)[-1]
+        return tld not in self._FILE_TLDS and not re.match(r"\d+x\.", domain)
 
 
 class PhoneRecognizer(Recognizer):
@@ -129,15 +137,17 @@ class IpRecognizer(Recognizer):
     ENTITY = "IP_ADDRESS"
     _O = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
     _H = r"[0-9A-Fa-f]{1,4}"
-    # not after `product/` (a version such as Chrome/156.0.0.0 in a user agent); `//10.0.0.1` is a host
-    PATTERNS = ((rf"(?<![\w.])(?<!\w/){_O}\.{_O}\.{_O}\.{_O}(?![\w.]|\.\d)", 0.7),
+    # not after `product/` or `brand;` (versions: Chrome/156.0.0.0 in a user agent, "Chromium;126.0.6478.126" in
+    # client hints); `//10.0.0.1` is a host
+    PATTERNS = ((rf"(?<![\w.;])(?<!\w/){_O}\.{_O}\.{_O}\.{_O}(?![\w.]|\.\d)", 0.7),
                 (rf"(?<![\w:]){_H}(?::{_H}){{7}}(?![\w:])", 0.7),
                 (rf"(?<![\w:]){_H}(?::{_H}){{1,6}}::(?:{_H}(?::{_H}){{0,5}})?(?![\w:])", 0.6))
 
     def validate(self, value: str) -> bool:
         if "." in value:
             first = value.split(".", 1)[0]
-            return value not in ("0.0.0.0", "127.0.0.1", "255.255.255.255") and first != "0"
+            # x.0.0.0 is a network (or a version: "Chrome 156.0.0.0"), never a host's address
+            return value not in ("127.0.0.1", "255.255.255.255") and first != "0" and not value.endswith(".0.0.0")
         return value.count(":") >= 3
 
 

@@ -50,7 +50,10 @@ VOCAB: dict[str, frozenset[str]] = {
                                 "reservation", "messages", "message", "files", "file", "attachments", "query",
                                 "find", "lookup", "save", "profile", "account", "address", "addresses", "widgets",
                                 "plugins", "tweet", "like", "follow", "embed", "pins", "suggest", "suggestions",
-                                "autocomplete", "typeahead", "avatar", "import", "export", "requests"}),
+                                "autocomplete", "typeahead", "avatar", "import", "export", "requests", "conversations",
+                                "reply", "replies", "inbox", "compose", "draft", "drafts", "chat.postmessage",
+                                "postmessage", "sendmessage", "directions", "geocode", "places", "route", "routes",
+                                "retrieve", "submissions"}),
 }
 #: whole paths whose meaning is fixed by a well-known service
 PATHS = {"/tr": "advertising", "/e": "analytics", "/i/v0/e": "analytics", "/s": "analytics", "/j/collect": "analytics", "/g/collect": "analytics", "/collect": "analytics",

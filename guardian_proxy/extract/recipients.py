@@ -25,6 +25,7 @@ import ipaddress
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from functools import lru_cache
 
 from ..domains import registrable_domain
@@ -71,9 +72,9 @@ def _service(role: str, host: str, path: str = "/") -> str | None:
         if h in hosts:
             return hosts[h]
     for key, owner in hosts.items():
-        if "/" in key:
+        if "/" in key:  # host/path-prefix, `*` matching any run of characters in the path
             kh, _, kp = key.partition("/")
-            if (host == kh or host.endswith("." + kh)) and path.lower().startswith("/" + kp):
+            if (host == kh or host.endswith("." + kh)) and fnmatchcase(path.lower(), "/" + kp + "*"):
                 return owner
     for prefix, suffix, owner in entry.get("patterns") or []:
         if host.startswith(prefix) and host.endswith(suffix):

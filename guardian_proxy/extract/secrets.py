@@ -12,6 +12,29 @@ import re
 from .patterns import Hit, Recognizer
 
 
+#: key prefix → the registrable domains of the service that issued it: a key sent to its own issuer is the app
+#: authenticating to that service, not a secret leaving (a Maps or Safe Browsing key to googleapis.com)
+ISSUERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("AIza", ("googleapis.com", "google.com", "gstatic.com", "firebaseio.com", "firebaseapp.com", "youtube.com")),
+    ("sk-ant-", ("anthropic.com", "claude.ai")), ("sk-", ("openai.com", "chatgpt.com")),
+    ("AKIA", ("amazonaws.com", "aws.amazon.com")), ("ASIA", ("amazonaws.com", "aws.amazon.com")),
+    ("ghp_", ("github.com", "githubusercontent.com", "githubcopilot.com")), ("gho_", ("github.com",)),
+    ("ghu_", ("github.com", "githubcopilot.com")), ("ghs_", ("github.com",)), ("github_pat_", ("github.com",)),
+    ("xox", ("slack.com",)), ("sk_live_", ("stripe.com",)), ("sk_test_", ("stripe.com",)),
+    ("rk_live_", ("stripe.com",)), ("rk_test_", ("stripe.com",)), ("hf_", ("huggingface.co",)),
+    ("gsk_", ("groq.com",)), ("glpat-", ("gitlab.com",)), ("npm_", ("npmjs.org", "npmjs.com")),
+    ("pypi-", ("pypi.org",)), ("xai-", ("x.ai",)),
+)
+
+
+def issued_by(key: str, domain: str) -> bool:
+    """`key` (a located API key) was issued by the service whose registrable domain is `domain`."""
+    for prefix, domains in ISSUERS:
+        if key.startswith(prefix):
+            return domain in domains
+    return False
+
+
 class ApiKeyRecognizer(Recognizer):
     ENTITY = "API_KEY"
     PATTERNS = (
