@@ -52,6 +52,8 @@ class FlowNorms:
                 continue
             if n.roles and action.role not in n.roles:
                 continue
+            if action.role and not n.roles and action.recipient != "first_party":
+                continue  # a processor with a role is judged by its role's norm alone (what that function needs)
             if n.purposes_any and not set(n.purposes_any) & set(action.purposes):
                 continue
             if n.categories and not cats <= set(n.categories):

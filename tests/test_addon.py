@@ -79,3 +79,33 @@ def test_stream_that_holds_back_never_sends_an_empty_chunk():
 
     held = never_empty(lambda data: b"" if data != b"x" else b"x")
     assert held(b"partial") == [] and held(b"x") == b"x" and held(b"") == []
+
+
+def test_blocked_requests_are_answered_by_what_sent_them():
+    """Navigations get the page; a browser's tracker calls and beacons a silent 204 (or a GIF for a pixel), with
+    CORS headers, so SDKs do not retry; other fetches and non-browser clients a readable JSON 403."""
+    def blocked(headers, recipient="analytics", basis="background"):
+        d = Decision(action="deny", six=Action(domain="t.example", host="t.example", recipient=recipient,
+                                               basis=basis), explanation="because")
+        f = tflow.tflow()
+        f.request.headers.clear()
+        for k, v in headers.items():
+            f.request.headers[k] = v
+        apply_decision(f, d)
+        return f.response
+
+    page = blocked({"sec-fetch-mode": "navigate", "sec-fetch-dest": "document"})
+    assert page.status_code == 403 and b"Blocked by guardian-proxy" in page.content
+    beacon = blocked({"sec-fetch-mode": "no-cors", "sec-fetch-dest": "empty", "origin": "https://shop.example"})
+    assert beacon.status_code == 204 and beacon.headers["access-control-allow-origin"] == "https://shop.example"
+    assert beacon.headers["x-guardian-blocked"] == "silent" and beacon.headers["x-guardian-decision"]
+    xhr = blocked({"sec-fetch-mode": "cors", "sec-fetch-dest": "empty", "origin": "https://shop.example"})
+    assert xhr.status_code == 204 and xhr.headers["access-control-allow-credentials"] == "true"
+    pixel = blocked({"sec-fetch-mode": "no-cors", "sec-fetch-dest": "image"}, recipient="ad_network")
+    assert pixel.status_code == 200 and pixel.headers["content-type"] == "image/gif" and pixel.content[:6] == b"GIF89a"
+    own = blocked({"sec-fetch-mode": "cors", "sec-fetch-dest": "empty", "origin": "https://app.example"},
+                  recipient="first_party", basis="default")
+    assert own.status_code == 403 and json.loads(own.content)["error"] == "blocked_by_guardian_proxy"
+    assert own.headers["access-control-allow-origin"] == "https://app.example"  # the page can read why
+    sdk = blocked({"content-type": "application/json"})  # a server-side SDK: 4xx, which SDKs do not retry
+    assert sdk.status_code == 403

@@ -158,3 +158,52 @@ def test_lazy_tagger_gives_the_narrative_pos_tags_when_it_needs_them():
     nlp = engine.load().nlp_engine.nlp["en"]
     assert "parser" not in nlp.pipe_names and "tagger" not in nlp.pipe_names and len(engine._tagging) == 3
     assert _needs_pos(nlp("the nurses were tired")) and not _needs_pos(nlp("the weather was fine"))
+
+
+# ----------------------------------------------------------------------------- protocol fields are not personal data
+
+
+def entities(det, fields):
+    return {(s.path, s.entity, s.text) for s in det.detect(fields)}
+
+
+def test_protocol_values_are_not_personal_data(fast):
+    # a Luhn-valid random page id (GA4 `_p`) and a digit run under an id field: identifiers, not cards
+    assert not fast.detect([tf("4929110384756216", key="_p", path="query:_p")])
+    assert not fast.detect([tf("4111111111111111", key="requestId")])
+    assert fast.detect([tf("4111111111111111", key="card[number]")])  # card fields stay cards
+    assert fast.detect([tf("4111 1111 1111 1111", key="note")])
+    # versions in a user agent and in client hints are not IP addresses; x.0.0.0 is a network
+    ua = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36"
+    assert not fast.detect([tf(ua, key="userAgent")])
+    assert not fast.detect([tf("Not/A)Brand;8.0.0.0|Chromium;126.0.6478.126", key="uafvl")])
+    assert fast.detect([tf("client at 203.0.113.47", key="note")])
+    # a retina image name is not an e-mail address
+    assert not fast.detect([tf("/img/tent-olive@2x.avif", key=None, path="path:")])
+    # a locale under Meta's `ln`, a MIME type under `ct`, publishable and short keys
+    assert not fast.detect([tf("en-us", key="ln", path="query:ln")])
+    assert not fast.detect([tf("application/x-protobuf", key="$ct", path="query:$ct")])
+    assert not fast.detect([tf("pk_9f3c1e7a5b2d4e6f8a0c1e3b5d7f9a2c", key="authorization")])
+    assert not fast.detect([tf("pk.eyJ1IjoiZXhhbXBsZSIsImEiOiJjazEifQ.abc", key="access_token")])
+    assert not fast.detect([tf("71245", key="token")])
+    assert not fast.detect([tf("8f14e45f-ceea-467f-a0e6-b7d1c3f2e9a1", key="api_key")])  # Braze: a UUID app key
+    assert fast.detect([tf("ghp_" + "a" * 36, key="note")])  # a real secret still is one
+
+
+def test_mixpanel_and_mparticle_dollar_keys(fast):
+    got = entities(fast, [tf("Jane", key="$FirstName"), tf("Doorwright", key="$LastName"),
+                          tf("jane@examplemail.com", key="$email")])
+    assert {e for _, e, _ in got} == {"PERSON", "EMAIL_ADDRESS"} and len(got) == 3
+
+
+def test_a_value_identified_once_is_identified_everywhere_in_the_request(fast):
+    got = entities(fast, [tf("1984-03-12", key="date_of_birth", path="json:$.date_of_birth"),
+                          tf("1984-03-12", key="new", path="json:$.data.new")])
+    assert {p for p, e, _ in got if e == "DATE_OF_BIRTH"} == {"json:$.date_of_birth", "json:$.data.new"}
+
+
+@pytest.mark.slow
+def test_software_names_are_not_groups():
+    det = Detector(ner=True)
+    spans = det.detect([tf("Chromium 156.0.8078.73 built on Debian GNU/Linux 12 (bookworm)", key="prodversion_note")])
+    assert not [s for s in spans if s.entity in ("NRP", "ORGANIZATION") and "Debian" in s.text], spans

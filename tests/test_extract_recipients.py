@@ -85,3 +85,46 @@ def test_shipped_table_and_notices():
         assert needle in notice
     assert {"adguard-cname-trackers-LICENSE", "ca-data-brokers-LICENSE.md", "related-website-sets-LICENSE",
             "whotracksme-LICENSE.md"} <= {p.name for p in (DATA_DIR / "licenses").iterdir()}
+
+
+@pytest.mark.parametrize("host,site,path,want,rule", [
+    # the class follows the destination: a broker reached by a form on a shop page is a broker
+    ("www.liveramp.com", "liveramp.com", "/enroll", "data_broker", "data-broker"),
+    ("www.liveramp.com", "shop.example", "/enroll", "data_broker", "data-broker"),
+    ("rp.liadm.com", "news.example", "/j", "data_broker", "tracker-db"),  # a registered broker's match endpoint
+    # AI chat web apps are AI services on their own pages
+    ("chat.deepseek.com", "deepseek.com", "/api/v0/chat/completion", "ai_service", "ai-host"),
+    ("www.perplexity.ai", "perplexity.ai", "/rest/sse/perplexity_ask", "ai_service", "ai-host"),
+    ("chat.mistral.ai", "mistral.ai", "/api/chat", "ai_service", "ai-host"),
+    ("copilot.microsoft.com", "microsoft.com", "/c/api/conversations", "ai_service", "ai-host"),
+    # identity providers and payment processors: first party on their own site, service providers from another
+    ("accounts.google.com", "shop.example", "/v3/signin/identifier", "service_provider", "identity_provider"),
+    ("accounts.google.com", "google.com", "/v3/signin/identifier", "first_party", "identity_provider"),
+    ("login.microsoftonline.com", "corp.example", "/common/oauth2/v2.0/token", "service_provider", "identity_provider"),
+    ("cognito-idp.eu-west-1.amazonaws.com", "app.example", "/", "service_provider", "identity_provider"),
+    ("checkout.stripe.com", "stripe.com", "/c/pay", "first_party", "payment_processor"),
+    ("checkoutshopper-live.adyen.com", "shop.example", "/checkoutshopper/v1/payments", "service_provider",
+     "payment_processor"),
+    ("github.com", "shop.example", "/login/oauth/authorize", "service_provider", "identity_provider"),
+    ("github.com", "shop.example", "/explore", "service_provider", "tracker-db"),
+    # a site's own back end on a platform
+    ("shop-example.myshopify.com", "shop.example", "/api/2024-07/graphql.json", "service_provider", "platform"),
+    ("abc123.execute-api.eu-west-1.amazonaws.com", "app.example", "/prod/orders", "service_provider", "platform"),
+    # a private name is the same site on all its subdomains
+    ("static.app.corp.internal", "app.corp.internal", "/common.js", "first_party", "same-site"),
+    ("wiki.eng.lan", "eng.lan", "/", "first_party", "same-site"),
+    ("portal.home.arpa", "portal.home.arpa", "/", "first_party", "same-site"),
+    ("cdn.shop.test.example", "shop.test.example", "/x.js", "first_party", "same-site"),
+])
+def test_class_follows_the_destination(host, site, path, want, rule):
+    r = cls(host, site, None, path)
+    assert (r.cls, r.rule) == (want, rule)
+
+
+def test_private_names_are_their_own_site():
+    for host in ("app.corp.internal", "wiki.eng.lan", "portal.home.arpa", "shop.test.example"):
+        req = RawRequest(method="GET", url=f"https://{host}/common.js", headers=[
+            ("referer", f"https://{host}/"), ("sec-fetch-site", "same-origin"), ("sec-fetch-mode", "no-cors"),
+            ("sec-fetch-dest", "script")])
+        assert cls(host, initiating_site(req)).cls == "first_party", host
+        assert site_domain(host) == initiating_site(req)

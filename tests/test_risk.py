@@ -165,10 +165,12 @@ def test_an_ad_pixel_carrying_an_email_never_passes(lk, basis, transparency):
         assert "ad network" in text and f"L{level}" in text
 
 
-def test_ad_tech_rule_leaves_other_recipients_and_quasi_data_alone():
+def test_tracker_rule_leaves_other_recipients_and_quasi_data_alone():
     r = _risk(0.05)
     analytics = act(categories={"contact": 1}, recipient="analytics", spans=[span("contact", True)])
-    assert decide(r, analytics) == ("allow", None)
+    assert decide(r, analytics) == ("transform", 1)  # an analytics identify call is a tracker too
+    provider = act(categories={"contact": 1}, recipient="service_provider", spans=[span("contact", True)])
+    assert decide(r, provider) == ("allow", None)
     org_only = act(categories={"other": 1}, recipient="ad_network", spans=[span("other", False)])
     assert decide(r, org_only) == ("allow", None)
     assert decide(r, org_only, ctx("data_broker", "profiling", "default", "full")) == ("allow", None)
@@ -234,3 +236,42 @@ def test_login_and_ad_pixel_through_the_real_gateway(tmp_path):
         assert d.six.recipient == "ad_network" and d.action != "allow", d.explanation
         if d.action == "transform":  # the e-mail in the query string is rewritten
             assert d.rewrite.url is not None and "jane.doe" not in d.rewrite.url, d.rewrite.url
+
+
+# ----------------------------------------------------------------------------- stated rules on top of the thresholds
+
+
+def test_identifiers_never_reach_any_tracker_as_they_are():
+    for rec in ("analytics", "ad_network", "data_broker", "social"):
+        a = act(categories={"contact": 1}, recipient=rec, purposes=["analytics"], basis="background",
+                spans=[Span(path="q:", start=0, end=3, entity="EMAIL_ADDRESS", category="contact", text="a@b")])
+        r = S.score(a, Evidence(transparency="full"), L(0.01))
+        assert r.R <= r.allow_ceiling and decide(r, a) == ("transform", 1), rec
+    sp = act(categories={"contact": 1}, recipient="service_provider", purposes=["functionality"], basis="default")
+    r = S.score(sp, Evidence(transparency="full"), L(0.01))
+    assert decide(r, sp) == ("allow", None)
+
+
+def test_pseudonymous_measurement_has_no_rewrite_band():
+    spans = [Span(path="q:cid", start=0, end=5, entity="DEVICE_ID", category="device_id", text="1.234"),
+             Span(path="q:dl", start=0, end=5, entity="BROWSING_ACTIVITY", category="behavioural", text="https"),
+             Span(path="q:uid", start=0, end=36, entity="USER_ID", category="identity",
+                  text="0c2e4a6b-8d0f-4a2c-9e6b-1f3a5c7e9b0d")]
+    a = act(categories={"device_id": 1, "behavioural": 1, "identity": 1}, recipient="analytics",
+            purposes=["analytics"], basis="background", spans=spans)
+    r = S.score(a, Evidence(transparency="partial"), L(0.5))
+    assert r.allow_ceiling < r.R < r.deny_floor
+    assert decide(r, a) == ("allow", None)
+    assert "only pseudonymous" in explain(a, r, "allow", None, Evidence(transparency="partial"), None)
+    # an account number or an e-mail is not pseudonymous: the band applies again
+    named = a.model_copy(update={"spans": spans[:2] + [spans[2].model_copy(update={"text": "99102"})]})
+    assert decide(S.score(named, Evidence(transparency="partial"), L(0.5)), named)[0] == "transform"
+
+
+def test_a_prompt_to_an_ai_service_is_rewritten_not_blocked():
+    a = act(categories={"health": 1, "identity": 1}, recipient="ai_service", purposes=["ai_processing"], basis="user")
+    r = S.score(a, Evidence(), L(0.9))
+    assert r.R >= r.deny_floor
+    assert decide(r, a) == ("transform", 4)
+    assert "rewritten, not blocked" in explain(a, r, "transform", None, Evidence(), 4)
+    assert decide(r, a.model_copy(update={"basis": "background"})) == ("deny", None)  # telemetry is not a prompt

@@ -28,7 +28,7 @@ PROJECT_KEY_NAMES = frozenset({"api_key", "apikey", "token", "key", "app_key", "
 #: `pk.`, PostHog `phc_`, Google tag ids)
 PUBLISHABLE_PREFIXES = ("pk_live_", "pk_test_", "pk_", "pk.", "phc_", "pub", "UA-", "G-", "AW-", "DC-")
 #: a MIME type (`application/x-protobuf`): never a city or a name, even under Meta's `ct` key
-_MIME = re.compile(r"[a-z]+/[\w.+-]+")
+_MIME = re.compile(r"[a-z]{1,20}/[\w.+-]{1,80}")
 #: a language or locale tag (`en`, `en-us`, `pt_BR`): never a name, even under Meta's two-letter `fn`/`ln` keys
 _LOCALE = re.compile(r"[a-z]{2,3}(?:[-_][A-Za-z]{2,4})?")
 _PROJECT_KEY = re.compile(r"[0-9a-fA-F]{8,48}|[A-Za-z0-9]{8,48}|"

@@ -59,7 +59,7 @@ def table() -> dict:
 
 @lru_cache(maxsize=1)
 def services() -> dict:
-    """services.yaml: role → {hosts: {host or host/path-prefix: owner}, patterns: [[prefix, suffix, owner]]}."""
+    """services.yaml: role → {hosts: {host or host/path-prefix: owner}, patterns: [[host glob, owner]]}."""
     import yaml
 
     return yaml.safe_load((DATA_DIR / "services.yaml").read_text(encoding="utf-8"))
@@ -76,8 +76,8 @@ def _service(role: str, host: str, path: str = "/") -> str | None:
             kh, _, kp = key.partition("/")
             if (host == kh or host.endswith("." + kh)) and fnmatchcase(path.lower(), "/" + kp + "*"):
                 return owner
-    for prefix, suffix, owner in entry.get("patterns") or []:
-        if host.startswith(prefix) and host.endswith(suffix):
+    for glob, owner in entry.get("patterns") or []:
+        if fnmatchcase(host, glob):
             return owner
     return None
 

@@ -1,0 +1,124 @@
+"""Norms of the flow (guardian_proxy/flow_norms.py, factor_tables/norms.yaml): which flows are the service's own
+function, started by the user, and what the gateway then decides — the unit rules on Actions, and the issue's own
+commands through the real Gateway."""
+
+import json
+
+import pytest
+
+from guardian_proxy.config import load_factor_tables
+from guardian_proxy.flow_norms import FlowNorms
+from guardian_proxy.types import Action, RawRequest
+
+NORMS = FlowNorms(load_factor_tables())
+
+
+def act(**kw):
+    base = dict(domain="shop.example", host="www.shop.example", categories={"credentials": 1, "contact": 1},
+                recipient="first_party", purposes=["authentication"], basis="user", site="shop.example")
+    base.update(kw)
+    return Action(**base)
+
+
+def name(a):
+    m = NORMS.match(a)
+    return m.name if m else None
+
+
+def test_the_users_own_flows_follow_a_norm():
+    assert name(act()) == "own_sign_in"
+    assert name(act(purposes=["payment"], categories={"financial": 2})) == "own_checkout"
+    assert name(act(purposes=["functionality"], categories={"health": 1, "identity": 1})) == "own_function"
+    assert name(act(recipient="service_provider", role="payment_processor", purposes=["payment"],
+                    categories={"financial": 2, "contact": 1}, basis="default")) == "payment_processor"
+    assert name(act(recipient="service_provider", role="identity_provider", basis="default")) == "identity_provider"
+    assert name(act(recipient="service_provider", role="platform", purposes=["unknown"], basis="default")) == \
+        "site_platform"
+    assert name(act(recipient="service_provider", purposes=["functionality"], categories={"precise_location": 1},
+                    basis="default")) == "embedded_service"
+
+
+def test_what_no_norm_covers():
+    for rec in ("analytics", "ad_network", "data_broker", "social", "ai_service"):
+        assert name(act(recipient=rec)) is None, rec  # a tracker or AI service never follows a norm
+    assert name(act(basis="background")) is None  # a beacon is not the user's request
+    assert name(act(purposes=["authentication", "analytics"])) is None  # a tracking purpose declared
+    assert name(act(flags=["cname_cloaked"])) is None  # a tracker behind the site's own name
+    assert name(act(recipient="unknown_third_party")) is None
+    # an identity provider's norm covers what a sign-in needs, not a diagnosis
+    assert name(act(recipient="service_provider", role="identity_provider", categories={"health": 1})) is None
+    # a service a page embeds: not for a script without a page, not for an undeclared purpose
+    assert name(act(recipient="service_provider", purposes=["functionality"], site=None)) is None
+    assert name(act(recipient="service_provider", purposes=["unknown"])) is None
+
+
+def test_norm_table_is_validated():
+    from guardian_proxy.config import Norm
+
+    with pytest.raises(ValueError, match="valid"):
+        Norm(L=0.1, says="x", source="y", recipients=["adnetwork"])
+    with pytest.raises(ValueError):
+        Norm(L=1.5, says="x", source="y", recipients=["first_party"])
+
+
+# ----------------------------------------------------------------------------- the issue's commands, real Gateway
+
+GITHUB = RawRequest(method="POST", url="https://github.com/session", headers=[
+    ("Origin", "https://github.com"), ("Sec-Fetch-Site", "same-origin"), ("Sec-Fetch-Mode", "navigate"),
+    ("Sec-Fetch-User", "?1"), ("Content-Type", "application/x-www-form-urlencoded")],
+    body=b"login=jane.doorwright%40examplemail.com&password=Tr0ub4dor%263-horse")
+STRIPE = RawRequest(method="POST", url="https://checkout.stripe.com/api/payment_pages/cs_live_a1b2/confirm", headers=[
+    ("Origin", "https://checkout.stripe.com"), ("Referer", "https://www.shop.example/cart"),
+    ("Sec-Fetch-Site", "same-origin"), ("Sec-Fetch-Mode", "cors"), ("Content-Type", "application/x-www-form-urlencoded")],
+    body=b"card[number]=4242424242424242&card[cvc]=123&card[exp_month]=12&card[exp_year]=30"
+         b"&billing_details[email]=jane%40examplemail.com")
+
+
+@pytest.mark.slow
+def test_github_login_and_stripe_payment_are_allowed(gateway):
+    d = gateway.evaluate(GITHUB, log=False)
+    assert d.action == "allow" and d.rewrite is None, d.explanation
+    assert d.extra["norm"] == "own_sign_in" and d.likelihood.path == "norm"
+    assert "the user's own sign-in" in d.explanation
+    d = gateway.evaluate(STRIPE, log=False)
+    assert d.action == "allow", d.explanation
+    assert d.six.role == "payment_processor" and d.extra["norm"] == "payment_processor"
+
+
+@pytest.mark.slow
+def test_a_learned_policy_does_not_make_the_site_stricter_with_itself(tmp_path):
+    from guardian_proxy.config import load_settings
+    from guardian_proxy.pipeline import Gateway
+
+    gw = Gateway.from_settings(load_settings(state_dir=tmp_path), with_log=False)
+    req = RawRequest(method="POST", url="https://www.shop.example/login", headers=[
+        ("origin", "https://www.shop.example"), ("sec-fetch-site", "same-origin"), ("sec-fetch-mode", "navigate"),
+        ("sec-fetch-user", "?1"), ("content-type", "application/x-www-form-urlencoded")],
+        body=b"email=jane%40examplemail.com&password=Tr0ub4dor%263-horse")
+    assert gw.learn_policy("https://www.shop.example/privacy", "text/markdown",
+                           "# Privacy policy\n\nWe collect your e-mail address to send you our newsletter. "
+                           "We share your data with our partners for advertising.\n") is not None
+    d = gw.evaluate(req, log=False)
+    assert d.evidence.statements, "the learned policy is the evidence"
+    assert d.action == "allow" and d.extra["norm"] == "own_sign_in", d.explanation
+
+
+@pytest.mark.slow
+def test_same_identifier_same_verdict_whatever_carries_it(gateway):
+    """The e-mail to Google Analytics: JSON Measurement Protocol, the gtag query, a form body — never as it is."""
+    email = "jane.doorwright@examplemail.com"
+    page = [("origin", "https://www.shop.example"), ("sec-fetch-site", "cross-site"), ("sec-fetch-mode", "no-cors")]
+    reqs = [
+        RawRequest(method="POST", url="https://www.google-analytics.com/mp/collect?measurement_id=G-X&api_secret=s",
+                   headers=[("content-type", "application/json")],
+                   body=json.dumps({"client_id": "1.2", "user_id": email, "events": [{"name": "login"}]}).encode()),
+        RawRequest(method="POST", url=f"https://region1.google-analytics.com/g/collect?v=2&tid=G-X&cid=1.2&uid={email}"
+                                      "&en=login", headers=page),
+        RawRequest(method="POST", url="https://region1.google-analytics.com/g/collect?v=2&tid=G-X",
+                   headers=page + [("content-type", "text/plain")], body=f"en=login&uid={email}".encode()),
+    ]
+    for r in reqs:
+        d = gateway.evaluate(r, log=False)
+        assert d.action in ("transform", "deny"), (r.url, d.explanation)
+        if d.action == "transform":
+            assert email not in ((d.rewrite.url or r.url) + (d.rewrite.body or r.body).decode())
