@@ -61,6 +61,7 @@ def record(req: RawRequest, d: Decision) -> dict:
         "host": req.host,
         "path": safe_path(req.url, a),
         "recipient": a.recipient,
+        "role": a.role,
         "categories": dict(a.categories),
         "purposes": list(a.purposes),
         "basis": a.basis,

@@ -171,7 +171,7 @@ def decide(risk: Risk, action: Action | None = None, context: Context | None = N
         if action is not None and ai_prompt(action, context):
             return "transform", 4
         return "deny", None
-    if action is not None and pseudonymous_only(action):
+    if action is not None and context is None and pseudonymous_only(action):  # real traffic, not a what-if
         return "allow", None
     return "transform", start_level(risk)
 

@@ -11,7 +11,6 @@ import re
 
 from .patterns import Hit, Recognizer
 
-
 #: key prefix → the registrable domains of the service that issued it: a key sent to its own issuer is the app
 #: authenticating to that service, not a secret leaving (a Maps or Safe Browsing key to googleapis.com)
 ISSUERS: tuple[tuple[str, tuple[str, ...]], ...] = (
