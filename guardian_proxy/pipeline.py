@@ -263,7 +263,8 @@ class Gateway:
         if override is not None:
             kind, level, explanation, override_text = risk_mod.apply_override(override, explanation)
         d = Decision(action=kind, six=action, evidence=evidence, likelihood=lk, risk=r, start_level=level,
-                     explanation=explanation, override=override_text)
+                     explanation=explanation, override=override_text,
+                     rule=None if override is not None else risk_mod.stated_rule(r, kind))
         if norm is not None:
             d.extra["norm"] = norm.name
         if kind == "transform" and run_transform:

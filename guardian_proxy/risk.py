@@ -155,6 +155,17 @@ def ai_prompt(action: Action, context: Context | None = None) -> bool:
     return context is None and action.recipient == "ai_service" and action.basis in ("user", "default")
 
 
+def stated_rule(risk: Risk, kind: str) -> str | None:
+    """Which stated rule of `decide` turned the thresholds' outcome into `kind` (None: the thresholds alone)."""
+    if kind == "transform" and risk.R <= risk.allow_ceiling:
+        return "tracker-identifiers"
+    if kind == "transform" and risk.R >= risk.deny_floor:
+        return "ai-prompt"
+    if kind == "allow" and risk.R > risk.allow_ceiling:
+        return "pseudonymous"
+    return None
+
+
 def decide(risk: Risk, action: Action | None = None, context: Context | None = None) -> tuple[str, int | None]:
     """(allow|transform|deny, start level). With the action, the stated rules on top of the thresholds apply:
 

@@ -128,3 +128,21 @@ def test_private_names_are_their_own_site():
             ("sec-fetch-dest", "script")])
         assert cls(host, initiating_site(req)).cls == "first_party", host
         assert site_domain(host) == initiating_site(req)
+
+
+def test_digests_to_ad_tech_are_match_keys_but_asset_names_are_not():
+    from guardian_proxy.extract import Extractor
+    from guardian_proxy.extract.detector import Detector
+
+    ex = Extractor(Detector(ner=False, quasi=False))
+    sha = "ef561d840948dd7d1311472361295cc32ff2fa2e9387f9936c3190584ca55b1e"
+    pixel = RawRequest(method="GET", url=f"https://tr.snapchat.com/p?pid=1&ev=PURCHASE&x_hem={sha}",
+                       headers=[("referer", "https://www.shop.example/"), ("sec-fetch-site", "cross-site")])
+    a = ex.extract(pixel)
+    assert [(s.entity, s.text) for s in a.spans if s.entity == "HASHED_IDENTIFIER"] == [("HASHED_IDENTIFIER", sha)]
+    widget = RawRequest(method="GET", url="https://platform.twitter.com/widgets/widget_iframe.2f70fb173b9000da126c79afe2098f02.html",
+                        headers=[("referer", "https://news.example/"), ("sec-fetch-site", "cross-site")])
+    assert not [s for s in ex.extract(widget).spans if s.entity == "HASHED_IDENTIFIER"]
+    provider = RawRequest(method="GET", url=f"https://api.example-cdn.net/v1/file?sum={sha}",
+                          headers=[("referer", "https://news.example/")])
+    assert not [s for s in ex.extract(provider).spans if s.entity == "HASHED_IDENTIFIER"]

@@ -275,3 +275,12 @@ def test_a_prompt_to_an_ai_service_is_rewritten_not_blocked():
     assert decide(r, a) == ("transform", 4)
     assert "rewritten, not blocked" in explain(a, r, "transform", None, Evidence(), 4)
     assert decide(r, a.model_copy(update={"basis": "background"})) == ("deny", None)  # telemetry is not a prompt
+
+
+def test_stated_rule_names_the_rule_that_changed_the_outcome():
+    from guardian_proxy.risk import stated_rule
+
+    assert stated_rule(_risk(0.05), "transform") == "tracker-identifiers"
+    assert stated_rule(_risk(0.90), "transform") == "ai-prompt"
+    assert stated_rule(_risk(0.30), "allow") == "pseudonymous"
+    assert stated_rule(_risk(0.30), "transform") is None and stated_rule(_risk(0.05), "allow") is None

@@ -106,11 +106,14 @@ class Extractor:
     @staticmethod
     def _digests(fields: list[TextField], spans: list[Span]) -> list[Span]:
         """Hex digests sent to an ad network, broker or social network are hashed identifiers (match keys), whatever
-        the field is called: hashing an e-mail does not make it anonymous to a party that holds the same hash."""
+        the field is called (not the URL path, where a digest names a versioned asset, nor a protocol field such as
+        `hash`, `etag`, `nonce`): hashing an e-mail does not make it anonymous to a party that holds the same hash."""
         covered = {(s.path, s.start, s.end) for s in spans}
         cat, direct = ENTITIES["HASHED_IDENTIFIER"]
         out = []
         for f in fields:
+            if f.path == "path:" or keys.skip_ner(f.key):  # a versioned asset name, an etag, a nonce
+                continue
             for m in _DIGEST.finditer(f.text):
                 if any(p == f.path and a <= m.start() and m.end() <= b for p, a, b in covered):
                     continue
