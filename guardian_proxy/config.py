@@ -65,6 +65,8 @@ class Norm(_Strict):
     categories: list[str] = Field(default_factory=list)  # empty: any category
     bases: list[str] = Field(default_factory=lambda: ["user", "default"])
     from_page: bool = False  # only for requests made from a page (Action.site known)
+    signed_in: bool = False  # only for requests that carry credentials for their destination (flag `signed_in`)
+    without_page: bool = False  # only for requests no page made (scripts, CLIs, apps: Action.site unknown)
 
     @model_validator(mode="after")
     def _vocab(self) -> Norm:

@@ -14,9 +14,12 @@ Mb and MT are applied as always, so R, the tiers and the explanation stay AMRSF'
     the norm names; trackers, ad networks, brokers, social networks and AI services never follow a norm
   - the request was made by the user or by the page for the user (basis `user` or `default`), never a
     background beacon, pixel or prefetch
-  - no tracking purpose (analytics, advertising, profiling) was declared by the endpoint
+  - no tracking purpose (analytics, advertising, profiling) was declared by the endpoint, unless it also names a
+    function (`/billing_requests/…/collect_bank_account` is a payment)
   - every personal-data category in it is one the function needs (where the norm lists them)
   - for a service a page embeds (maps, address search, support widgets), the request came from a page
+  - for the user's own account elsewhere, the request is signed in to its destination (flag `signed_in`) and no
+    page made it (a CLI or script: from a page, an Authorization header is as often the site's key for an SDK)
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from .config import FactorTables
 from .types import Action
 
 TRACKING_PURPOSES = frozenset({"analytics", "advertising", "profiling"})
+FUNCTIONAL_PURPOSES = frozenset({"authentication", "payment", "functionality", "security"})
 NEVER = frozenset({"analytics", "ad_network", "data_broker", "social", "ai_service"})
 
 
@@ -44,8 +48,8 @@ class FlowNorms:
     def match(self, action: Action) -> NormMatch | None:
         if action.recipient in NEVER or "cname_cloaked" in action.flags:
             return None
-        if TRACKING_PURPOSES & set(action.purposes):
-            return None
+        if TRACKING_PURPOSES & set(action.purposes) and not FUNCTIONAL_PURPOSES & set(action.purposes):
+            return None  # an endpoint that only measures (a path that names a function as well is the function)
         cats = set(action.personal())
         for name, n in self.norms.items():
             if action.recipient not in n.recipients or action.basis not in n.bases:
@@ -59,6 +63,10 @@ class FlowNorms:
             if n.categories and not cats <= set(n.categories):
                 continue
             if n.from_page and action.site is None:
+                continue
+            if n.signed_in and "signed_in" not in action.flags:
+                continue
+            if n.without_page and action.site is not None:
                 continue
             return NormMatch(name, n.L, n.says)
         return None

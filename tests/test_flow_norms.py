@@ -42,7 +42,7 @@ def test_what_no_norm_covers():
     for rec in ("analytics", "ad_network", "data_broker", "social", "ai_service"):
         assert name(act(recipient=rec)) is None, rec  # a tracker or AI service never follows a norm
     assert name(act(basis="background")) is None  # a beacon is not the user's request
-    assert name(act(purposes=["authentication", "analytics"])) is None  # a tracking purpose declared
+    assert name(act(purposes=["analytics"])) is None  # an endpoint that only measures
     assert name(act(flags=["cname_cloaked"])) is None  # a tracker behind the site's own name
     assert name(act(recipient="unknown_third_party")) is None
     # an identity provider's norm covers what a sign-in needs, not a diagnosis
@@ -122,3 +122,26 @@ def test_same_identifier_same_verdict_whatever_carries_it(gateway):
         assert d.action in ("transform", "deny"), (r.url, d.explanation)
         if d.action == "transform":
             assert email not in ((d.rewrite.url or r.url) + (d.rewrite.body or r.body).decode())
+
+
+def test_a_script_signed_in_to_the_users_own_account_follows_a_norm():
+    from guardian_proxy.extract.extractor import signed_in
+
+    def req(*headers):
+        return RawRequest(method="POST", url="https://api.bank.example/api/transactions", headers=list(headers))
+
+    assert signed_in(req(("Authorization", "Bearer 94985fec-a754-4caf-805f-d6f59be371f6")))
+    assert signed_in(req(("X-Figma-Token", "figd_0yC9QWdUpkoJSL2bfnYmwxJc3oOm")))
+    assert not signed_in(req(("Authorization", "Basic WmxaaWJQVkRaMmZxRllDa1A0RzQzdTpwUkJh")))  # an SDK's app key
+    assert not signed_in(req(("Authorization", "Bearer pk_live_51HqLy2GvQx3s8abcdef")))  # publishable
+    assert not signed_in(req(("Authorization", "Bearer short")))
+    script = act(recipient="unknown_third_party", purposes=["payment"], basis="default", site=None,
+                 categories={"financial": 1}, flags=["signed_in"])
+    assert name(script) == "own_account"
+    assert name(script.model_copy(update={"site": "shop.example"})) is None  # from a page: as often an SDK's key
+    assert name(script.model_copy(update={"flags": []})) is None
+
+
+def test_a_function_named_beside_a_measurement_word_is_the_function():
+    assert name(act(purposes=["payment", "analytics"], categories={"financial": 1})) == "own_checkout"
+    assert name(act(purposes=["analytics"], categories={"contact": 1})) is None

@@ -33,6 +33,29 @@ def site_domain(host: str) -> str:
     return registrable_domain(host)
 
 
+_AUTH_SCHEMES = ("bearer ", "token ")
+_TOKEN_HEADER = re.compile(r"(?:x-[\w-]*-)?(?:auth-token|access-token|api-token|private-token|token)")
+
+
+def signed_in(req: RawRequest) -> bool:
+    """The request carries the user's token for its destination: an Authorization header with a Bearer or Token
+    credential, or a `…-token` header (`X-Figma-Token`, `Private-Token`), of 16 characters or more and not a
+    publishable key. Basic credentials are left out (server and mobile SDKs send their app key:secret that way),
+    and so is a tracker's key in a URL or body."""
+    for k, v in req.headers:
+        name, value = k.lower(), v.strip()
+        if name == "authorization":
+            low = value.lower()
+            cred = value.split(None, 1)[1].strip() if low.startswith(_AUTH_SCHEMES) and " " in value else ""
+        elif _TOKEN_HEADER.fullmatch(name):
+            cred = value
+        else:
+            continue
+        if len(cred) >= 16 and not cred.startswith(keys.PUBLISHABLE_PREFIXES):
+            return True
+    return False
+
+
 def initiating_site(req: RawRequest) -> str | None:
     """The site the request is made for: for a top-level navigation the page being opened; otherwise the
     page that made it (Origin, then Referer; Sec-Fetch-Site same-origin/same-site without them)."""
@@ -97,7 +120,9 @@ class Extractor:
         action = Action(
             domain=site_domain(req.host), host=req.host, categories=self._categories(fields, det), recipient=rec.cls,
             owner=rec.owner, purposes=purposes, basis=basis, fields=fields, spans=det.spans,
-            body_format=parsed.format, flags=list(dict.fromkeys(parsed.flags + det.flags + rec.flags)), site=site,
+            body_format=parsed.format,
+            flags=list(dict.fromkeys(parsed.flags + det.flags + rec.flags + (["signed_in"] if signed_in(req) else []))),
+            site=site,
             role=rec.role,
         )
         action._parsed = parsed
