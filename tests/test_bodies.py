@@ -1,5 +1,6 @@
 import base64
 import gzip
+import hashlib
 import json
 
 import pytest
@@ -150,6 +151,27 @@ def test_base64_json_in_a_form_value():
         out = write_back(p, {"form:data>b64:$.properties['$email']": "[E]"})
         again = parse_body(out, "application/x-www-form-urlencoded", None, LIM)
         assert fields(again)["form:data>b64:$.properties['$email']"] == "[E]"
+
+
+def test_base64_plain_text_and_url_encoded_json_inside_values():
+    """The same e-mail base64-encoded as plain text, or JSON URL-encoded once more, is read and written back in
+    the encoding that carried it; random base64 tokens and hex digests are not mistaken for text."""
+    text = "1=jane.doorwright@examplemail.com&2=+15550142"
+    raw = base64.b64encode(text.encode()).decode()
+    p = parse_body(json.dumps({"pd": raw, "id": "q8w7e6r5t4y3u2i1o0p9a8s7d6f5g4h3"}).encode(), "application/json",
+                   None, LIM)
+    assert fields(p)["json:$.pd>b64t:"] == text and fields(p)["json:$.id"] == "q8w7e6r5t4y3u2i1o0p9a8s7d6f5g4h3"
+    out = json.loads(write_back(p, {"json:$.pd>b64t:": "1=[EMAIL]&2=[PHONE]"}))
+    assert base64.b64decode(out["pd"]).decode() == "1=[EMAIL]&2=[PHONE]"
+    token = base64.b64encode(hashlib.sha256(b"x").digest() * 2).decode()  # random bytes: one opaque value
+    digest = "ef561d840948dd7d1311472361295cc32ff2fa2e9387f9936c3190584ca55b1e"
+    p = parse_body(json.dumps({"t": token, "h": digest}).encode(), "application/json", None, LIM)
+    assert set(fields(p)) == {"json:$.t", "json:$.h"}
+    twice = "%7B%22email%22%3A%22jane%40examplemail.com%22%7D"
+    p = parse_body(f"ctx={twice.replace('%', '%25')}&v=2".encode(), "application/x-www-form-urlencoded", None, LIM)
+    assert fields(p)["form:ctx>url:$.email"] == "jane@examplemail.com"
+    out = write_back(p, {"form:ctx>url:$.email": "[E]"})
+    assert fields(parse_body(out, "application/x-www-form-urlencoded", None, LIM))["form:ctx>url:$.email"] == "[E]"
 
 
 def test_duplicate_keys_are_all_seen_and_written():

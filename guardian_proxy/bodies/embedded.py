@@ -2,6 +2,8 @@
 
     json:$.props>$.email              a JSON object/array serialised into a string (also form/query values)
     form:data>b64:$.properties.email  base64 (standard or URL-safe) of a JSON document (Mixpanel-style)
+    json:$.pd>b64t:                   base64 of plain text (ID5's `pd`, a base64 e-mail): one text field
+    json:$.ctx>url:$.email            a JSON document URL-encoded once more inside a value (`%7B%22email%22…`)
     json:$.query>gql:0                the first string literal of a GraphQL document
 
 A replacement for the outer path itself (``json:$.props``) still replaces the whole string.
@@ -13,17 +15,19 @@ import base64
 import binascii
 import re
 from dataclasses import dataclass
+from urllib.parse import quote, unquote
 
 from . import graphql, jsondoc
 from .model import Ctx
 
 _B64 = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
+_PCT_JSON = re.compile(r"\s*%(?:7[Bb]|5[Bb])")
 _GQL_KEYS = {"query", "mutation"}
 
 
 @dataclass
 class Embedded:
-    kind: str  # json | b64 | gql
+    kind: str  # json | b64 | b64t | url | gql
     raw: str
     value: object = None  # parsed JSON (json, b64)
     urlsafe: bool = False
@@ -52,16 +56,32 @@ def detect(raw: str, key: str | None, gql: bool = False) -> Embedded | None:
             return Embedded("json", raw, v)
     if (gql or (key or "").lower() in _GQL_KEYS) and graphql.looks_like(raw):
         return Embedded("gql", raw, lits=graphql.literals(raw))
-    if len(raw) >= 16 and c in ("e", "W") and _B64.fullmatch(raw):
+    if _PCT_JSON.match(raw):
+        v = _json_value(unquote(raw))
+        if v is not None:
+            return Embedded("url", raw, v)
+    if len(raw) >= 16 and _B64.fullmatch(raw):
         try:
             data = base64.b64decode(raw.replace("-", "+").replace("_", "/") + "=" * (-len(raw.rstrip("=")) % 4))
-            v = _json_value(data.decode("utf-8"))
+            text = data.decode("utf-8")
         except (binascii.Error, ValueError, UnicodeDecodeError):
             return None
+        urlsafe, padded = ("-" in raw or "_" in raw), len(raw) % 4 == 0
+        v = _json_value(text) if c in ("e", "W") else None
         if v is not None:
-            return Embedded("b64", raw, v, urlsafe=("-" in raw or "_" in raw),
-                            padded=len(raw) % 4 == 0)
+            return Embedded("b64", raw, v, urlsafe=urlsafe, padded=padded)
+        if _plain_text(text):
+            return Embedded("b64t", raw, text, urlsafe=urlsafe, padded=padded)
     return None
+
+
+def _plain_text(text: str) -> bool:
+    """Decoded bytes that are text a person or a protocol wrote (printable, mostly letters, digits and the usual
+    separators), not the random bytes of a token that happens to be valid base64."""
+    if len(text) < 8 or not all(ch.isprintable() or ch in "\t\n\r" for ch in text):
+        return False
+    usual = sum(ch.isalnum() or ch in " .,:;=&@_-+/%'\"?!()[]{}#" for ch in text)
+    return usual >= 0.9 * len(text)
 
 
 def visit(doc: Embedded, ctx: Ctx, prefix: str, edepth: int) -> str | None:
@@ -73,12 +93,23 @@ def visit(doc: Embedded, ctx: Ctx, prefix: str, edepth: int) -> str | None:
             if r is not None:
                 new[i] = r
         return graphql.substitute(doc.raw, doc.lits, new) if ctx.build else None
-    inner = prefix + ("b64:" if doc.kind == "b64" else "")
+    if doc.kind == "b64t":
+        new = ctx.leaf(f"{prefix}b64t:", doc.value, None, edepth)
+        if not ctx.build or new is None:
+            return None
+        return _b64(new, doc)
+    inner = prefix + {"b64": "b64:", "url": "url:"}.get(doc.kind, "")
     text = jsondoc.visit(doc.value, ctx, inner, edepth)
     if not ctx.build:
         return None
     if doc.kind == "json":
         return text
+    if doc.kind == "url":
+        return quote(text, safe="")
+    return _b64(text, doc)
+
+
+def _b64(text: str, doc: Embedded) -> str:
     enc = base64.urlsafe_b64encode if doc.urlsafe else base64.b64encode
     out = enc(text.encode("utf-8")).decode("ascii")
     return out if doc.padded else out.rstrip("=")
