@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 from .. import codec
 from ..bodies import ParsedBody, is_body_path, rewrite_cookies, rewrite_url, write_back
+from ..bodies.headers import rewrite_headers
 from ..config import AnonymizeSettings
 from ..types import CONTAINER_ENTITIES, Action, RawRequest, Rewrite, Span, TextField
 from .escalation import Outcome, escalate
@@ -116,7 +117,7 @@ class Transformer:
 
     @staticmethod
     def rewrite(req: RawRequest, action: Action, repl: dict[str, str]) -> Rewrite:
-        """Put rewritten field texts back: body in its own format, URL query, cookies."""
+        """Put rewritten field texts back: body in its own format, URL query, cookies, headers."""
         rw = Rewrite()
         parsed: ParsedBody | None = action._parsed
         body_paths = [p for p in repl if is_body_path(p)]
@@ -128,4 +129,5 @@ class Transformer:
         cookie = req.cookie
         if cookie and any(p.startswith("cookie:") for p in repl):
             rw.set_headers["cookie"] = rewrite_cookies(cookie, repl)
+        rw.set_headers.update(rewrite_headers(req.headers, repl))
         return rw

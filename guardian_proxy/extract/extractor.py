@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 
 from ..bodies import BodyLimits, ParsedBody, parse_body, parse_cookies, parse_query
 from ..bodies.graphql import operation
+from ..bodies.headers import parse_headers
 from ..domains import registrable_domain
 from ..types import ENTITIES, Action, RawRequest, Span, TextField
 from . import basis as basis_mod
@@ -104,9 +105,10 @@ class Extractor:
         # leaving, and a rewrite never touches them (a masked session cookie logs the user out)
         own_site = rec.cls == "first_party" or (site is not None and site == registrable_domain(req.host))
         cookies = [] if own_site else parse_cookies(req.cookie)
-        fields = self._url_fields(req.url, parsed.decoded is not None) + cookies + parsed.fields
+        fields = self._url_fields(req.url, parsed.decoded is not None) + cookies + \
+            parse_headers(req.headers, third_party=not own_site) + parsed.fields
         for f in fields:  # protocol values: what a rewrite must leave byte for byte unless a span sits in it
-            f.protocol = f.path == "path:" or f.path.startswith("cookie:") or keys.skip_ner(f.key)
+            f.protocol = f.path == "path:" or f.path.startswith(("cookie:", "header:")) or keys.skip_ner(f.key)
         det = self._detect(fields)
         dom = registrable_domain(req.host)
         det.spans = [s for s in det.spans if not (s.entity == "API_KEY" and secrets.issued_by(s.text, dom))]

@@ -1,0 +1,97 @@
+"""Request headers that can carry personal data, read as text fields and written back in their own format.
+
+    header:x-user-email            a custom header (`X-…`), `From` (RFC 9110: the user's e-mail), `X-Forwarded-For`
+    header:referer                 the Referer sent to another site (a page address whose query may hold `?email=`)
+    header:authorization>basic:    the decoded `user:password` of `Authorization: Basic` (re-encoded on write-back)
+
+Protocol headers are not read: Host, Content-*, Accept*, User-Agent, Fetch Metadata and client hints, caching
+and connection headers, CSRF tokens, request ids, signed-request headers (`X-Amz-*`, `X-Goog-*`), SDK telemetry
+(`X-Stainless-*`), Chrome's `X-Client-Data` variations id, and bearer tokens (a credential issued by the
+destination itself). Cookies have their own reader (`parse_cookies`). A header field repeated is read once per
+occurrence (`header:x-tag#1`) and written back joined, as HTTP allows.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+
+from ..types import TextField
+
+PREFIX = "header:"
+_SKIP = frozenset({
+    "host", "content-type", "content-length", "content-encoding", "transfer-encoding", "connection", "keep-alive",
+    "accept", "accept-encoding", "accept-language", "user-agent", "origin", "cookie", "cache-control", "pragma",
+    "te", "upgrade", "upgrade-insecure-requests", "dnt", "priority", "purpose", "range", "expect", "via",
+    "x-requested-with", "x-csrf-token", "x-xsrf-token", "x-csrftoken", "x-request-id", "x-correlation-id",
+    "x-client-data", "x-client-version", "x-app-version", "x-api-version", "x-http-method-override",
+    "x-forwarded-proto", "x-forwarded-host", "x-forwarded-port", "x-real-ip", "authorization", "proxy-authorization",
+    "x-api-key", "x-sentry-auth", "dd-api-key", "x-newrelic-id", "x-amzn-trace-id", "traceparent", "tracestate",
+    "baggage", "sentry-trace", "x-datadog-trace-id", "x-datadog-parent-id", "x-b3-traceid", "x-b3-spanid",
+})
+_SKIP_PREFIXES = ("sec-", "if-", "access-control-", "x-amz-", "x-goog-", "x-stainless-", "x-datadog-", "x-b3-",
+                  "x-ms-", "x-vercel-", "x-nextjs-", "x-firebase-", "x-guardian-")
+
+
+def _readable(name: str) -> bool:
+    n = name.lower()
+    return n not in _SKIP and not n.startswith(_SKIP_PREFIXES) and (n.startswith("x-") or n in ("from", "referer"))
+
+
+def parse_headers(headers: list[tuple[str, str]], third_party: bool) -> list[TextField]:
+    """Text fields of the headers that can carry personal data. The Referer is read only on its way to another
+    site (`third_party`): the site already holds its own page addresses."""
+    out: list[TextField] = []
+    seen: dict[str, int] = {}
+    for k, v in headers:
+        name = k.lower()
+        if name == "authorization":
+            user = _basic(v)
+            if user is not None:
+                out.append(TextField(path=f"{PREFIX}authorization>basic:", text=user, key="basic_credentials"))
+            continue
+        if not v.strip() or not _readable(name) or (name == "referer" and not third_party):
+            continue
+        n = seen.get(name, 0)
+        seen[name] = n + 1
+        # the Referer is read for what sits inside it (an e-mail in its query), not as a page view of its own
+        out.append(TextField(path=f"{PREFIX}{name}" + (f"#{n}" if n else ""), text=v,
+                             key=None if name == "referer" else name))
+    return out
+
+
+def _basic(value: str) -> str | None:
+    scheme, _, cred = value.strip().partition(" ")
+    if scheme.lower() != "basic" or not cred:
+        return None
+    try:
+        text = base64.b64decode(cred.strip() + "=" * (-len(cred.strip()) % 4), validate=True).decode("utf-8")
+    except (binascii.Error, ValueError, UnicodeDecodeError):
+        return None
+    return text if ":" in text else None
+
+
+_INDEX = re.compile(r"#(\d+)$")
+
+
+def rewrite_headers(headers: list[tuple[str, str]], replacements: dict[str, str]) -> dict[str, str]:
+    """name → new value for every header a `header:` replacement addresses (repeated fields joined by ", ")."""
+    repl = {p[len(PREFIX):]: t for p, t in replacements.items() if p.startswith(PREFIX)}
+    if not repl:
+        return {}
+    out: dict[str, list[str]] = {}
+    seen: dict[str, int] = {}
+    for k, v in headers:
+        name = k.lower()
+        if name == "authorization":
+            if "authorization>basic:" in repl:
+                enc = base64.b64encode(repl["authorization>basic:"].encode("utf-8")).decode("ascii")
+                out.setdefault(name, []).append(f"Basic {enc}")
+            continue
+        n = seen.get(name, 0)
+        seen[name] = n + 1
+        key = name + (f"#{n}" if n else "")
+        if any(_INDEX.sub("", r) == name for r in repl):
+            out.setdefault(name, []).append(repl.get(key, v))
+    return {name: ", ".join(values) for name, values in out.items()}
