@@ -105,10 +105,24 @@ def test_a_learned_policy_does_not_make_the_site_stricter_with_itself(tmp_path):
 
 @pytest.mark.slow
 def test_same_identifier_same_verdict_whatever_carries_it(gateway):
-    """The e-mail to Google Analytics: JSON Measurement Protocol, the gtag query, a form body — never as it is."""
+    """An e-mail to an analytics service: base64 JSON in a form, JSON URL-encoded inside JSON, base64 text, a
+    header, JSON Measurement Protocol, the gtag query, a beacon body — never as it is."""
     email = "jane.doorwright@examplemail.com"
     page = [("origin", "https://www.shop.example"), ("sec-fetch-site", "cross-site"), ("sec-fetch-mode", "no-cors")]
+    import base64
+    from urllib.parse import quote
+
+    b64json = base64.b64encode(json.dumps({"event": "login", "properties": {"email": email}}).encode()).decode()
+    b64text = base64.b64encode(f"uid={email}".encode()).decode()
     reqs = [
+        RawRequest(method="POST", url="https://api-js.mixpanel.com/track/", headers=page + [
+            ("content-type", "application/x-www-form-urlencoded")], body=f"data={quote(b64json)}".encode()),
+        RawRequest(method="POST", url="https://api.segment.io/v1/t", headers=page + [("content-type", "text/plain")],
+                   body=json.dumps({"ctx": quote(json.dumps({"contact": email}))}).encode()),
+        RawRequest(method="POST", url="https://api.segment.io/v1/t", headers=page + [("content-type", "application/json")],
+                   body=json.dumps({"pd": b64text}).encode()),
+        RawRequest(method="GET", url="https://region1.google-analytics.com/g/collect?v=2&tid=G-X&en=login",
+                   headers=page + [("x-user-email", email)]),
         RawRequest(method="POST", url="https://www.google-analytics.com/mp/collect?measurement_id=G-X&api_secret=s",
                    headers=[("content-type", "application/json")],
                    body=json.dumps({"client_id": "1.2", "user_id": email, "events": [{"name": "login"}]}).encode()),
@@ -121,7 +135,9 @@ def test_same_identifier_same_verdict_whatever_carries_it(gateway):
         d = gateway.evaluate(r, log=False)
         assert d.action in ("transform", "deny"), (r.url, d.explanation)
         if d.action == "transform":
-            assert email not in ((d.rewrite.url or r.url) + (d.rewrite.body or r.body).decode())
+            sent = (d.rewrite.url or r.url) + (d.rewrite.body or r.body).decode() + str(d.rewrite.set_headers)
+            assert email not in sent and quote(email) not in sent, r.url
+            assert b64json not in sent and b64text not in sent
 
 
 def test_a_script_signed_in_to_the_users_own_account_follows_a_norm():
