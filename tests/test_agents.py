@@ -219,3 +219,10 @@ def test_experience_log_roundtrip_and_cli_export(tmp_path, guidance):
     out = tmp_path / "cases.jsonl"
     subprocess.run([str(bin_), "experience", "export", str(out), "--state-dir", str(tmp_path / "state")], check=True)
     assert json.loads(out.read_text())["leaking_action"]["tool"] == "send_email"
+
+
+def test_sentences_keep_addresses_hosts_urls_and_numbers_whole():
+    text = ("Please forward this to Linda Alvarez <linda.alvarez@gmail.com>. The file is at "
+            "https://docs.example.org/a.b?c=1. It takes 3.5 days.")
+    assert sentences(text) == ["Please forward this to Linda Alvarez <linda.alvarez@gmail.com>.",
+                               "The file is at https://docs.example.org/a.b?c=1.", "It takes 3.5 days."]

@@ -52,3 +52,14 @@ def test_avoid_rejects_collisions():
 def test_scramble_keeps_layout():
     out = scramble("AB-1234-cd", random.Random(1))
     assert re.fullmatch(r"AB-\d{4}-[a-z]{2}", out)
+
+
+def test_a_pseudonym_never_carries_or_sits_inside_a_real_value():
+    from guardian_proxy.session.stage import overlaps_real
+
+    real = ["nurse", "Doorwright", "Jane Doorwright", "Acme Health"]
+    assert overlaps_real("psychiatric nurse", real)  # carries the real occupation
+    assert overlaps_real("Doorwright LLC", real)  # an employer named after the user's surname
+    assert overlaps_real("Acme", real)  # sits inside the real employer
+    assert not overlaps_real("pharmacist", real) and not overlaps_real("Brightwell Ltd", real)
+    assert not overlaps_real("Ann", ["Anna Smith"])  # whole words only

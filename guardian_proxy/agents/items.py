@@ -15,7 +15,9 @@ from dataclasses import dataclass
 
 MAX_CHARS = 200_000
 _ABBREV = re.compile(r"\b(Mr|Mrs|Ms|Dr|Prof|St|Jr|Sr|Inc|Ltd|Co|vs|etc|e\.g|i\.e|No|Mt|Ave|Rd|Blvd|Apt)\.", re.I)
-_SENT = re.compile(r"[^.!?\n]+(?:[.!?]+(?=\s|$)|\n|$)")
+#: a sentence ends at . ! ? followed by a space or the end; a dot inside a word (an e-mail address, a host name,
+#: a URL, 3.5) does not end one
+_SENT = re.compile(r"(?:[^.!?\n]|[.!?](?=\S))+(?:[.!?]+(?=\s|$)|\n|$)")
 _WORD = re.compile(r"[a-z0-9][a-z0-9'+\-]*", re.I)
 _SKIP_KEY = re.compile(r"(^|_)(id|ids|uuid|time|timestamp|date|url|link|href|token|hash)$", re.I)
 STOP = frozenset("""a an the and or but if of at by for with about against between into through during before after
@@ -45,7 +47,8 @@ def containment(item: str | set[str], text_words: set[str]) -> float:
 
 
 def sentences(text: str) -> list[str]:
-    """Sentences of a text; abbreviations (Mr., Dr., St., Inc. …) do not end one."""
+    """Sentences of a text; abbreviations (Mr., Dr., St., Inc. …) and dots inside e-mail addresses, host names,
+    URLs and numbers do not end one."""
     masked = _ABBREV.sub(lambda m: m.group(0)[:-1] + "\x00", text)
     return [s.strip().replace("\x00", ".") for s in _SENT.findall(masked) if s.strip() and len(content_words(s)) >= 1]
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import re
 from collections import Counter
 from collections.abc import Callable
 
@@ -48,6 +49,24 @@ from .surrogates import _NAME_PART, _TITLES, SurrogateMaker
 from .vault import Vault
 
 log = logging.getLogger("guardian_proxy")
+
+
+def _words(v: str) -> str:
+    return " " + re.sub(r"\W+", " ", v.casefold()).strip() + " "
+
+
+def overlaps_real(candidate: str, real: list[str]) -> bool:
+    """A pseudonym candidate that contains a real value of the session as whole words, or sits inside one
+    ("nurse" → "psychiatric nurse", an employer replaced by the user's own surname): refused, since a surrogate
+    must never carry, or be carried by, what it hides. Words of fewer than 3 letters do not count."""
+    cw = _words(candidate)
+    if len(cw) <= 4:
+        return False
+    for r in real:
+        rw = _words(r)
+        if len(rw) > 4 and (rw in cw or cw in rw):
+            return True
+    return False
 _AUTH_HEADERS = ("authorization", "x-api-key", "api-key", "x-goog-api-key")
 
 
@@ -273,8 +292,10 @@ class SessionStage:
         taken = set(st.entities) | {normalise(e.surrogate) for e in st.entities.values() if e.surrogate} | \
             set(st.names) | {v.casefold() for v in st.names.values()}
 
+        real = [e.original for e in st.entities.values()] + list(st.names)
+
         def avoid(c: str) -> bool:
-            return normalise(c) in taken or (len(c) >= 3 and c.lower() in text)
+            return normalise(c) in taken or (len(c) >= 3 and c.lower() in text) or overlaps_real(c, real)
 
         def number() -> int:
             st.counter += 1
