@@ -21,7 +21,7 @@ from . import graphql, jsondoc
 from .model import Ctx
 
 _B64 = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
-_PCT_JSON = re.compile(r"\s*%(?:7[Bb]|5[Bb])")
+_PCT_JSON = ("%7B", "%5B")  # a URL-encoded `{` or `[` opening a value
 _GQL_KEYS = {"query", "mutation"}
 
 
@@ -56,7 +56,7 @@ def detect(raw: str, key: str | None, gql: bool = False) -> Embedded | None:
             return Embedded("json", raw, v)
     if (gql or (key or "").lower() in _GQL_KEYS) and graphql.looks_like(raw):
         return Embedded("gql", raw, lits=graphql.literals(raw))
-    if _PCT_JSON.match(raw):
+    if raw.lstrip()[:3].upper() in _PCT_JSON:
         v = _json_value(unquote(raw))
         if v is not None:
             return Embedded("url", raw, v)
