@@ -65,17 +65,23 @@ def services() -> dict:
     return yaml.safe_load((DATA_DIR / "services.yaml").read_text(encoding="utf-8"))
 
 
+@lru_cache(maxsize=16)
+def _with_paths(role: str) -> tuple[tuple[str, str, str], ...]:
+    """The `host/path-prefix` entries of a role: (host, path glob, owner)."""
+    hosts = (services().get(role) or {}).get("hosts") or {}
+    return tuple((k.partition("/")[0], "/" + k.partition("/")[2] + "*", owner) for k, owner in hosts.items() if "/" in k)
+
+
+@lru_cache(maxsize=8192)
 def _service(role: str, host: str, path: str = "/") -> str | None:
     entry = services().get(role) or {}
     hosts = entry.get("hosts") or {}
     for h in _suffixes(host):
         if h in hosts:
             return hosts[h]
-    for key, owner in hosts.items():
-        if "/" in key:  # host/path-prefix, `*` matching any run of characters in the path
-            kh, _, kp = key.partition("/")
-            if (host == kh or host.endswith("." + kh)) and fnmatchcase(path.lower(), "/" + kp + "*"):
-                return owner
+    for kh, glob, owner in _with_paths(role):  # host/path-prefix, `*` matching any run of characters in the path
+        if (host == kh or host.endswith("." + kh)) and fnmatchcase(path.lower(), glob):
+            return owner
     for glob, owner in entry.get("patterns") or []:
         if fnmatchcase(host, glob):
             return owner
