@@ -20,6 +20,7 @@ from typing import Protocol
 
 from . import risk as risk_mod
 from .bodies import BodyLimits
+from .bodies.headers import carries_text
 from .config import FactorTables, Settings, load_factor_tables
 from .decision_log import DecisionLog, record
 from .errors import GuardianError
@@ -203,9 +204,10 @@ class Gateway:
 
     @staticmethod
     def inline_ok(req: RawRequest) -> bool:
-        """No body, no query string, no cookie: the only text is the URL path, which extraction scans with
-        patterns (no NER): cheap enough to try on the event loop (`evaluate_inline`)."""
-        return not req.body and "?" not in req.url and req.cookie is None
+        """No body, no query string, no cookie, no header that can hold free text: the only text is the URL path
+        (and a Referer), which extraction scans with patterns (no NER): cheap enough to try on the event loop
+        (`evaluate_inline`)."""
+        return not req.body and "?" not in req.url and req.cookie is None and not carries_text(req.headers)
 
     def evaluate_inline(self, req: RawRequest, ticket: Ticket | None = None) -> Decision | None:
         """The addon's event-loop fast path: for an `inline_ok` request with nothing personal in it the

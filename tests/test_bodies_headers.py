@@ -5,7 +5,7 @@ import base64
 
 import pytest
 
-from guardian_proxy.bodies.headers import parse_headers, rewrite_headers
+from guardian_proxy.bodies.headers import carries_text, parse_headers, rewrite_headers
 from guardian_proxy.types import RawRequest
 
 H = [("Host", "t.example"), ("User-Agent", "Mozilla/5.0 Chrome/156.0.0.0"), ("X-User-Email", "jane@examplemail.com"),
@@ -25,6 +25,17 @@ def test_readable_headers_and_paths():
     # the site's own page addresses are not read on the way to the site itself
     assert "header:referer" not in {f.path for f in parse_headers(H, third_party=False)}
     assert parse_headers([("Authorization", "Bearer abc.def.ghi")], third_party=True) == []
+
+
+def test_what_keeps_a_request_off_the_event_loop_fast_path():
+    from guardian_proxy.pipeline import Gateway
+
+    get = RawRequest(method="GET", url="https://cdn.example/app.js", headers=[("Referer", "https://www.shop.example/")])
+    assert not carries_text(get.headers) and Gateway.inline_ok(get)  # a Referer is read by patterns only
+    noted = get.model_copy(update={"headers": get.headers + [("X-Note", "call Jane Doorwright tomorrow")]})
+    assert carries_text(noted.headers) and not Gateway.inline_ok(noted)  # free text: NER, in the pool
+    basic = [("Authorization", "Basic " + base64.b64encode(b"jane@examplemail.com:pw").decode())]
+    assert carries_text(basic) and not carries_text([("Authorization", "Bearer abc.def.ghi")])
 
 
 def test_rewrite_in_place():

@@ -39,6 +39,13 @@ def _readable(name: str) -> bool:
     return n not in _SKIP and not n.startswith(_SKIP_PREFIXES) and (n.startswith("x-") or n in ("from", "referer"))
 
 
+def carries_text(headers: list[tuple[str, str]]) -> bool:
+    """A header that may hold free text (an `X-…` header, `From`, `Authorization: Basic`) is present: the request is
+    not one whose only text is its URL path. The Referer alone does not count: it is a URL, read by patterns."""
+    return any((_readable(k) and k.lower() != "referer") or (k.lower() == "authorization" and _basic(v) is not None)
+               for k, v in headers)
+
+
 def parse_headers(headers: list[tuple[str, str]], third_party: bool) -> list[TextField]:
     """Text fields of the headers that can carry personal data. The Referer is read only on its way to another
     site (`third_party`): the site already holds its own page addresses."""
