@@ -25,7 +25,7 @@ from mitmproxy.proxy import server_hooks
 from . import codec
 from .failure import Ticket
 from .pipeline import Gateway
-from .types import Decision, RawRequest
+from .types import TRACKER_CLASSES, Decision, RawRequest
 
 log = logging.getLogger("guardian_proxy")
 
@@ -61,7 +61,6 @@ def wants_html(flow: http.HTTPFlow) -> bool:
 
 #: a transparent 1×1 GIF: what a blocked tracking pixel gets, so its onload fires and nothing retries
 PIXEL_GIF = bytes.fromhex("47494638396101000100800000000000ffffff21f90401000000002c00000000010001000002024401003b")
-_SILENT_RECIPIENTS = ("analytics", "ad_network", "data_broker", "social")
 
 
 def block_kind(flow: http.HTTPFlow, decision: Decision) -> str:
@@ -80,7 +79,7 @@ def block_kind(flow: http.HTTPFlow, decision: Decision) -> str:
         return "page"
     if not (mode or dest or h.get("origin") or h.get("ping-from")):
         return "explain"  # not a browser
-    quiet = decision.six.recipient in _SILENT_RECIPIENTS or decision.six.basis == "background"
+    quiet = decision.six.recipient in TRACKER_CLASSES or decision.six.basis == "background"
     if dest == "image" and quiet:
         return "pixel"
     if quiet or dest == "report" or h.get("ping-from") or h.get("ping-to"):

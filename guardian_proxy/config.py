@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .errors import ConfigError
 from .resources import default_state_dir, factor_tables_dir
-from .types import BASES, CATEGORIES, PURPOSES, RECIPIENT_CLASSES, TRANSPARENCY
+from .types import BASES, CATEGORIES, PURPOSES, RECIPIENT_CLASSES, ROLES, TRANSPARENCY
 
 
 class _Strict(BaseModel):
@@ -73,7 +73,7 @@ class Norm(_Strict):
         for name, values, vocab in (("recipients", self.recipients, RECIPIENT_CLASSES),
                                     ("purposes_any", self.purposes_any, PURPOSES),
                                     ("categories", self.categories, CATEGORIES), ("bases", self.bases, BASES),
-                                    ("roles", self.roles, ("identity_provider", "payment_processor", "platform"))):
+                                    ("roles", self.roles, ROLES)):
             unknown = set(values) - set(vocab)
             if unknown:
                 raise ValueError(f"{name}: unknown {sorted(unknown)}; valid: {', '.join(vocab)}")
@@ -92,7 +92,7 @@ class FactorTables(_Strict):
     contexts: dict[str, dict[str, str]] = Field(default_factory=dict)
     #: CAMP weight w(v) per entity label (guardian_proxy/session); labels not listed use their category's Sd
     session_weights: dict[str, Factor] = Field(default_factory=dict)
-    #: norms of the flow, checked in order (guardian_proxy/norms.py)
+    #: norms of the flow, checked in order (guardian_proxy/flow_norms.py)
     norms: dict[str, Norm] = Field(default_factory=dict)
 
     @model_validator(mode="after")

@@ -27,11 +27,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .config import FactorTables
-from .types import Action
+from .types import TRACKER_CLASSES, Action
 
 TRACKING_PURPOSES = frozenset({"analytics", "advertising", "profiling"})
 FUNCTIONAL_PURPOSES = frozenset({"authentication", "payment", "functionality", "security"})
-NEVER = frozenset({"analytics", "ad_network", "data_broker", "social", "ai_service"})
+NEVER = frozenset(TRACKER_CLASSES) | {"ai_service"}  # recipients no norm ever covers
 
 
 @dataclass(frozen=True)

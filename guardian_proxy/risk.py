@@ -27,7 +27,6 @@ from .config import FactorTables, Override
 from .types import CATEGORIES, TRACKER_CLASSES, Action, Context, Evidence, Likelihood, Risk
 
 #: recipients that never receive an identifier as is, and the categories that count as identifiers
-TRACKERS = TRACKER_CLASSES
 IDENTIFIERS = ("credentials", "health", "financial", "government_id", "precise_location", "contact", "identity")
 #: pseudonymous measurement: what a tracker hit carries when it names no one
 PSEUDONYMOUS_CATEGORIES = frozenset({"device_id", "cookie", "behavioural", "other", "identity"})
@@ -133,7 +132,7 @@ def start_level(risk: Risk) -> int:
 def identifier_to_tracker(action: Action, context: Context | None = None) -> bool:
     """A direct identifier (or an identifier category counted without located spans) bound for a tracker: an
     analytics service, ad network, data broker or social network."""
-    if (context.recipient if context else action.recipient) not in TRACKERS:
+    if (context.recipient if context else action.recipient) not in TRACKER_CLASSES:
         return False
     located, direct = _located_direct(action)
     return any(action.categories.get(c, 0) > 0 and (c in direct or c not in located) for c in IDENTIFIERS)
@@ -248,19 +247,20 @@ def explain(action: Action, risk: Risk, kind: str, context: Context | None, evid
     if norm:
         head += f"; the norm: {norm}"
     tier = f" ({risk.tier} tier)"
-    if kind == "allow" and risk.R > risk.allow_ceiling:  # the pseudonymous rule
+    rule = stated_rule(risk, kind)
+    if rule == "pseudonymous":
         tail = (f"only pseudonymous ids, events and pages (no identifier of the person): passed as is below the "
                 f"deny floor, R {risk.R:.2f} < {risk.deny_floor:.2f}{tier}")
+    elif rule == "tracker-identifiers":
+        tail = (f"R {risk.R:.2f} ≤ allow ceiling {risk.allow_ceiling:.2f}{tier}, but identifiers never go to "
+                f"{_RECIPIENT_WORDS.get(recipient, recipient)} as they are → rewrite from L{start}")
+    elif rule == "ai-prompt":
+        tail = (f"R {risk.R:.2f} ≥ deny floor {risk.deny_floor:.2f}{tier}, but a prompt to an AI service is "
+                f"rewritten, not blocked → rewrite from L{start}")
     elif kind == "allow":
         tail = f"R {risk.R:.2f} ≤ allow ceiling {risk.allow_ceiling:.2f}{tier}"
     elif kind == "deny":
         tail = f"R {risk.R:.2f} ≥ deny floor {risk.deny_floor:.2f}{tier}"
-    elif risk.R <= risk.allow_ceiling:  # the tracker identifier rule
-        tail = (f"R {risk.R:.2f} ≤ allow ceiling {risk.allow_ceiling:.2f}{tier}, but identifiers never go to "
-                f"{_RECIPIENT_WORDS.get(recipient, recipient)} as they are → rewrite from L{start}")
-    elif risk.R >= risk.deny_floor:  # the AI prompt rule
-        tail = (f"R {risk.R:.2f} ≥ deny floor {risk.deny_floor:.2f}{tier}, but a prompt to an AI service is "
-                f"rewritten, not blocked → rewrite from L{start}")
     else:
         tail = (f"R {risk.R:.2f} in the rewrite band ({risk.allow_ceiling:.2f}–{risk.deny_floor:.2f}){tier} "
                 f"→ rewrite from L{start}")

@@ -40,6 +40,8 @@ RECIPIENT_CLASSES: tuple[str, ...] = (
     "ai_service",
     "unknown_third_party",
 )
+#: roles a destination can have in the user's own flows (guardian_proxy/data/services.yaml)
+ROLES: tuple[str, ...] = ("identity_provider", "payment_processor", "platform")
 #: recipient classes whose business is tracking (basis and purpose inference treat them alike)
 TRACKER_CLASSES: tuple[str, ...] = ("analytics", "ad_network", "data_broker", "social")
 PURPOSES: tuple[str, ...] = (

@@ -42,9 +42,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from guardian_proxy import codec  # noqa: E402
-from guardian_proxy.types import Decision, RawRequest  # noqa: E402
+from guardian_proxy.types import TRACKER_CLASSES, Decision, RawRequest  # noqa: E402
 
-TRACKERS = ("analytics", "ad_network", "data_broker", "social")
 _B64 = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
 
 
@@ -110,7 +109,7 @@ def judge(case: dict, d: Decision) -> str:
         seen = visible(out)
         return "leak" if any(v.lower() in seen for v in case["values"] if v) else "ok"
     if out is None:  # a tracker call blocked with nothing personal in it costs the user nothing (a silent 204)
-        return "tracker_blocked" if case.get("recipient") in TRACKERS else "needless"
+        return "tracker_blocked" if case.get("recipient") in TRACKER_CLASSES else "needless"
     return "needless" if out.url != req.url or out.body != req.body else "ok"
 
 

@@ -2,8 +2,9 @@ import json
 
 import pytest
 
+from guardian_proxy.domains import registrable_domain as site_domain
 from guardian_proxy.extract import recipients
-from guardian_proxy.extract.extractor import initiating_site, site_domain
+from guardian_proxy.extract.extractor import initiating_site
 from guardian_proxy.resources import DATA_DIR
 from guardian_proxy.types import RECIPIENT_CLASSES, RawRequest
 

@@ -55,7 +55,7 @@ def test_scramble_keeps_layout():
 
 
 def test_a_pseudonym_never_carries_or_sits_inside_a_real_value():
-    from guardian_proxy.session.stage import overlaps_real
+    from guardian_proxy.session.surrogates import overlaps_real
 
     real = ["nurse", "Doorwright", "Jane Doorwright", "Acme Health"]
     assert overlaps_real("psychiatric nurse", real)  # carries the real occupation

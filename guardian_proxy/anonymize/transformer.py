@@ -35,11 +35,6 @@ _PROSE_WORDS = 5
 _HASHTAG_KEEP = {"PERSON", "ORGANIZATION", "LOCATION", "NRP", "FAMILY", "OCCUPATION"}
 
 
-def action_containers(action: Action) -> set[str]:
-    """Paths of the fields that are behavioural containers (a page URL, an event name, a search term)."""
-    return {sp.path for sp in action.spans if sp.entity in CONTAINER_ENTITIES}
-
-
 def _hashtag(text: str, span: Span) -> bool:
     """A name-like span inside a hashtag (#FamilyFirst): a topic word, kept as written."""
     if span.entity not in _HASHTAG_KEEP:
@@ -103,7 +98,8 @@ class Transformer:
         # search term as a whole (only what sits inside them), never a protocol value that holds no span
         spans = [sp for sp in action.spans if sp.entity not in CONTAINER_ENTITIES]
         located = {sp.path for sp in spans}
-        fields = [f for f in action.fields if f.path in located or not (f.protocol or f.path in action_containers(action))]
+        containers = {sp.path for sp in action.spans if sp.entity in CONTAINER_ENTITIES}
+        fields = [f for f in action.fields if f.path in located or not (f.protocol or f.path in containers)]
         outcome = self.anonymize(fields, spans, level)
         rw = self.rewrite(req, action, outcome.texts)
         rw.span_counts = outcome.span_counts

@@ -29,11 +29,6 @@ MATCHERS = ("ad_network", "data_broker", "social")
 _AI_BODY_KEYS = {"messages", "prompt", "contents", "input", "instructions", "system"}
 
 
-def site_domain(host: str) -> str:
-    """The registrable domain of a host (domains.registrable_domain: private names by their last two labels)."""
-    return registrable_domain(host)
-
-
 _AUTH_SCHEMES = ("bearer ", "token ")
 _TOKEN_HEADER = re.compile(r"(?:x-[\w-]*-)?(?:auth-token|access-token|api-token|private-token|token)")
 
@@ -63,15 +58,15 @@ def initiating_site(req: RawRequest) -> str | None:
     mode = (req.header("sec-fetch-mode") or "").lower()
     dest = (req.header("sec-fetch-dest") or "").lower()
     if mode == "navigate" and dest in ("document", ""):
-        return site_domain(req.host)
+        return registrable_domain(req.host)
     for name in ("origin", "referer"):
         v = req.header(name)
         if v and v != "null":
             host = urlsplit(v).hostname
             if host:
-                return site_domain(host)
+                return registrable_domain(host)
     if (req.header("sec-fetch-site") or "").lower() in ("same-origin", "same-site"):
-        return site_domain(req.host)
+        return registrable_domain(req.host)
     return None
 
 
@@ -90,7 +85,7 @@ class Extractor:
             return self._extract(req)
         except Exception:  # the stage never raises: a bare tuple with a flag
             log.exception("extract failed for %s", req.host)
-            return Action(domain=site_domain(req.host), host=req.host, flags=["extract_error", "unparsed"],
+            return Action(domain=registrable_domain(req.host), host=req.host, flags=["extract_error", "unparsed"],
                           body_format="unparsed")
 
     def _extract(self, req: RawRequest) -> Action:
@@ -103,24 +98,24 @@ class Extractor:
         # cookies sent back to the site the user is on are its own state (RFC 6265: a browser returns a cookie only to
         # the domain it was set for): they disclose nothing the site does not hold, so they are not read as data
         # leaving, and a rewrite never touches them (a masked session cookie logs the user out)
-        own_site = rec.cls == "first_party" or (site is not None and site == registrable_domain(req.host))
+        dom = registrable_domain(req.host)
+        own_site = rec.cls == "first_party" or site == dom
         cookies = [] if own_site else parse_cookies(req.cookie)
         fields = self._url_fields(req.url, parsed.decoded is not None) + cookies + \
             parse_headers(req.headers, third_party=not own_site) + parsed.fields
         for f in fields:  # protocol values: what a rewrite must leave byte for byte unless a span sits in it
             f.protocol = f.path == "path:" or f.path.startswith(("cookie:", "header:")) or keys.skip_ner(f.key)
         det = self._detect(fields)
-        dom = registrable_domain(req.host)
         det.spans = [s for s in det.spans if not (s.entity == "API_KEY" and secrets.issued_by(s.text, dom))]
         if rec.cls in MATCHERS:
             det.spans += self._digests(fields, det.spans)
         ai_call = rec.cls == "ai_service" and req.method == "POST" and self._ai_body(parsed, req.path)
         basis = basis_mod.basis(req, rec.cls, ai_call)
-        sub = req.host[: -len(site_domain(req.host))].rstrip(".") if req.host.endswith(site_domain(req.host)) else ""
+        sub = req.host[: -len(dom)].rstrip(".") if req.host.endswith(dom) else ""
         purposes = purposes_mod.purposes(req.path, [f.key for f in fields if f.key], rec.cls,
                                          self._operation(parsed, fields), ai_call, basis, sub)
         action = Action(
-            domain=site_domain(req.host), host=req.host, categories=self._categories(fields, det), recipient=rec.cls,
+            domain=dom, host=req.host, categories=self._categories(fields, det), recipient=rec.cls,
             owner=rec.owner, purposes=purposes, basis=basis, fields=fields, spans=det.spans,
             body_format=parsed.format,
             flags=list(dict.fromkeys(parsed.flags + det.flags + rec.flags + (["signed_in"] if signed_in(req) else []))),

@@ -30,7 +30,7 @@ from functools import lru_cache
 
 from ..domains import registrable_domain
 from ..resources import DATA_DIR
-from ..types import TRACKER_CLASSES
+from ..types import ROLES, TRACKER_CLASSES
 
 DEFAULT_CLASS = "unknown_third_party"
 OLLAMA_PORT = 11434
@@ -48,8 +48,6 @@ class Recipient:
     flags: list[str] = field(default_factory=list)
     role: str | None = None  # identity_provider | payment_processor | platform (services.yaml)
 
-
-ROLES = ("identity_provider", "payment_processor", "platform")
 
 
 @lru_cache(maxsize=1)

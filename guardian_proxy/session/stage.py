@@ -23,7 +23,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import re
 from collections import Counter
 from collections.abc import Callable
 
@@ -45,28 +44,11 @@ from .rewrite import (
 )
 from .store import SessionStore
 from .stream import DECODABLE, StreamDemasker, demask_body
-from .surrogates import _NAME_PART, _TITLES, SurrogateMaker
+from .surrogates import _NAME_PART, _TITLES, SurrogateMaker, overlaps_real
 from .vault import Vault
 
 log = logging.getLogger("guardian_proxy")
 
-
-def _words(v: str) -> str:
-    return " " + re.sub(r"\W+", " ", v.casefold()).strip() + " "
-
-
-def overlaps_real(candidate: str, real: list[str]) -> bool:
-    """A pseudonym candidate that contains a real value of the session as whole words, or sits inside one
-    ("nurse" → "psychiatric nurse", an employer replaced by the user's own surname): refused, since a surrogate
-    must never carry, or be carried by, what it hides. Words of fewer than 3 letters do not count."""
-    cw = _words(candidate)
-    if len(cw) <= 4:
-        return False
-    for r in real:
-        rw = _words(r)
-        if len(rw) > 4 and (rw in cw or cw in rw):
-            return True
-    return False
 _AUTH_HEADERS = ("authorization", "x-api-key", "api-key", "x-goog-api-key")
 
 

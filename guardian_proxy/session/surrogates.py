@@ -234,3 +234,21 @@ class SurrogateMaker:
             return scramble(tok, rng)
 
         return re.sub(r"\d+", num, out)
+
+
+def _words(v: str) -> str:
+    return " " + re.sub(r"\W+", " ", v.casefold()).strip() + " "
+
+
+def overlaps_real(candidate: str, real: list[str]) -> bool:
+    """A pseudonym candidate that contains a real value of the session as whole words, or sits inside one
+    ("nurse" → "psychiatric nurse", an employer replaced by the user's own surname): refused, since a surrogate
+    must never carry, or be carried by, what it hides. Words of fewer than 3 letters do not count."""
+    cw = _words(candidate)
+    if len(cw) <= 4:
+        return False
+    for r in real:
+        rw = _words(r)
+        if len(rw) > 4 and (rw in cw or cw in rw):
+            return True
+    return False
