@@ -1,10 +1,18 @@
+import atexit
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# No test touches the user's real home: a command run without --state-dir (the CLI tests, subprocesses) falls
+# back to $GUARDIAN_STATE_DIR, which points into a temp dir for the whole run (removed at exit).
+_STATE = tempfile.mkdtemp(prefix="guardian-test-state-")
+os.environ["GUARDIAN_STATE_DIR"] = _STATE
+atexit.register(shutil.rmtree, _STATE, True)
 
 
 @pytest.fixture(scope="session")
