@@ -229,9 +229,10 @@ def _demasker():
 
 
 def _run(kind, ndjson, coding, chunks):
+    from guardian_proxy.chatapi.sse import NDJSONFramer
     from guardian_proxy.session.stream import StreamDemasker
 
-    sd = StreamDemasker(kind, _demasker(), ndjson=ndjson, coding=coding)
+    sd = StreamDemasker(kind, _demasker(), NDJSONFramer() if ndjson else None, coding=coding)
     return b"".join(sd(c) for c in chunks) + sd(b"")
 
 

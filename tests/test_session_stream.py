@@ -7,7 +7,7 @@ import zlib
 
 import pytest
 
-from guardian_proxy.chatapi.sse import MAX_EVENT_BYTES
+from guardian_proxy.chatapi.sse import MAX_EVENT_BYTES, NDJSONFramer
 from guardian_proxy.session.demask import Demasker
 from guardian_proxy.session.stream import StreamDemasker, demask_body
 from tests.support import llm_server as srv
@@ -91,7 +91,7 @@ def test_responses_stream_and_alias(step):
 def test_ollama_ndjson_stream(generate):
     body = {"model": "m", "prompt": BODY["messages"][0]["content"]} if generate else BODY
     raw = b"".join(srv.ollama(body, True, generate))
-    out = run(StreamDemasker("ollama_generate" if generate else "ollama_chat", DM, ndjson=True), raw, 5)
+    out = run(StreamDemasker("ollama_generate" if generate else "ollama_chat", DM, NDJSONFramer()), raw, 5)
     lines = [json.loads(x) for x in out.splitlines()]
     text = "".join(x["response"] if generate else x["message"]["content"] for x in lines)
     assert text == expected_text(srv.ollama, body) and lines[-1]["done"] is True

@@ -1,27 +1,60 @@
-"""Request and response shapes of LLM chat APIs.
+"""Chat wire formats: one dialect per service (`chatapi.dialects`, the interface in `chatapi.dialect`).
 
-Recognised on any host by path suffix + body shape (a JSON object; anything else is not a chat request
-and goes through the general pipeline):
-
-    openai_chat       …/chat/completions   {"messages": [...]}           tool calls, tool results, text parts
-    openai_responses  …/responses          {"input": str|[...]} and/or {"instructions": str}
-    anthropic         …/messages           {"messages": [...]}  + "system"; text/tool_use/tool_result blocks
-    ollama_chat       …/api/chat           {"messages": [...]}
-    ollama_generate   …/api/generate       {"prompt": str} + "system"
-
-`recognise` lists every text the user, the system prompt or a tool wrote as a `Slot` with its JSON path
-(`json:$.messages[3].content`, `…content[0].text`, `…tool_calls[0].function.arguments`), so the session
-stage can rewrite the whole history in place. Stated rules: content parts of unknown types are analysed
-when they carry a string `text`; images, audio and files are left alone; reasoning blocks (`thinking`,
+`recognise` turns a request into a `ChatRequest`: every text the user, the system prompt or a tool wrote
+as a `Slot` with its path in the parsed body (`json:$.messages[3].content`, `…content[0].text`,
+`…tool_calls[0].function.arguments`), so the session stage can rewrite the whole history in place and the
+dialect can write the body back. Stated rules: content parts of unknown types are analysed when they
+carry a string `text`; images, audio and files are left to the file reader; reasoning blocks (`thinking`,
 `redacted_thinking`, `reasoning` items) are never analysed or changed because providers sign them.
 
-`events` describes streamed responses: which string of an event is a delta of which text channel,
-which events close a channel, and how to make a synthetic delta event (used to flush text held back
-while a surrogate might still be completing across two chunks).
+Replies: the dialect's framer cuts a stream into events (SSE, NDJSON, AWS event-stream, length-prefixed
+frames, or WebSocket messages), `deltas` says which string of an event is a delta of which text channel,
+`closes` which events close a channel, and `synth` makes a delta event (to flush text held back while a
+surrogate might still be completing across two chunks).
 """
 
-from .events import DeltaRef, event_closes, event_deltas, response_aliases, synth_event
-from .requests import KINDS, SKIP_KEYS, ChatRequest, Slot, context_hash, kind_of, recognise, set_text
+from __future__ import annotations
 
-__all__ = ["KINDS", "SKIP_KEYS", "ChatRequest", "DeltaRef", "Slot", "context_hash", "event_closes", "event_deltas", "kind_of",
-           "recognise", "response_aliases", "set_text", "synth_event"]
+import json
+
+from . import dialects
+from .dialect import Dialect
+from .events import DeltaRef, event_closes, event_deltas, response_aliases, synth_event
+from .requests import SKIP_KEYS, ChatRequest, Slot, context_hash, set_text
+
+
+def kinds() -> tuple[str, ...]:
+    return tuple(d.name for d in dialects.all_dialects())
+
+
+def kind_of(path: str, host: str = "") -> str | None:
+    """The first dialect a request path (and host) may belong to, or None."""
+    found = dialects.find(host, path)
+    return found[0].name if found else None
+
+
+def recognise(path: str, data, host: str = "") -> ChatRequest | None:
+    """The chat request in a parsed body sent to `host` + `path`, or None when address or shape do not fit."""
+    for d in dialects.find(host, path):
+        chat = d.read(data, path)
+        if chat is not None:
+            return chat
+    return None
+
+
+def recognise_body(host: str, path: str, body: bytes, content_type: str | None,
+                   websocket: bool = False) -> ChatRequest | None:
+    """The chat request in a decoded body (or one WebSocket message), or None."""
+    for d in dialects.find(host, path, websocket):
+        try:
+            chat = d.parse(body, content_type, path)
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError, json.JSONDecodeError):
+            chat = None  # a body that does not have the shape is not a chat of this dialect
+        if chat is not None:
+            return chat
+    return None
+
+
+__all__ = ["SKIP_KEYS", "ChatRequest", "DeltaRef", "Dialect", "Slot", "context_hash", "dialects", "event_closes",
+           "event_deltas", "kind_of", "kinds", "recognise", "recognise_body", "response_aliases", "set_text",
+           "synth_event"]

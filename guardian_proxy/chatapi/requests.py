@@ -1,25 +1,14 @@
-"""Chat-API request shapes: which texts of a request body the user, the system prompt or a tool wrote.
-
-See the package docstring for the APIs recognised and the stated rules.
-"""
+"""What a chat request is to the session stage (`ChatRequest`, its `Slot`s) and the walker the
+message-list dialects share. Each wire format's own reading lives in `chatapi.dialects`."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-import re
 from dataclasses import dataclass, field
 
 from ..bodies import json_path
 
-KINDS = ("openai_chat", "openai_responses", "anthropic", "ollama_chat", "ollama_generate")
-_PATHS = [
-    (re.compile(r"/chat/completions/?$"), "openai_chat"),
-    (re.compile(r"/responses/?$"), "openai_responses"),
-    (re.compile(r"/api/chat/?$"), "ollama_chat"),
-    (re.compile(r"/api/generate/?$"), "ollama_generate"),
-    (re.compile(r"/messages/?$"), "anthropic"),
-]
 _TEXT_PARTS = {"text", "input_text", "output_text"}
 _SKIP_PARTS = {"thinking", "redacted_thinking", "reasoning", "image", "image_url", "input_image", "input_audio",
                "input_file", "file", "audio", "item_reference"}
@@ -71,10 +60,11 @@ def set_text(data, parts: tuple, new: str) -> None:
     node[parts[-1]] = new
 
 
-# --------------------------------------------------------------------------- requests
 
 
-class _Walker:
+class Walker:
+    """Collects the slots of a message-list body (the shapes OpenAI, Anthropic, Ollama and their imitators share)."""
+
     def __init__(self):
         self.slots: list[Slot] = []
         self.turn = 0
@@ -129,6 +119,12 @@ class _Walker:
             return not all(isinstance(b, dict) and b.get("type") == "tool_result" for b in c)
         return True
 
+    def metadata(self, req: ChatRequest, data: dict) -> None:
+        md = data.get("metadata")
+        if isinstance(md, dict) and req.conversation is None:
+            cid = md.get("conversation_id") or md.get("thread_id") or md.get("session_id")
+            req.conversation = cid if isinstance(cid, str) else None
+
     def messages(self, msgs: list, kind: str) -> None:
         for i, m in enumerate(msgs):
             if not isinstance(m, dict):
@@ -173,63 +169,3 @@ class _Walker:
                 self.add(p + (key,), it.get(key), "assistant", json_text=t == "function_call")
             elif t.endswith("_call_output"):
                 self.content(it.get("output"), p + ("output",), "tool")
-
-
-def kind_of(path: str) -> str | None:
-    """The chat API a request path belongs to, or None."""
-    path = path.split("?", 1)[0]
-    return next((k for pat, k in _PATHS if pat.search(path)), None)
-
-
-def recognise(path: str, data) -> ChatRequest | None:
-    """The chat request in a parsed JSON body sent to `path`, or None when path or shape do not fit."""
-    if not isinstance(data, dict):
-        return None
-    kind = kind_of(path)
-    if kind is None:
-        return None
-    w = _Walker()
-    req = ChatRequest(kind=kind, data=data)
-    if kind in ("openai_chat", "anthropic", "ollama_chat"):
-        if not isinstance(data.get("messages"), list):
-            return None
-        if kind == "anthropic":
-            system = data.get("system")
-            if isinstance(system, str):
-                w.add(("system",), system, "system")
-            else:
-                w.content(system, ("system",), "system")
-        w.messages(data["messages"], kind)
-        req.stream = data.get("stream") is True if kind != "ollama_chat" else data.get("stream") is not False
-    elif kind == "openai_responses":
-        inp, instr = data.get("input"), data.get("instructions")
-        if not isinstance(inp, str | list) and not isinstance(instr, str):
-            return None
-        w.add(("instructions",), instr, "system")
-        if isinstance(inp, str | list):
-            w.responses_input(inp)
-        req.stream = data.get("stream") is True
-        prev, conv = data.get("previous_response_id"), data.get("conversation")
-        req.previous = prev if isinstance(prev, str) else None
-        if isinstance(conv, dict):
-            conv = conv.get("id")
-        req.conversation = conv if isinstance(conv, str) else None
-        req.history = req.previous is None and req.conversation is None
-    else:  # ollama_generate
-        if not isinstance(data.get("prompt"), str):
-            return None
-        w.add(("system",), data.get("system"), "system")
-        w.turn = 1
-        w.add(("prompt",), data["prompt"], "user")
-        req.stream = data.get("stream") is not False
-        ctx = data.get("context")
-        req.previous = context_hash(ctx) if isinstance(ctx, list) and ctx else None
-        req.history = False
-    md = data.get("metadata")
-    if isinstance(md, dict) and req.conversation is None:
-        cid = md.get("conversation_id") or md.get("thread_id") or md.get("session_id")
-        req.conversation = cid if isinstance(cid, str) else None
-    req.slots, req.turns = w.slots, w.turn
-    return req
-
-

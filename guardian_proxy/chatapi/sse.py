@@ -70,7 +70,10 @@ def parse_event(raw: bytes) -> Event:
 
 
 class _Framer:
-    """Bytes in, whole events out (`feed`); `rest` hands back what never completed."""
+    """Bytes in, whole events out (`feed`); `rest` hands back what never completed; `encode` writes an
+    event whose data changed (`ev` given: its other lines kept) or a new one (`ev` None).
+
+    Every framer of a chat reply (here, `eventstream`, `frames`) has these three methods and `overflow`."""
 
     def __init__(self):
         self.buf = bytearray()
@@ -106,6 +109,13 @@ class SSEFramer(_Framer):
         self._check_overflow()
         return out
 
+    def encode(self, ev: Event | None, name: str | None, obj) -> bytes:
+        data = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+        if ev is not None:
+            return ev.serialise(data)
+        head = f"event: {name}\n" if name else ""
+        return f"{head}data: {data}\n\n".encode()
+
 
 class NDJSONFramer(_Framer):
     """Ollama's stream: one JSON object per line."""
@@ -122,6 +132,9 @@ class NDJSONFramer(_Framer):
             out.append(parse_line(raw))
         self._check_overflow()
         return out
+
+    def encode(self, ev: Event | None, name: str | None, obj) -> bytes:
+        return ndjson_line(obj)
 
 
 def parse_line(raw: bytes) -> Event:

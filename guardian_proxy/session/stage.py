@@ -21,7 +21,6 @@ Responses are de-masked with the session's surrogate → real mapping (`stream.p
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 from collections import Counter
 from collections.abc import Callable
@@ -86,17 +85,16 @@ class SessionStage:
 
     def recognise(self, req: RawRequest, action=None) -> chatapi.ChatRequest | None:
         """The chat request in `req`, or None. `action` (stage 1's) lends its already decompressed body."""
-        if req.method != "POST" or not req.body or chatapi.kind_of(req.path) is None:
+        if req.method not in ("POST", "PUT") or not req.body or not chatapi.dialects.find(req.host, req.path):
             return None
         parsed = getattr(action, "_parsed", None)
         decoded = getattr(parsed, "decoded", None)
         try:
             if decoded is None:
                 decoded = codec.decode(req.body, req.header("content-encoding"), self.max_decoded)
-            data = json.loads(decoded)
         except Exception:
-            return None  # not JSON: the general pipeline's rules apply
-        return chatapi.recognise(req.path, data)
+            return None  # not decodable: the general pipeline's rules apply
+        return chatapi.recognise_body(req.host, req.path, decoded, req.header("content-type"))
 
     def session_id(self, req: RawRequest, chat: chatapi.ChatRequest, domain: str) -> str:
         v = self.vault
@@ -127,7 +125,7 @@ class SessionStage:
         crossed = st.crossed_turn is not None
         body = None
         if changed:
-            raw = json.dumps(chat.data, ensure_ascii=False, separators=(",", ":")).encode()
+            raw = chatapi.dialects.get(chat.kind).serialise(chat)
             body = codec.encode(raw, req.header("content-encoding"))
         risk_note = ""
         if decision.risk is not None:
@@ -293,21 +291,28 @@ class SessionStage:
 
     def stream_for(self, meta: dict, content_type: str | None, content_encoding: str | None) -> StreamDemasker | None:
         """A de-masking callable for a streamed chat response, or None (then the body is left alone)."""
-        sid, kind = meta.get("session"), meta.get("chat_api")
-        ctype = (content_type or "").lower()
-        if not sid or kind not in chatapi.KINDS or not ("event-stream" in ctype or "ndjson" in ctype):
+        sid, dialect = meta.get("session"), chatapi.dialects.get(meta.get("chat_api"))
+        framer = dialect.framer(content_type) if sid and dialect is not None else None
+        if framer is None:
             return None
         coding = (content_encoding or "").strip().lower() or None
         if coding == "identity":
             coding = None
         if coding is not None and coding not in DECODABLE:
             return None  # stated rule: an encoding we cannot decode incrementally passes unchanged
-        return StreamDemasker(kind, self.store.demasker(sid), "ndjson" in ctype, coding,
+        return StreamDemasker(dialect.name, self.store.demasker(sid), framer, coding,
                               lambda a: self.store.alias(a, sid))
 
     def demask_response(self, meta: dict, body: bytes, content_type: str | None) -> bytes | None:
         sid, kind = meta.get("session"), meta.get("chat_api")
-        if not sid or kind not in chatapi.KINDS or "json" not in (content_type or "").lower() or not body:
+        if not sid or chatapi.dialects.get(kind) is None or not body:
+            return None
+        framer = chatapi.dialects.get(kind).framer(content_type)
+        if framer is not None:  # a whole body in a stream's framing (AWS event-stream, length-prefixed frames)
+            sd = StreamDemasker(kind, self.store.demasker(sid), framer, None, lambda a: self.store.alias(a, sid))
+            out = sd(body) + sd(b"")
+            return out if out != body else None
+        if "json" not in (content_type or "").lower():
             return None
         return demask_body(kind, body, self.store.demasker(sid), lambda a: self.store.alias(a, sid))
 

@@ -21,7 +21,7 @@ import zlib
 from collections.abc import Callable
 
 from .. import chatapi
-from ..chatapi.sse import Event, NDJSONFramer, SSEFramer, ndjson_line
+from ..chatapi.sse import Event, SSEFramer
 from .demask import Channel, Demasker
 
 log = logging.getLogger("guardian_proxy")
@@ -97,12 +97,15 @@ DECODABLE = ("gzip", "x-gzip", "deflate", "br", "zstd")
 
 
 class StreamDemasker:
-    def __init__(self, kind: str, dm: Demasker, ndjson: bool = False, coding: str | None = None,
+    """`framer` cuts the (decoded) bytes into events and writes changed ones back in the stream's own framing
+    (SSE, NDJSON, AWS event-stream, length-prefixed frames); the dialect names their text deltas."""
+
+    def __init__(self, kind: str, dm: Demasker, framer=None, coding: str | None = None,
                  on_alias: Callable[[str], None] | None = None):
         self.kind = kind
+        self.dialect = chatapi.dialects.get(kind)
         self.dm = dm
-        self.ndjson = ndjson
-        self.framer = NDJSONFramer() if ndjson else SSEFramer()
+        self.framer = framer if framer is not None else SSEFramer()
         self.decoder = _Decoder(coding) if coding else None
         self.on_alias = on_alias
         self.channels: dict[tuple, Channel] = {}
@@ -157,14 +160,14 @@ class StreamDemasker:
         if obj is None:
             return ev.raw
         pre = bytearray()
-        closes = chatapi.event_closes(self.kind, ev.name, obj)
+        closes = self.dialect.closes(ev.name, obj)
         if closes:
             for prefix in closes:
                 pre += self._flush(prefix, obj)
         if obj == "[DONE]":
             return bytes(pre) + ev.raw
         changed = False
-        deltas = chatapi.event_deltas(self.kind, ev.name, obj)
+        deltas = self.dialect.deltas(ev.name, obj)
         for d in deltas:
             ch = self.channels.get(d.channel)
             if ch is None:
@@ -178,20 +181,14 @@ class StreamDemasker:
         if not deltas:
             changed = demask_json(obj, self.dm) > 0
         if self.on_alias is not None:
-            for alias in chatapi.response_aliases(self.kind, obj):
+            for alias in self.dialect.aliases(obj):
                 self.on_alias(alias)
         if not changed:
             return bytes(pre) + ev.raw
         return bytes(pre) + self._encode(ev.name, obj, ev)
 
     def _encode(self, name: str | None, obj, ev: Event | None = None) -> bytes:
-        if self.ndjson:
-            return ndjson_line(obj)
-        data = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
-        if ev is not None:
-            return ev.serialise(data)
-        head = f"event: {name}\n" if name else ""
-        return f"{head}data: {data}\n\n".encode()
+        return self.framer.encode(ev, name, obj)
 
     def _flush(self, prefix: tuple, template) -> bytes:
         out = bytearray()
@@ -200,7 +197,7 @@ class StreamDemasker:
             text = ch.flush()
             if text:
                 tpl = template if isinstance(template, dict) else self.templates.get(key)
-                name, obj = chatapi.synth_event(self.kind, tpl, key, text, ch.json_text)
+                name, obj = self.dialect.synth(tpl, key, text, ch.json_text)
                 out += self._encode(name, obj)
         return bytes(out)
 
@@ -215,7 +212,7 @@ def demask_body(kind: str, body: bytes, dm: Demasker, on_alias: Callable[[str], 
     except (ValueError, UnicodeDecodeError):
         return None
     if on_alias is not None:
-        for alias in chatapi.response_aliases(kind, obj):
+        for alias in chatapi.dialects.get(kind).aliases(obj):
             on_alias(alias)
     if demask_json(obj, dm) == 0:
         return None
