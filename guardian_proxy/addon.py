@@ -19,7 +19,7 @@ import signal
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from mitmproxy import http
+from mitmproxy import ctx, http
 from mitmproxy.proxy import server_hooks
 
 from . import codec
@@ -52,6 +52,18 @@ def never_empty(stream):
         return out if out else []
 
     return call
+
+
+_STREAM_TYPES = ("text/event-stream", "application/x-ndjson", "application/ndjson", "application/jsonl",
+                 "application/vnd.amazon.eventstream", "application/grpc", "multipart/x-mixed-replace")
+#: the handshake headers a WebSocket message's evaluation sees (who sent it; never cookies or credentials)
+_WS_HEADERS = frozenset({"host", "origin", "user-agent", "referer", "sec-fetch-site", "sec-fetch-mode",
+                         "sec-fetch-dest"})
+WS_KEEP = 16  # WebSocket messages kept per flow (mitmproxy otherwise keeps all until the connection closes)
+
+
+def is_stream(content_type: str | None) -> bool:
+    return (content_type or "").lower().strip().startswith(_STREAM_TYPES)
 
 
 def wants_html(flow: http.HTTPFlow) -> bool:
@@ -186,6 +198,7 @@ class GuardianAddon:
         self.big_pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="guardian-big")
         self.learn_pool: ThreadPoolExecutor | None = None  # learning policies while browsing (response hook)
         self._learn_queued = 0
+        self._ws_demask: dict[str, object] = {}  # flow id → the de-masker of a chat WebSocket's server messages
 
     async def request(self, flow: http.HTTPFlow) -> None:
         if flow.response or flow.error:
@@ -217,10 +230,15 @@ class GuardianAddon:
                 pass
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
-        """Chat streams (SSE, NDJSON) of a session pass chunk by chunk through stage 7's de-masking callable
-        (never buffered whole); it decodes a compressed stream, so the client gets it uncompressed."""
+        """Chat streams of a session pass chunk by chunk through stage 7's de-masking callable (never buffered
+        whole); it decodes a compressed stream, so the client gets it uncompressed. Every other stream (SSE,
+        NDJSON, AWS event-stream, gRPC, or a body of unknown length) passes chunk by chunk untouched."""
         g = flow.metadata.get("guardian") or {}
-        if not g.get("session") or flow.response is None or flow.response.stream:
+        if flow.response is None or flow.response.stream:
+            return
+        if not g.get("session"):
+            if self._streams(flow):
+                flow.response.stream = True
             return
         h = flow.response.headers
         try:
@@ -229,6 +247,8 @@ class GuardianAddon:
             log.warning("guardian: chat stream of %s left as is (%s)", flow.request.host, type(e).__name__)
             return
         if stream is None:
+            if is_stream(h.get("content-type")):
+                flow.response.stream = True  # a stream the session cannot read passes as it comes
             return
         if stream.decodes:
             h.pop("content-encoding", None)
@@ -236,6 +256,103 @@ class GuardianAddon:
         if flow.request.http_version.startswith("HTTP/1") and "chunked" not in h.get("transfer-encoding", "").lower():
             h["transfer-encoding"] = "chunked"
         flow.response.stream = never_empty(stream)
+
+    def _streams(self, flow: http.HTTPFlow) -> bool:
+        """A response outside a session that is passed on as it arrives: a stream by its type, or a body of
+        unknown length (chunked, or HTTP/2 without Content-Length) that no later stage reads — a privacy
+        policy page is buffered for learning."""
+        h = flow.response.headers
+        if is_stream(h.get("content-type")):
+            return True
+        if "content-length" in h or flow.request.method == "HEAD":
+            return False
+        url = flow.metadata.get("guardian_url", flow.request.pretty_url)
+        wants = getattr(self.gateway, "wants_policy", None)
+        try:
+            return not (flow.request.method == "GET" and wants is not None and wants(url, h.get("content-type", "")))
+        except Exception:
+            return True
+
+    # ------------------------------------------------------------------ WebSockets
+
+    def _ws_raw(self, flow: http.HTTPFlow, content: bytes, is_text: bool) -> RawRequest:
+        """One client→server message as the pipeline sees it: the handshake's URL, the headers that say who
+        sent it (never its cookies or credentials: the handshake was decided with those), the message as body."""
+        r = flow.request
+        keep = [(k, v) for k, v in r.headers.items(multi=True) if k.lower() in _WS_HEADERS]
+        ctype = ("application/json" if content.lstrip()[:1] in (b"{", b"[") else "text/plain; charset=utf-8") \
+            if is_text else "application/octet-stream"
+        client = str(flow.client_conn.peername[0]) if flow.client_conn and flow.client_conn.peername else None
+        return RawRequest(method="POST", url=r.pretty_url, headers=keep + [("content-type", ctype)], body=content,
+                          client=client, websocket=flow.id)
+
+    async def websocket_message(self, flow: http.HTTPFlow) -> None:
+        """Client→server messages are decided like request bodies (the conversation stage for chat dialects);
+        a blocked one is dropped. Server→client messages of a chat are de-masked, text held back across two
+        messages included (flushed as extra messages injected right after). mitmproxy keeps every message
+        until the connection closes: only the last `WS_KEEP` stay."""
+        ws = flow.websocket
+        if ws is None or not ws.messages:
+            return
+        msg = ws.messages[-1]
+        try:
+            if msg.injected:
+                return
+            if msg.from_client:
+                await self._ws_client(flow, msg)
+            else:
+                self._ws_server(flow, msg)
+        except Exception as e:  # never break the connection; a client message that was not decided is dropped
+            log.warning("guardian: WebSocket message on %s (%s)", flow.request.host, type(e).__name__)
+            if msg.from_client:
+                msg.drop()
+        finally:
+            if len(ws.messages) > WS_KEEP:
+                del ws.messages[:-WS_KEEP]
+
+    async def _ws_client(self, flow: http.HTTPFlow, msg) -> None:
+        raw = self._ws_raw(flow, msg.content, msg.is_text)
+        ticket = Ticket()
+        pool = self.big_pool if len(raw.body) > BIG_BODY_BYTES else self.pool
+        try:
+            fut = asyncio.get_running_loop().run_in_executor(
+                pool, functools.partial(self.gateway.evaluate, raw, ticket=ticket))
+            decision = await asyncio.wait_for(fut, self.eval_timeout_s)
+        except Exception as e:
+            decision = self.gateway.failure_decision(raw, e, ticket)
+        if decision.action == "deny":
+            msg.drop()
+        elif decision.action == "transform" and decision.rewrite is not None and decision.rewrite.body is not None:
+            msg.content = decision.rewrite.body
+        sid = decision.extra.get("session")
+        if sid:
+            meta = {"session": sid, "chat_api": decision.extra.get("chat_api")}
+            fresh = self.gateway.chat_ws(meta)
+            old = self._ws_demask.get(flow.id)
+            if old is not None and fresh is not None and old.kind == fresh.kind:
+                old.dm = fresh.dm  # the session's new mappings; channels still open keep their held text
+            elif fresh is not None:
+                self._ws_demask[flow.id] = fresh
+        if self.dash_pool is not None:
+            try:
+                self.dash_pool.submit(self.dashboard.publish, raw, decision)
+            except RuntimeError:
+                pass
+
+    def _ws_server(self, flow: http.HTTPFlow, msg) -> None:
+        sd = self._ws_demask.get(flow.id)
+        if sd is None or not msg.is_text:
+            return
+        out = sd.message(msg.content)
+        if not out:
+            msg.drop()
+            return
+        msg.content = out[0]
+        for extra in out[1:]:  # injected after the current one, in order
+            ctx.master.commands.call("inject.websocket", flow, True, extra, True)
+
+    def websocket_end(self, flow: http.HTTPFlow) -> None:
+        self._ws_demask.pop(flow.id, None)
 
     def _chat_response(self, flow: http.HTTPFlow, g: dict) -> None:
         """A whole (non-streamed) chat response: surrogates back to real values and the agent guard on its

@@ -193,6 +193,11 @@ class Gateway:
 
         return chained(stream, guard) if stream is not None else (guard if not content_encoding else None)
 
+    def chat_ws(self, meta: dict):
+        """Stage 7 on the server→client messages of a chat WebSocket: a de-masker (`.message(bytes)` → the
+        messages to deliver), or None."""
+        return self.session.ws_stream(meta) if self.session else None
+
     def chat_response(self, meta: dict, body: bytes, content_type: str | None) -> bytes | None:
         """Stage 7 on a whole chat response (decoded JSON): the de-masked body, then the agent guard on the
         tool calls it proposes; None to leave it."""

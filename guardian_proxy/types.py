@@ -143,6 +143,9 @@ class RawRequest(BaseModel):
     headers: list[tuple[str, str]] = Field(default_factory=list)
     body: bytes = b""
     client: str | None = None
+    #: one client→server WebSocket message: the connection's id (the body is the message, the URL and headers
+    #: are the handshake's); None for an HTTP request
+    websocket: str | None = None
 
     def header(self, name: str, default: str | None = None) -> str | None:
         lname = name.lower()

@@ -137,6 +137,16 @@ class NDJSONFramer(_Framer):
         return ndjson_line(obj)
 
 
+class MessageFramer(_Framer):
+    """WebSocket messages: each message is one whole event (JSON), written back compact."""
+
+    def feed(self, data: bytes) -> list[Event]:
+        return [parse_line(data)] if data else []
+
+    def encode(self, ev: Event | None, name: str | None, obj) -> bytes:
+        return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
 def parse_line(raw: bytes) -> Event:
     ev = Event(raw=raw)
     try:

@@ -26,6 +26,7 @@ from collections import Counter
 from collections.abc import Callable
 
 from .. import chatapi, codec
+from ..chatapi.sse import MessageFramer
 from ..config import FactorTables, Settings
 from ..types import ENTITIES, Decision, RawRequest, Rewrite, Span, TextField
 from .registry import SessionState, normalise
@@ -85,7 +86,10 @@ class SessionStage:
 
     def recognise(self, req: RawRequest, action=None) -> chatapi.ChatRequest | None:
         """The chat request in `req`, or None. `action` (stage 1's) lends its already decompressed body."""
-        if req.method not in ("POST", "PUT") or not req.body or not chatapi.dialects.find(req.host, req.path):
+        ws = req.websocket is not None
+        ai = getattr(action, "recipient", None) == "ai_service"  # no known shape: the generic dialect, by rule
+        if (req.method not in ("POST", "PUT") and not ws) or not req.body or \
+                not (ai or chatapi.dialects.find(req.host, req.path, ws)):
             return None
         parsed = getattr(action, "_parsed", None)
         decoded = getattr(parsed, "decoded", None)
@@ -94,7 +98,12 @@ class SessionStage:
                 decoded = codec.decode(req.body, req.header("content-encoding"), self.max_decoded)
         except Exception:
             return None  # not decodable: the general pipeline's rules apply
-        return chatapi.recognise_body(req.host, req.path, decoded, req.header("content-type"))
+        chat = chatapi.recognise_body(req.host, req.path, decoded, req.header("content-type"), ws)
+        if chat is None and ai:
+            chat = chatapi.dialects.get("ai_generic").parse(decoded, req.header("content-type"), req.path)
+        if chat is not None and ws and chat.conversation is None and chat.previous is None:
+            chat.conversation = "ws:" + req.websocket  # one conversation per WebSocket connection
+        return chat
 
     def session_id(self, req: RawRequest, chat: chatapi.ChatRequest, domain: str) -> str:
         v = self.vault
@@ -301,6 +310,14 @@ class SessionStage:
         if coding is not None and coding not in DECODABLE:
             return None  # stated rule: an encoding we cannot decode incrementally passes unchanged
         return StreamDemasker(dialect.name, self.store.demasker(sid), framer, coding,
+                              lambda a: self.store.alias(a, sid))
+
+    def ws_stream(self, meta: dict) -> StreamDemasker | None:
+        """A de-masker for the server→client messages of a chat WebSocket (`StreamDemasker.message`)."""
+        sid, dialect = meta.get("session"), chatapi.dialects.get(meta.get("chat_api"))
+        if not sid or dialect is None or not dialect.websocket:
+            return None
+        return StreamDemasker(dialect.name, self.store.demasker(sid), MessageFramer(), None,
                               lambda a: self.store.alias(a, sid))
 
     def demask_response(self, meta: dict, body: bytes, content_type: str | None) -> bytes | None:

@@ -156,16 +156,21 @@ class StreamDemasker:
     # ------------------------------------------------------------------ events
 
     def _event(self, ev: Event) -> bytes:
+        return b"".join(self._event_parts(ev))
+
+    def _event_parts(self, ev: Event) -> list[bytes]:
+        """The event, written back (changed or as received), preceded by the synthetic deltas that flush the
+        channels it closes: one item per event."""
         obj = ev.obj
         if obj is None:
-            return ev.raw
-        pre = bytearray()
+            return [ev.raw]
+        pre: list[bytes] = []
         closes = self.dialect.closes(ev.name, obj)
         if closes:
             for prefix in closes:
                 pre += self._flush(prefix, obj)
         if obj == "[DONE]":
-            return bytes(pre) + ev.raw
+            return pre + [ev.raw]
         changed = False
         deltas = self.dialect.deltas(ev.name, obj)
         for d in deltas:
@@ -184,25 +189,42 @@ class StreamDemasker:
             for alias in self.dialect.aliases(obj):
                 self.on_alias(alias)
         if not changed:
-            return bytes(pre) + ev.raw
-        return bytes(pre) + self._encode(ev.name, obj, ev)
+            return pre + [ev.raw]
+        return pre + [self._encode(ev.name, obj, ev)]
+
+    def message(self, content: bytes) -> list[bytes]:
+        """One server→client WebSocket message (one event): the messages to deliver in its place, in order
+        (synthetic deltas flushing held-back text first); [] when the whole message is held back. A message
+        that is not JSON, or a de-masking error, passes as received."""
+        if self.passthrough:
+            return [content]
+        try:
+            ev = Event(raw=content, obj=json.loads(content))
+        except (ValueError, UnicodeDecodeError):
+            return [content]
+        try:
+            return [m for m in self._event_parts(ev) if m]
+        except Exception as e:
+            log.warning("guardian: de-masking stopped for a %s WebSocket (%s)", self.kind, type(e).__name__)
+            self.passthrough = True
+            return self._flush((), None) + [content]
 
     def _encode(self, name: str | None, obj, ev: Event | None = None) -> bytes:
         return self.framer.encode(ev, name, obj)
 
-    def _flush(self, prefix: tuple, template) -> bytes:
-        out = bytearray()
+    def _flush(self, prefix: tuple, template) -> list[bytes]:
+        out: list[bytes] = []
         for key in [k for k in self.channels if k[: len(prefix)] == prefix]:
             ch = self.channels.pop(key)
             text = ch.flush()
             if text:
                 tpl = template if isinstance(template, dict) else self.templates.get(key)
                 name, obj = self.dialect.synth(tpl, key, text, ch.json_text)
-                out += self._encode(name, obj)
-        return bytes(out)
+                out.append(self._encode(name, obj))
+        return out
 
     def _flush_all(self, template) -> bytes:
-        return self._flush((), template)
+        return b"".join(self._flush((), template))
 
 
 def demask_body(kind: str, body: bytes, dm: Demasker, on_alias: Callable[[str], None] | None = None) -> bytes | None:

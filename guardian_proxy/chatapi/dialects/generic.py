@@ -1,0 +1,67 @@
+"""Any other AI service: a JSON body sent to a host the recipient table classes `ai_service` whose shape no
+dialect knows (a new web app, a private gateway, an API this version does not list).
+
+It is never matched by address (`paths` is empty): the session stage falls back to it for an AI service's
+JSON body that no other dialect accepted. Stated rules, chosen so that such a conversation goes on instead
+of being blocked or garbled:
+
+- every string leaf is a text the user wrote (role user, turn 1), except the keys no dialect analyses
+  (`SKIP_KEYS`: ids, model, role, type, signatures …) and strings that look like tokens (no space and 40+
+  characters: ids, hashes, base64) — so values are pseudonymised consistently and SSN, card and bank
+  account numbers become [BLOCKED], instead of whole fields being elided by the general rewriter;
+- the server is assumed to keep the history (`history` False); the conversation is the body's id field
+  when it has one (`conversation_id`, `conversationId`, `chat_id`, `chatId`, `thread_id`, `session_id`,
+  `sessionId`), else one session per service and account (a conservative merge: exposure accumulates);
+- replies are de-masked as whole JSON or, for streams (SSE/NDJSON), event by event (a surrogate split
+  across two events of an unknown stream is not restored: there is no delta to hold back).
+"""
+
+from __future__ import annotations
+
+from ..dialect import Dialect
+from ..requests import SKIP_KEYS, ChatRequest, Walker
+
+_CONV_KEYS = ("conversation_id", "conversationId", "chat_id", "chatId", "thread_id", "threadId", "session_id",
+              "sessionId")
+_MAX_SLOTS = 512
+
+
+class GenericAI(Dialect):
+    name = "ai_generic"
+    service = "any other AI service (JSON bodies, by rule)"
+    priority = -100
+
+    def matches(self, host, path):
+        return False  # chosen by the recipient class, never by address
+
+    def read(self, data, path):
+        if not isinstance(data, dict | list):
+            return None
+        w = Walker()
+        w.turn = 1
+        self._walk(w, data, (), 0)
+        if not w.slots:
+            return None
+        req = ChatRequest(kind=self.name, data=data, history=False, turns=1)
+        conv = next((data.get(k) for k in _CONV_KEYS if isinstance(data, dict) and isinstance(data.get(k), str | int)),
+                    None)
+        req.conversation = str(conv) if conv is not None else "service"
+        req.stream = isinstance(data, dict) and data.get("stream") is True
+        req.slots = w.slots
+        return req
+
+    def _walk(self, w: Walker, value, parts: tuple, depth: int) -> None:
+        if depth > 32 or len(w.slots) >= _MAX_SLOTS:
+            return
+        if isinstance(value, dict):
+            for k, v in value.items():
+                if k not in SKIP_KEYS and k not in _CONV_KEYS:
+                    self._walk(w, v, parts + (k,), depth + 1)
+        elif isinstance(value, list):
+            for i, v in enumerate(value):
+                self._walk(w, v, parts + (i,), depth + 1)
+        elif isinstance(value, str) and not (len(value) >= 40 and " " not in value):
+            w.add(parts, value, "user")
+
+
+DIALECTS = [GenericAI()]
