@@ -52,6 +52,26 @@ class TransformStage(Protocol):
     def transform(self, req: RawRequest, action: Action, level: int) -> tuple[Rewrite, int, int]: ...
 
 
+def resign(req: RawRequest, d: Decision) -> Decision:
+    """A rewritten request that was signed (AWS SigV4) is signed again with the user's credentials (botocore's
+    standard chain), else blocked by rule (`signed-request`): a request with a broken signature would only be
+    refused by the service, after its data had left."""
+    if not (req.header("authorization") or "").startswith("AWS4-HMAC-SHA256"):
+        return d
+    from . import sigv4  # botocore: imported only for a signed request
+    rw = d.rewrite
+    gone = {h.lower() for h in rw.remove_headers} | {h.lower() for h in rw.set_headers}
+    headers = [(k, v) for k, v in req.headers if k.lower() not in gone] + list(rw.set_headers.items())
+    try:
+        rw.set_headers.update(sigv4.resign(req.method, rw.url or req.url, headers,
+                                           rw.body if rw.body is not None else req.body))
+    except sigv4.CannotResign as e:
+        d.action, d.rewrite, d.rule = "deny", None, "signed-request"
+        d.explanation = (f"{d.explanation}; blocked: the request is signed (AWS SigV4) and a rewritten copy cannot be "
+                         f"signed again: {e}")
+    return d
+
+
 class Gateway:
     def __init__(self, settings: Settings, tables: FactorTables, extractor: ExtractStage, evidence: EvidenceStage,
                  likelihood: LikelihoodStage, transformer: TransformStage, decision_log: DecisionLog | None = None,
@@ -154,6 +174,8 @@ class Gateway:
                 decision = run_stage("session", self.session.apply, req, chat, action, decision)
                 if self.agents is not None:
                     decision = run_stage("agents", self.agents.apply, req, chat, decision)
+            if decision.action == "transform" and decision.rewrite is not None:
+                decision = run_stage("decide", resign, req, decision)
         except StageFailed as f:
             decision = self.failures.decision(req, f.stage, f.cause, action)
             if f.stage == "session":  # a chat that cannot be pseudonymised does not leave (stated rule)
