@@ -125,7 +125,7 @@ def test_an_unknown_ai_service_conversation_goes_on(env, monkeypatch):
     assert line["action"] == "transform"
 
 
-async def _ws_server(port_box: list, received: list, ready: threading.Event, tls: ssl.SSLContext):
+async def _ws_server(port_box: list, received: list, ready: threading.Event, tls: ssl.SSLContext, stop: list):
     import websockets
 
     async def handler(ws):
@@ -145,10 +145,12 @@ async def _ws_server(port_box: list, received: list, ready: threading.Event, tls
             else:
                 await ws.send(json.dumps({"ok": True}))
 
+    done = asyncio.Event()
+    stop.append(done)
     async with websockets.serve(handler, "127.0.0.1", 0, ssl=tls) as server:
         port_box.append(server.sockets[0].getsockname()[1])
         ready.set()
-        await asyncio.Future()
+        await done.wait()
 
 
 @pytest.fixture(scope="module")
@@ -159,15 +161,18 @@ def ws_env(tmp_path_factory):
     cert, key = self_signed(d, ["api.openai.com", "collect.tracker-cdn.example", "stats.g.doubleclick.net"])
     tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     tls.load_cert_chain(cert, key)
-    port_box, received, ready = [], [], threading.Event()
+    port_box, received, ready, stop = [], [], threading.Event(), []
     loop = asyncio.new_event_loop()
-    threading.Thread(target=lambda: loop.run_until_complete(_ws_server(port_box, received, ready, tls)),
-                     daemon=True).start()
+    t = threading.Thread(target=lambda: loop.run_until_complete(_ws_server(port_box, received, ready, tls, stop)),
+                         daemon=True)
+    t.start()
     assert ready.wait(10)
     px = start_proxy(d, port_box[0])
     yield received, px, ssl.create_default_context(cafile=str(px.ca))
     px.stop()
-    loop.call_soon_threadsafe(loop.stop)
+    loop.call_soon_threadsafe(stop[0].set)
+    t.join(10)
+    loop.close()
 
 
 def test_websocket_messages_to_a_tracker_are_decided(ws_env):
