@@ -25,10 +25,11 @@ class Slot:
     role: str  # system | user | assistant | tool
     turn: int  # user messages up to and including this one (0 = before the first)
     json_text: bool = False  # the text is itself JSON (tool arguments): replacements are JSON-escaped
+    file: int | None = None  # the text of `ChatRequest.files[file]` (an attachment), not a string of the body
 
     @property
     def path(self) -> str:
-        return "json:" + json_path(self.parts)
+        return f"file:{self.file}" if self.file is not None else "json:" + json_path(self.parts)
 
 
 @dataclass
@@ -41,6 +42,8 @@ class ChatRequest:
     history: bool = True  # the request carries the conversation so far (False: server-side state)
     conversation: str | None = None  # explicit conversation / thread id
     previous: str | None = None  # previous_response_id, or a hash of Ollama's `context`
+    files: list = field(default_factory=list)  # session.files.Attachment: files the request carries
+    unread_files: int = 0  # embedded files of a kind the proxy reads that could not be read
 
     def prefix(self) -> str:
         """System texts and the first user message: stable across the turns of one conversation."""

@@ -29,6 +29,7 @@ from .. import chatapi, codec
 from ..chatapi.sse import MessageFramer
 from ..config import FactorTables, Settings
 from ..types import ENTITIES, Decision, RawRequest, Rewrite, Span, TextField
+from . import files
 from .registry import SessionState, normalise
 from .rewrite import (
     BLOCKED,
@@ -98,9 +99,23 @@ class SessionStage:
                 decoded = codec.decode(req.body, req.header("content-encoding"), self.max_decoded)
         except Exception:
             return None  # not decodable: the general pipeline's rules apply
-        chat = chatapi.recognise_body(req.host, req.path, decoded, req.header("content-type"), ws)
+        ctype = req.header("content-type")
+        chat = chatapi.recognise_body(req.host, req.path, decoded, ctype, ws)
         if chat is None and ai:
-            chat = chatapi.dialects.get("ai_generic").parse(decoded, req.header("content-type"), req.path)
+            chat = chatapi.dialects.get("ai_generic").parse(decoded, ctype, req.path)
+        if chat is None and ai and not ws:  # a raw file upload
+            chat = chatapi.dialects.get("ai_upload").parse(decoded, ctype, req.path)
+            att = files.upload(decoded, ctype, req.path.rsplit("/", 1)[-1] or None,
+                               lambda b, chat=chat: chat.data.__setitem__("body", b)) if chat else None
+            if att is None:
+                return None
+            chat.files = [att]
+        elif chat is not None and chat.kind != "ai_upload":
+            chat.files, unread = files.embedded(chat.data)
+            chat.unread_files = unread
+        if chat is not None:
+            for i, att in enumerate(chat.files):
+                chat.slots.append(chatapi.Slot((), att.text, "user", max(chat.turns, 1), file=i))
         if chat is not None and ws and chat.conversation is None and chat.previous is None:
             chat.conversation = "ws:" + req.websocket  # one conversation per WebSocket connection
         return chat
@@ -132,6 +147,15 @@ class SessionStage:
             self.store.persist(st)  # committed before the request leaves
             self.store.refresh(st)  # the de-masker responses will use
         crossed = st.crossed_turn is not None
+        stuck = [att for att in chat.files if not att.commit()]
+        if stuck:
+            decision.action, decision.rewrite, decision.rule = "deny", None, "file-not-rewritable"
+            decision.explanation = (
+                f"chat with {action.host} ({chat.kind}): the {', '.join(a.label() for a in stuck)} carries values this "
+                f"conversation replaces, and a {stuck[0].kind.upper()} cannot be rewritten: blocked by rule (send its "
+                "text instead, or allow this site)")
+            decision.extra.update({"chat_api": chat.kind, "session": sid, "files": len(chat.files)})
+            return decision
         body = None
         if changed:
             raw = chatapi.dialects.get(chat.kind).serialise(chat)
@@ -153,6 +177,8 @@ class SessionStage:
         decision.extra.update({"session": sid, "turn": turn, "cpe": round(st.cpe, 3), "retroactive": crossed,
                                "crossed_turn": st.crossed_turn, "counts": dict(counts), "blocked": blocked,
                                "stream": chat.stream})
+        if chat.files or chat.unread_files:
+            decision.extra.update({"files": len(chat.files), "files_unread": chat.unread_files})
         return decision
 
     @staticmethod
@@ -254,7 +280,10 @@ class SessionStage:
                 counts[plan[id(h)][1]] += 1
             new = apply(s.text, chosen, lambda h, plan=plan: plan[id(h)][0], s.json_text)
             if new != s.text:
-                chatapi.set_text(chat.data, s.parts, new)
+                if s.file is not None:
+                    chat.files[s.file].new_text = new
+                else:
+                    chatapi.set_text(chat.data, s.parts, new)
                 changed = True
         return changed, counts, turn_now
 

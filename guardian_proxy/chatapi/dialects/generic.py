@@ -64,4 +64,25 @@ class GenericAI(Dialect):
             w.add(parts, value, "user")
 
 
-DIALECTS = [GenericAI()]
+class AIUpload(Dialect):
+    """A raw file upload to an AI service (the body is the file, as the web apps' upload URLs take it): the
+    session stage reads the file (`session.files`) and writes it back rewritten; `chat.data["body"]`."""
+
+    name = "ai_upload"
+    service = "files uploaded to an AI service (text, DOCX, PDF)"
+    priority = -100
+
+    def matches(self, host, path):
+        return False
+
+    def parse(self, body, content_type, path):
+        ct = (content_type or "").lower()
+        if not body or "json" in ct or "form" in ct:
+            return None
+        return ChatRequest(kind=self.name, data={"body": body}, history=False, conversation="service", turns=1)
+
+    def serialise(self, chat):
+        return chat.data["body"]
+
+
+DIALECTS = [GenericAI(), AIUpload()]
