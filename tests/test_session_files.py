@@ -80,3 +80,19 @@ def test_a_file_without_personal_values_passes_unchanged(gateway):
         {"type": "base64", "media_type": "text/plain",
          "data": base64.b64encode(b"Quarterly revenue grew 4% on higher volumes.\n").decode()}))
     assert d.action == "allow" and d.rewrite is None
+
+
+def test_a_multipart_upload_to_the_openai_files_api_is_read_and_rewritten(gateway):
+    docx = (FIX / "letter.docx").read_bytes()
+    b = "----guardian-test-boundary"
+    body = (f"--{b}\r\nContent-Disposition: form-data; name=\"purpose\"\r\n\r\nuser_data\r\n"
+            f"--{b}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"letter.docx\"\r\n"
+            "Content-Type: application/vnd.openxmlformats-officedocument.wordprocessingml.document\r\n\r\n"
+            ).encode() + docx + f"\r\n--{b}--\r\n".encode()
+    d = post(gateway, "https://api.openai.com/v1/files", body, f"multipart/form-data; boundary={b}")
+    assert d.action == "transform" and d.extra.get("chat_api") == "ai_upload", d.explanation
+    new = d.rewrite.body
+    start = new.index(b"PK\x03\x04")
+    end = new.rindex(f"\r\n--{b}--".encode())
+    text = F.read_text("docx", new[start:end]).text
+    assert NAME not in text and SSN not in text and b"user_data" in new

@@ -79,6 +79,18 @@ def embedded(data) -> tuple[list[Attachment], int]:
     return out, unread
 
 
+def multipart(parsed) -> list[Attachment]:
+    """The readable file parts of a multipart upload; new bytes go back into `parsed` (bodies.write_back)."""
+    out = []
+    for ref in F.multipart_files(parsed):
+        kind = F.kind_of(ref.filename, ref.content_type, ref.data)
+        text = _read(kind, ref.data)
+        if text is not None:
+            out.append(Attachment(kind, ref.filename, ref.data, text,
+                                  lambda b, i=ref.index: F.replace_file_parts(parsed, {i: b})))
+    return out
+
+
 def upload(body: bytes, content_type: str | None, name: str | None, put: Callable[[bytes], None]) -> Attachment | None:
     """A raw file upload (the body is the file), or None when it is no file this module reads."""
     kind = F.kind_of(name, content_type, body)

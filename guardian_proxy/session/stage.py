@@ -105,11 +105,16 @@ class SessionStage:
             chat = chatapi.dialects.get("ai_generic").parse(decoded, ctype, req.path)
         if chat is None and ai and not ws:  # a raw file upload
             chat = chatapi.dialects.get("ai_upload").parse(decoded, ctype, req.path)
-            att = files.upload(decoded, ctype, req.path.rsplit("/", 1)[-1] or None,
-                               lambda b, chat=chat: chat.data.__setitem__("body", b)) if chat else None
-            if att is None:
+            if chat is None:
                 return None
-            chat.files = [att]
+            if "parsed" in chat.data:
+                chat.files = files.multipart(chat.data["parsed"])
+            else:
+                att = files.upload(decoded, ctype, req.path.rsplit("/", 1)[-1] or None,
+                                   lambda b, chat=chat: chat.data.__setitem__("body", b))
+                chat.files = [att] if att is not None else []
+            if not chat.files and not chat.slots:
+                return None
         elif chat is not None and chat.kind != "ai_upload":
             chat.files, unread = files.embedded(chat.data)
             chat.unread_files = unread

@@ -18,6 +18,7 @@ of being blocked or garbled:
 
 from __future__ import annotations
 
+from ...bodies import BodyLimits, parse_body, write_back
 from ..dialect import Dialect
 from ..requests import SKIP_KEYS, ChatRequest, Walker
 
@@ -65,8 +66,9 @@ class GenericAI(Dialect):
 
 
 class AIUpload(Dialect):
-    """A raw file upload to an AI service (the body is the file, as the web apps' upload URLs take it): the
-    session stage reads the file (`session.files`) and writes it back rewritten; `chat.data["body"]`."""
+    """A file upload to an AI service: the raw body is the file (as the web apps' upload URLs take it;
+    `chat.data["body"]`), or a multipart form (OpenAI `/v1/files` and the like: its text fields are user
+    slots, `chat.data["texts"]`, its file parts are read by the session stage, `chat.data["parsed"]`)."""
 
     name = "ai_upload"
     service = "files uploaded to an AI service (text, DOCX, PDF)"
@@ -77,11 +79,27 @@ class AIUpload(Dialect):
 
     def parse(self, body, content_type, path):
         ct = (content_type or "").lower()
+        if ct.startswith("multipart/"):
+            pb = parse_body(body, content_type, None, BodyLimits())
+            if pb.format != "multipart":
+                return None
+            texts = {f.path: f.text for f in pb.fields}
+            chat = ChatRequest(kind=self.name, data={"parsed": pb, "texts": texts, "orig": dict(texts)},
+                               history=False, conversation="service", turns=1)
+            w = Walker()
+            w.turn = 1
+            for path, text in texts.items():
+                w.add(("texts", path), text, "user")
+            chat.slots = w.slots
+            return chat
         if not body or "json" in ct or "form" in ct:
             return None
         return ChatRequest(kind=self.name, data={"body": body}, history=False, conversation="service", turns=1)
 
     def serialise(self, chat):
+        if "parsed" in chat.data:
+            changed = {p: t for p, t in chat.data["texts"].items() if t != chat.data["orig"][p]}
+            return write_back(chat.data["parsed"], changed)
         return chat.data["body"]
 
 
