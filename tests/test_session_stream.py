@@ -168,3 +168,15 @@ def test_an_internal_error_passes_the_rest_unchanged_without_loss(monkeypatch):
     assert sd.passthrough
     objs = sse_objs(first + rest)  # still a well-formed stream: held text flushed, then the raw remainder
     assert objs[-1] == "[DONE]" and len([o for o in objs if o != "[DONE]"]) >= len(srv.openai_chat(BODY, True)) - 2
+
+
+def test_a_websocket_message_that_packs_several_events_is_de_masked_event_by_event():
+    from guardian_proxy.chatapi.sse import MessageFramer
+
+    sd = StreamDemasker("copilot", DM, MessageFramer())
+    msg = (json.dumps({"event": "appendText", "messageId": "m", "partId": "0", "text": "Hi Alex Sm"}) + "\x1e"
+           + json.dumps({"event": "appendText", "messageId": "m", "partId": "0", "text": "ith!"}) + "\x1e")
+    out = sd.message(msg.encode())
+    assert len(out) == 1 and out[0].endswith(b"\x1e")
+    texts = [json.loads(x)["text"] for x in out[0].decode().split("\x1e") if x]
+    assert "".join(texts) == "Hi Maria Gonzalez!"

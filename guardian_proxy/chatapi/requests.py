@@ -15,7 +15,7 @@ _SKIP_PARTS = {"thinking", "redacted_thinking", "reasoning", "image", "image_url
 #: keys never analysed or de-masked: identifiers, signatures and provider-signed reasoning
 SKIP_KEYS = frozenset({"id", "type", "model", "role", "object", "signature", "encrypted_content", "thinking",
                        "tool_call_id", "tool_use_id", "call_id", "item_id", "name", "finish_reason", "stop_reason",
-                       "created_at", "status", "images"})
+                       "created_at", "status", "images", "reasoningContent", "thoughtSignature"})
 
 
 @dataclass

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 from collections import Counter
 from collections.abc import Callable
 
@@ -51,6 +52,7 @@ from .vault import Vault
 log = logging.getLogger("guardian_proxy")
 
 _AUTH_HEADERS = ("authorization", "x-api-key", "api-key", "x-goog-api-key")
+_SIGV4_KEY = re.compile(r"Credential=([^/,\s]+)/")
 
 
 def blocked_key(norm: str) -> str:
@@ -128,6 +130,9 @@ class SessionStage:
     def session_id(self, req: RawRequest, chat: chatapi.ChatRequest, domain: str) -> str:
         v = self.vault
         auth = next((req.header(h) for h in _AUTH_HEADERS if req.header(h)), "")
+        if auth.startswith("AWS4-HMAC-SHA256"):  # a signature changes with every request: the key id is the account
+            m = _SIGV4_KEY.search(auth)
+            auth = "aws:" + (m.group(1) if m else "")
         base = f"{domain}|{v.mac('auth', auth)[:16]}"
         if chat.conversation:
             material = f"{base}|conv|{chat.conversation}"

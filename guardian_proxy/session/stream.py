@@ -33,24 +33,29 @@ def _signed(d: dict) -> bool:
     return isinstance(t, str) and ("reasoning" in t or "thinking" in t or "signature" in t)
 
 
-def demask_json(obj, dm: Demasker, depth: int = 0) -> int:
+#: objects the model fills with the user's data (tool-call arguments): their keys are the tool's, not the API's,
+#: so a `name` or `id` in them is de-masked like any other string
+FREE_KEYS = frozenset({"args", "input", "parameters", "arguments", "partialArgs", "response"})
+
+
+def demask_json(obj, dm: Demasker, depth: int = 0, free: bool = False) -> int:
     """De-mask every string of a parsed JSON value in place (identifiers and signed reasoning left
-    alone); returns how many strings changed."""
+    alone, except inside tool-call arguments); returns how many strings changed."""
     if depth > 64 or not dm:
         return 0
     n = 0
     if isinstance(obj, dict):
-        if _signed(obj):
+        if _signed(obj) and not free:
             return 0
         for k, v in obj.items():
-            if k in chatapi.SKIP_KEYS:
+            if k in chatapi.SKIP_KEYS and not free:
                 continue
             if isinstance(v, str):
                 new = dm.full(v, json_text=k in JSON_TEXT_KEYS)
                 if new != v:
                     obj[k], n = new, n + 1
             else:
-                n += demask_json(v, dm, depth + 1)
+                n += demask_json(v, dm, depth + 1, free or k in FREE_KEYS)
     elif isinstance(obj, list):
         for i, v in enumerate(obj):
             if isinstance(v, str):
@@ -58,7 +63,7 @@ def demask_json(obj, dm: Demasker, depth: int = 0) -> int:
                 if new != v:
                     obj[i], n = new, n + 1
             else:
-                n += demask_json(v, dm, depth + 1)
+                n += demask_json(v, dm, depth + 1, free)
     return n
 
 
@@ -165,14 +170,16 @@ class StreamDemasker:
         if obj is None:
             return [ev.raw]
         pre: list[bytes] = []
-        closes = self.dialect.closes(ev.name, obj)
-        if closes:
-            for prefix in closes:
-                pre += self._flush(prefix, obj)
+        closes = self.dialect.closes(ev.name, obj) or []
+        deltas = self.dialect.deltas(ev.name, obj) if obj != "[DONE]" else []
+        # a channel this event both continues and closes (the last text piece in the finishing chunk, as Gemini
+        # and some OpenAI-compatible servers send it) releases its held text inside this event's own delta
+        last = {d.channel for d in deltas if any(d.channel[: len(p)] == p for p in closes)}
+        for prefix in closes:
+            pre += self._flush(prefix, obj, keep=last)
         if obj == "[DONE]":
             return pre + [ev.raw]
         changed = False
-        deltas = self.dialect.deltas(ev.name, obj)
         for d in deltas:
             ch = self.channels.get(d.channel)
             if ch is None:
@@ -180,6 +187,9 @@ class StreamDemasker:
             self.templates[d.channel] = obj
             old = d.holder[d.key]
             new = ch.feed(old)
+            if d.channel in last:
+                new += ch.flush()
+                self.channels.pop(d.channel, None)
             if new != old:
                 d.holder[d.key] = new
                 changed = True
@@ -201,7 +211,7 @@ class StreamDemasker:
         try:
             ev = Event(raw=content, obj=json.loads(content))
         except (ValueError, UnicodeDecodeError):
-            return [content]
+            return self._packed(content)
         try:
             return [m for m in self._event_parts(ev) if m]
         except Exception as e:
@@ -209,12 +219,30 @@ class StreamDemasker:
             self.passthrough = True
             return self._flush((), None) + [content]
 
+    def _packed(self, content: bytes) -> list[bytes]:
+        """A message that packs several JSON events (Copilot; SignalR-style \x1e separators): each is an
+        event, and they leave together as one message with the same separator."""
+        from ..chatapi.frames import split_json_values
+
+        values = split_json_values(content)
+        if not values or len(values) < 2:
+            return [content]
+        sep = b"\x1e" if b"\x1e" in content else b"\n"
+        try:
+            parts = [p for v in values for p in self._event_parts(Event(raw=self.framer.encode(None, None, v), obj=v))]
+        except Exception as e:
+            log.warning("guardian: de-masking stopped for a %s WebSocket (%s)", self.kind, type(e).__name__)
+            self.passthrough = True
+            return self._flush((), None) + [content]
+        tail = sep if content.rstrip(b" \t\r\n").endswith(sep) else b""
+        return [sep.join(p for p in parts if p) + tail]
+
     def _encode(self, name: str | None, obj, ev: Event | None = None) -> bytes:
         return self.framer.encode(ev, name, obj)
 
-    def _flush(self, prefix: tuple, template) -> list[bytes]:
+    def _flush(self, prefix: tuple, template, keep: set | frozenset = frozenset()) -> list[bytes]:
         out: list[bytes] = []
-        for key in [k for k in self.channels if k[: len(prefix)] == prefix]:
+        for key in [k for k in self.channels if k[: len(prefix)] == prefix and k not in keep]:
             ch = self.channels.pop(key)
             text = ch.flush()
             if text:
