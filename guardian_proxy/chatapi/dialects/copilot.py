@@ -54,13 +54,9 @@ def serialise_like(chat: ChatRequest) -> bytes:
     return style.dumps(chat.data).encode("utf-8")
 
 
-class Copilot(Dialect):
-    name = "copilot"
-    service = "Microsoft Copilot web app (copilot.microsoft.com)"
-    hosts = ("copilot.microsoft.com",)
-    paths = (re.compile(r"/c/api/chat/?$"),)
-    priority = 20
-    websocket = True
+class WebSocketJSON:
+    """parse/serialise of one JSON WebSocket message that keeps the JSON style it came in (mixed into the
+    WebSocket dialects before their Dialect base)."""
 
     def parse(self, body: bytes, content_type: str | None, path: str) -> ChatRequest | None:
         try:
@@ -71,6 +67,21 @@ class Copilot(Dialect):
         if chat is not None:
             chat.json_style = style_of(body)
         return chat
+
+    def serialise(self, chat: ChatRequest) -> bytes:
+        return serialise_like(chat)
+
+    def framer(self, content_type):
+        return None  # WebSocket messages: one event each
+
+
+class Copilot(WebSocketJSON, Dialect):
+    name = "copilot"
+    service = "Microsoft Copilot web app (copilot.microsoft.com)"
+    hosts = ("copilot.microsoft.com",)
+    paths = (re.compile(r"/c/api/chat/?$"),)
+    priority = 20
+    websocket = True
 
     def read(self, data, path):
         if not isinstance(data, dict) or data.get("event") != "send" or not isinstance(data.get("content"), list):
@@ -89,9 +100,6 @@ class Copilot(Dialect):
         conv = data.get("conversationId")
         return ChatRequest(kind=self.name, data=data, slots=slots, stream=True, turns=1, history=False,
                            conversation=conv if isinstance(conv, str) and conv else None)
-
-    def serialise(self, chat: ChatRequest) -> bytes:
-        return serialise_like(chat)
 
     # ------------------------------------------------------------------ replies
 

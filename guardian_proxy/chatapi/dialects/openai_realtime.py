@@ -41,12 +41,11 @@ Messages are written back in the JSON style they came in (`chatapi.frames.JSONSt
 from __future__ import annotations
 
 import itertools
-import json
 import re
 
 from ..events import DeltaRef
 from ..requests import ChatRequest, Walker
-from .copilot import serialise_like, style_of
+from .copilot import WebSocketJSON
 from .openai import OpenAIResponses, channel
 
 _AUDIO_DELTAS = ("response.output_audio.delta", "response.audio.delta")
@@ -54,27 +53,7 @@ _TRANSCRIPTION = "conversation.item.input_audio_transcription"
 _ids = itertools.count(1)
 
 
-class _WebSocketJSON:
-    """parse/serialise of a JSON message that keeps its JSON style."""
-
-    def parse(self, body: bytes, content_type: str | None, path: str) -> ChatRequest | None:
-        try:
-            data = json.loads(body)
-        except (ValueError, UnicodeDecodeError):
-            return None
-        chat = self.read(data, path)
-        if chat is not None:
-            chat.json_style = style_of(body)
-        return chat
-
-    def serialise(self, chat: ChatRequest) -> bytes:
-        return serialise_like(chat)
-
-    def framer(self, content_type):
-        return None  # WebSocket messages: one event each
-
-
-class OpenAIRealtime(_WebSocketJSON, OpenAIResponses):
+class OpenAIRealtime(WebSocketJSON, OpenAIResponses):
     name = "openai_realtime"
     service = "OpenAI Realtime API (WebSocket; also Azure OpenAI)"
     paths = (re.compile(r"/realtime/?$"),)
@@ -170,7 +149,7 @@ def _item(w: Walker, it, p: tuple) -> None:
         w.add(p + ("arguments",), it.get("arguments"), "assistant", json_text=True)
 
 
-class OpenAIResponsesWS(_WebSocketJSON, OpenAIResponses):
+class OpenAIResponsesWS(WebSocketJSON, OpenAIResponses):
     name = "openai_responses_ws"
     service = "OpenAI Responses API over WebSocket (Codex CLI, chatgpt.com/backend-api/codex)"
     paths = (re.compile(r"/responses/?$"),)
