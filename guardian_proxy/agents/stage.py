@@ -20,6 +20,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 
 from .. import codec
+from ..chatapi import dialects
 from ..config import AgentSettings
 from ..types import Decision, RawRequest, Rewrite
 from .experience import ExperienceLog
@@ -81,7 +82,7 @@ class AgentStage:
             if mode in ("cdi", "cdi+guard"):
                 injected = inject(kind, data, guidance.text)
         if injected:
-            body = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
+            body = dialects.get(kind).serialise(chat)
             rw = decision.rewrite or Rewrite()
             rw.body = codec.encode(body, req.header("content-encoding"))
             decision.rewrite = rw

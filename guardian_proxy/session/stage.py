@@ -207,9 +207,21 @@ class SessionStage:
         by_path: dict[str, list[Span]] = {}
         for sp in getattr(action, "spans", []):
             by_path.setdefault(sp.path, []).append(sp)
-        seen = {f.path for f in getattr(action, "fields", [])}
-        missing = [TextField(path=s.path, text=s.text, key=next((p for p in reversed(s.parts) if isinstance(p, str)),
-                                                                None)) for s in chat.slots if s.path not in seen]
+        fields = getattr(action, "fields", [])
+        seen = {f.path for f in fields}
+        # a slot stage 1 read under another path (a form field's embedded JSON, a prompt template) has the same
+        # text: its spans are reused rather than the detector run twice
+        by_text = {f.text: f.path for f in fields if f.path in by_path or len(f.text) > 20}
+        missing = []
+        for s in chat.slots:
+            if s.path in seen:
+                continue
+            same = by_text.get(s.text)
+            if same is not None:
+                by_path[s.path] = [sp.model_copy(update={"path": s.path}) for sp in by_path.get(same, [])]
+                continue
+            missing.append(TextField(path=s.path, text=s.text,
+                                     key=next((p for p in reversed(s.parts) if isinstance(p, str)), None)))
         if missing and self.detect is not None:
             for sp in self.detect(missing):
                 by_path.setdefault(sp.path, []).append(sp)
