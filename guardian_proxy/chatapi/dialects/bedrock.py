@@ -204,15 +204,18 @@ _TEMPLATES: list[tuple[re.Pattern, object]] = [
     (re.compile(r"<\|start_header_id\|>(\w+)<\|end_header_id\|>\n*|<\|header_start\|>(\w+)<\|header_end\|>\n*"
                 r"|<\|begin_of_text\|>|<\|eot_id\|>|<\|eom_id\|>|<\|eot\|>|<\|python_tag\|>"), "llama3"),
     # Llama 2 / Mistral instruction format
-    (re.compile(r"\s*\[INST\]\s*|\s*\[/INST\]\s*|\s*<<SYS>>\s*|\s*<</SYS>>\s*|<s>|</s>"), "inst"),
+    (re.compile(r"\[INST\]\s*|\[/INST\]\s*|<<SYS>>\s*|<</SYS>>\s*|<s>|</s>"), "inst"),
     # Anthropic Text Completions
-    (re.compile(r"\s*\n\nHuman:\s*|\s*\n\nAssistant:\s*|^Human:\s*"), "human"),
+    (re.compile(r"\n\nHuman:\s*|\n\nAssistant:\s*|^Human:\s*"), "human"),
     # DeepSeek R1
-    (re.compile(r"<｜begin▁of▁sentence｜>|<｜end▁of▁sentence｜>|<｜User｜>|<｜Assistant｜>|<think>\s*|\s*</think>\s*"),
+    (re.compile(r"<｜begin▁of▁sentence｜>|<｜end▁of▁sentence｜>|<｜User｜>|<｜Assistant｜>|<think>\s*|</think>\s*"),
      "deepseek"),
     # Titan / Cohere-style transcript lines
     (re.compile(r"(?m)^(User|Bot|Human|Assistant|Chatbot):[ \t]*"), "lines"),
 ]
+
+
+_LEFT_SPACE = frozenset({"inst", "human", "deepseek"})
 
 
 def _marker_role(style: str, m: re.Match, role: str | None) -> str | None:
@@ -245,10 +248,14 @@ def prompt_pieces(prompt: str) -> tuple[str | None, list[tuple[str, str | None]]
         role: str | None = "system" if style == "human" else "user"
         pos = 0
         for m in marks:
-            if m.start() > pos:
-                out.append((prompt[pos:m.start()], role))
-            if m.end() > m.start():
-                out.append((m.group(0), None))
+            start = m.start()
+            if style in _LEFT_SPACE:  # whitespace before a marker is the template's (patterns stay linear:
+                while start > pos and prompt[start - 1].isspace():  # no leading \s* to retry at every offset)
+                    start -= 1
+            if start > pos:
+                out.append((prompt[pos:start], role))
+            if m.end() > start:
+                out.append((prompt[start:m.end()], None))
             role = _marker_role(str(style), m, role)
             pos = m.end()
         if pos < len(prompt):
