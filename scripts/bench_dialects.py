@@ -167,15 +167,19 @@ PAUSE_S = 0.002  # between the servers' stream pieces (their tests use longer pa
 async def ws_ttft(uri: str, proxy: str | None, ctx: ssl.SSLContext, i: int) -> float:
     from websockets.asyncio.client import connect
 
-    async with connect(uri, proxy=proxy, ssl=ctx, open_timeout=30) as ws:
-        await ws.recv()  # session.created
+    async with connect(uri, proxy=proxy, ssl=ctx, open_timeout=30, close_timeout=0.5) as ws:
+        async def recv():
+            return json.loads(await asyncio.wait_for(ws.recv(), 30))
+
+        await recv()  # session.created
         await ws.send(json.dumps({"type": "conversation.item.create", "item": {
-            "type": "message", "role": "user", "content": [{"type": "input_text", "text": SAID}]}}))
-        await ws.recv()  # conversation.item.created: the message was decided and delivered
+            "type": "message", "role": "user", "content": [{"type": "input_text", "text": said(i)}]}}))
+        while (await recv()).get("type") != "conversation.item.created":  # decided and delivered
+            pass
         t0 = time.perf_counter()
         await ws.send(json.dumps({"type": "response.create"}))
         while True:
-            ev = json.loads(await ws.recv())
+            ev = await recv()
             if ev.get("type", "").endswith(".delta"):
                 return (time.perf_counter() - t0) * 1000
 
