@@ -454,19 +454,22 @@ class BedrockConverse(Dialect):
 class BedrockInvoke(Dialect):
     """InvokeModel / InvokeModelWithResponseStream for models whose id names no family we know."""
 
-    name = "bedrock_invoke"
-    service = "AWS Bedrock Runtime InvokeModel (other models)"
     hosts = ("amazonaws.com", "amazonaws.com.cn", "api.aws")
     priority = 5
-    family: str | None = None
-    _KNOWN = ("anthropic", "llama", "titan", "mistral", "cohere", "nova")
+
+    def __init__(self, family: str | None = None):
+        """One dialect per model family (`FAMILIES`); `family` None: the models no family names."""
+        self.family = family
+        self.name = f"bedrock_{family}" if family else "bedrock_invoke"
+        self.service = (f"AWS Bedrock InvokeModel: {FAMILIES[family]}" if family
+                        else "AWS Bedrock Runtime InvokeModel (other models)")
 
     def matches(self, host, path):
         mo = model_of(path)
         if not _HOST.search(host) or mo is None or not mo[1].startswith("invoke"):
             return False
         fam = family(mo[0])
-        return fam == self.family if self.family else fam not in self._KNOWN
+        return fam == self.family if self.family else fam not in FAMILIES
 
     def read(self, data, path):
         mo = model_of(path)
@@ -571,35 +574,8 @@ class BedrockInvoke(Dialect):
         return "chunk", {"choices": [{"index": i, holder: d, "finish_reason": None}]}
 
 
-class BedrockAnthropic(BedrockInvoke):
-    name, family = "bedrock_anthropic", "anthropic"
-    service = "AWS Bedrock InvokeModel: Anthropic Claude"
+#: the InvokeModel families with a dialect of their own: family → the name the README and the log use
+FAMILIES = {"anthropic": "Anthropic Claude", "llama": "Meta Llama", "titan": "Amazon Titan Text",
+            "mistral": "Mistral AI", "cohere": "Cohere Command", "nova": "Amazon Nova"}
 
-
-class BedrockLlama(BedrockInvoke):
-    name, family = "bedrock_llama", "llama"
-    service = "AWS Bedrock InvokeModel: Meta Llama"
-
-
-class BedrockTitan(BedrockInvoke):
-    name, family = "bedrock_titan", "titan"
-    service = "AWS Bedrock InvokeModel: Amazon Titan Text"
-
-
-class BedrockMistral(BedrockInvoke):
-    name, family = "bedrock_mistral", "mistral"
-    service = "AWS Bedrock InvokeModel: Mistral AI"
-
-
-class BedrockCohere(BedrockInvoke):
-    name, family = "bedrock_cohere", "cohere"
-    service = "AWS Bedrock InvokeModel: Cohere Command"
-
-
-class BedrockNova(BedrockInvoke):
-    name, family = "bedrock_nova", "nova"
-    service = "AWS Bedrock InvokeModel: Amazon Nova"
-
-
-DIALECTS = [BedrockConverse(), BedrockInvoke(), BedrockAnthropic(), BedrockLlama(), BedrockTitan(), BedrockMistral(),
-            BedrockCohere(), BedrockNova()]
+DIALECTS = [BedrockConverse(), BedrockInvoke(), *(BedrockInvoke(f) for f in FAMILIES)]
