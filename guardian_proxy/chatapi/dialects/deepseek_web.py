@@ -32,7 +32,7 @@ import re
 from ..dialect import Dialect
 from ..events import DeltaRef
 from ..requests import ChatRequest, Slot
-from .chatgpt_web import Ann, ClosingVerbatim, StatefulSSE, Verbatim, ann_closes, ann_deltas, rebind
+from .annotated import Ann, ClosingVerbatim, StatefulSSE, Verbatim, ann_closes, ann_deltas, rebind
 
 _FRAG_CONTENT = re.compile(r"^response/fragments/(-?\d+)/content$")
 _THINK = {"THINK", "THINKING"}

@@ -37,7 +37,7 @@ from ..dialect import Dialect
 from ..events import DeltaRef
 from ..requests import ChatRequest, Walker
 from ..sse import MAX_EVENT_BYTES, Event
-from .chatgpt_web import Ann, ClosingVerbatim, Verbatim, ann_closes, ann_deltas, rebind
+from .annotated import Ann, ClosingVerbatim, Verbatim, ann_closes, ann_deltas, rebind
 
 _LINE = re.compile(r"^([0-9a-z]+):(.*)$", re.S)
 _CHUNK_TEXT = re.compile(r"^/contentChunks/(\d+)/text$")

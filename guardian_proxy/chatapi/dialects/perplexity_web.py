@@ -35,7 +35,7 @@ import re
 from ..dialect import Dialect
 from ..requests import ChatRequest, Walker
 from ..sse import SSEFramer
-from .chatgpt_web import Ann, ann_closes, ann_deltas, rebind
+from .annotated import Ann, ann_closes, ann_deltas, rebind
 
 _CHUNK = re.compile(r"^/chunks/(\d+|-)$")
 _IDS = ("backend_uuid", "context_uuid", "uuid", "frontend_context_uuid", "frontend_uuid", "cursor", "status",
