@@ -96,3 +96,16 @@ def test_a_multipart_upload_to_the_openai_files_api_is_read_and_rewritten(gatewa
     end = new.rindex(f"\r\n--{b}--".encode())
     text = F.read_text("docx", new[start:end]).text
     assert NAME not in text and SSN not in text and b"user_data" in new
+
+
+def test_a_prompt_to_an_ai_service_gets_the_same_verdict_as_json_or_as_a_form(gateway):
+    from urllib.parse import parse_qs, urlencode
+
+    text = f"I'm {NAME}, SSN {SSN}, write to {EMAIL} about my lease."
+    as_json = post(gateway, "https://api.ai21.com/studio/v1/ask", {"question": text, "conversation_id": "c-1"})
+    as_form = post(gateway, "https://api.ai21.com/studio/v1/ask", urlencode({"question": text}).encode(),
+                   "application/x-www-form-urlencoded")
+    for d, sent in ((as_json, json.loads(as_json.rewrite.body)["question"]),
+                    (as_form, parse_qs(as_form.rewrite.body.decode())["question"][0])):
+        assert d.action == "transform" and d.rule == "chat-session"
+        assert NAME not in sent and EMAIL not in sent and SSN not in sent and "[BLOCKED]" in sent

@@ -66,9 +66,10 @@ class GenericAI(Dialect):
 
 
 class AIUpload(Dialect):
-    """A file upload to an AI service: the raw body is the file (as the web apps' upload URLs take it;
-    `chat.data["body"]`), or a multipart form (OpenAI `/v1/files` and the like: its text fields are user
-    slots, `chat.data["texts"]`, its file parts are read by the session stage, `chat.data["parsed"]`)."""
+    """A file upload or form sent to an AI service: the raw body is the file (as the web apps' upload URLs take
+    it; `chat.data["body"]`), or a multipart or URL-encoded form (OpenAI `/v1/files` and the like: its text
+    fields are user slots, `chat.data["texts"]`, its file parts are read by the session stage,
+    `chat.data["parsed"]`) — so a prompt posted as a form is pseudonymised as it would be in JSON."""
 
     name = "ai_upload"
     service = "files uploaded to an AI service (text, DOCX, PDF)"
@@ -79,9 +80,9 @@ class AIUpload(Dialect):
 
     def parse(self, body, content_type, path):
         ct = (content_type or "").lower()
-        if ct.startswith("multipart/"):
+        if ct.startswith(("multipart/", "application/x-www-form-urlencoded")):  # the same texts as in JSON
             pb = parse_body(body, content_type, None, BodyLimits())
-            if pb.format != "multipart":
+            if pb.format not in ("multipart", "form"):
                 return None
             texts = {f.path: f.text for f in pb.fields}
             chat = ChatRequest(kind=self.name, data={"parsed": pb, "texts": texts, "orig": dict(texts)},
