@@ -44,15 +44,32 @@ def recognise(path: str, data, host: str = "") -> ChatRequest | None:
 
 def recognise_body(host: str, path: str, body: bytes, content_type: str | None,
                    websocket: bool = False) -> ChatRequest | None:
-    """The chat request in a decoded body (or one WebSocket message), or None."""
+    """The chat request in a decoded body (or one WebSocket message), or None. A JSON body is parsed once for
+    every dialect that reads JSON the default way."""
+    data = _UNPARSED
     for d in dialects.find(host, path, websocket):
         try:
-            chat = d.parse(body, content_type, path)
-        except (ValueError, TypeError, KeyError, IndexError, AttributeError, json.JSONDecodeError):
+            if type(d).parse is Dialect.parse:
+                if data is _UNPARSED:
+                    data = _json(body)
+                chat = d.read(data, path) if data is not None else None
+            else:
+                chat = d.parse(body, content_type, path)
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError, UnicodeDecodeError):
             chat = None  # a body that does not have the shape is not a chat of this dialect
         if chat is not None:
             return chat
     return None
+
+
+_UNPARSED = object()
+
+
+def _json(body: bytes):
+    try:
+        return json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return None
 
 
 __all__ = ["SKIP_KEYS", "ChatRequest", "DeltaRef", "Dialect", "Slot", "context_hash", "dialects", "event_closes",
