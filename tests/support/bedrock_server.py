@@ -25,13 +25,12 @@ import re
 import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from urllib.parse import quote, unquote
 
 from guardian_proxy.chatapi.eventstream import encode_message, string_headers
 from tests.support.llm_server import EMAIL, NAME, pieces
-from tests.support.upstream import Served, serve
+from tests.support.upstream import ClosingHandler, Served, serve
 
 ACCESS_KEY = "AKIAGUARDIANE2ETEST1"
 SECRET_KEY = "gUaRdIaN/e2e/SecretKey/0123456789ABCDEFabc"
@@ -277,16 +276,7 @@ _PATH = re.compile(r"^/model/([^/]+)/(converse|converse-stream|invoke|invoke-wit
 
 
 def _handler(srv: BedrockServer):
-    class H(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *a):
-            pass
-
-        def end_headers(self):
-            self.send_header("connection", "close")
-            self.close_connection = True
-            super().end_headers()
+    class H(ClosingHandler):
 
         def _json(self, status: int, obj: dict, extra: dict | None = None) -> None:
             data = json.dumps(obj).encode()
@@ -338,11 +328,9 @@ def _handler(srv: BedrockServer):
             self.send_header("transfer-encoding", "chunked")
             self.end_headers()
             for ev in events:
-                self.wfile.write(b"%x\r\n%s\r\n" % (len(ev), ev))
-                self.wfile.flush()
+                self.chunk(ev)
                 time.sleep(srv.sleep)
-            self.wfile.write(b"0\r\n\r\n")
-            self.wfile.flush()
+            self.chunk(b"")
 
     return H
 

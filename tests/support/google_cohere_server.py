@@ -17,11 +17,10 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 from tests.support import llm_server
-from tests.support.upstream import Served, send_body, serve
+from tests.support.upstream import ClosingHandler, Served, send_body, serve
 
 PAUSE = 0.05
 MODEL = "gemini-2.5-flash"
@@ -174,16 +173,7 @@ def route(path: str, body: dict) -> tuple[list[bytes] | dict | None, str]:
 
 
 def _handler(srv: GoogleCohereServer):
-    class H(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *a):
-            pass
-
-        def end_headers(self):
-            self.send_header("connection", "close")
-            self.close_connection = True
-            super().end_headers()
+    class H(ClosingHandler):
 
         def do_POST(self):
             n = int(self.headers.get("content-length") or 0)
@@ -208,12 +198,10 @@ def _handler(srv: GoogleCohereServer):
             self.send_header("transfer-encoding", "chunked")
             self.end_headers()
             for chunk in res:
-                self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
-                self.wfile.flush()
+                self.chunk(chunk)
                 time.sleep(PAUSE)
             srv.finished[self.path.split("?", 1)[0]] = time.time()
-            self.wfile.write(b"0\r\n\r\n")
-            self.wfile.flush()
+            self.chunk(b"")
 
     return H
 

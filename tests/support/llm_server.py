@@ -18,10 +18,9 @@ import re
 import time
 import zlib
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
-from tests.support.upstream import Served, send_body, serve
+from tests.support.upstream import ClosingHandler, Served, send_body, serve
 
 NAME = re.compile(r"\b([A-Z][a-z]+ [A-Z][a-z]+)\b")
 EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+")
@@ -183,16 +182,7 @@ class LLMServer(Served):
 
 
 def _handler(srv: LLMServer):
-    class H(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *a):
-            pass
-
-        def end_headers(self):
-            self.send_header("connection", "close")
-            self.close_connection = True
-            super().end_headers()
+    class H(ClosingHandler):
 
         def do_POST(self):
             n = int(self.headers.get("content-length") or 0)
@@ -233,13 +223,11 @@ def _handler(srv: LLMServer):
             comp = zlib.compressobj(6, zlib.DEFLATED, 16 + zlib.MAX_WBITS) if gz else None
             for chunk in res:
                 data = comp.compress(chunk) + comp.flush(zlib.Z_SYNC_FLUSH) if comp else chunk
-                self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
-                self.wfile.flush()
+                self.chunk(data)
             if comp:
                 tail = comp.flush()
-                self.wfile.write(b"%x\r\n%s\r\n" % (len(tail), tail))
-            self.wfile.write(b"0\r\n\r\n")
-            self.wfile.flush()
+                self.chunk(tail)
+            self.chunk(b"")
 
     return H
 

@@ -50,6 +50,26 @@ def serve(handler: type[BaseHTTPRequestHandler], tls_dir: Path | None = None,
     return httpd
 
 
+class ClosingHandler(BaseHTTPRequestHandler):
+    """HTTP/1.1, quiet, and every answer closes its connection (the test chat servers: through
+    `--redirect-upstream` each request gets a fresh upstream connection); `chunk` writes one chunk of a
+    chunked body and flushes it, `chunk(b"")` the terminator."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *a):
+        pass
+
+    def end_headers(self):
+        self.send_header("connection", "close")
+        self.close_connection = True
+        super().end_headers()
+
+    def chunk(self, data: bytes) -> None:
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data) if data else b"0\r\n\r\n")
+        self.wfile.flush()
+
+
 def send_body(h: BaseHTTPRequestHandler, payload: bytes | list[bytes], content_type: str = "application/json") -> None:
     """A 200 answer with a content-length; a list of chunks is written (and flushed) one by one."""
     chunks = [payload] if isinstance(payload, bytes) else payload

@@ -19,11 +19,10 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 from tests.support.llm_server import NAME, answer, pieces
-from tests.support.upstream import Served, serve
+from tests.support.upstream import ClosingHandler, Served, serve
 
 HOSTS = ["chatgpt.com", "claude.ai", "www.perplexity.ai", "chat.deepseek.com", "chat.mistral.ai"]
 
@@ -416,16 +415,7 @@ class WebAppServer(Served):
 
 
 def _handler(srv: WebAppServer):
-    class H(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *a):
-            pass
-
-        def end_headers(self):
-            self.send_header("connection", "close")
-            self.close_connection = True
-            super().end_headers()
+    class H(ClosingHandler):
 
         def _send(self, chunks: list[bytes], ctype: str) -> None:
             self.send_response(200)
@@ -433,11 +423,9 @@ def _handler(srv: WebAppServer):
             self.send_header("transfer-encoding", "chunked")
             self.end_headers()
             for c in chunks:
-                self.wfile.write(b"%x\r\n%s\r\n" % (len(c), c))
-                self.wfile.flush()
+                self.chunk(c)
                 time.sleep(srv.delay)
-            self.wfile.write(b"0\r\n\r\n")
-            self.wfile.flush()
+            self.chunk(b"")
 
         def do_POST(self):
             raw = self.rfile.read(int(self.headers.get("content-length") or 0))
