@@ -105,27 +105,31 @@ class SessionStage:
         chat = chatapi.recognise_body(req.host, req.path, decoded, ctype, ws)
         if chat is None and ai:
             chat = chatapi.dialects.get("ai_generic").parse(decoded, ctype, req.path)
-        if chat is None and ai and not ws:  # a raw file upload
-            chat = chatapi.dialects.get("ai_upload").parse(decoded, ctype, req.path)
-            if chat is None:
-                return None
-            if "parsed" in chat.data:
-                chat.files = files.multipart(chat.data["parsed"])
-            else:
-                att = files.upload(decoded, ctype, req.path.rsplit("/", 1)[-1] or None,
-                                   lambda b, chat=chat: chat.data.__setitem__("body", b))
-                chat.files = [att] if att is not None else []
-            if not chat.files and not chat.slots:
-                return None
-        elif chat is not None and chat.kind != "ai_upload":
-            chat.files, unread = files.embedded(chat.data)
-            chat.unread_files = unread
-        if chat is not None:
-            for i, att in enumerate(chat.files):
-                chat.slots.append(chatapi.Slot((), att.text, "user", max(chat.turns, 1), file=i))
-        if chat is not None and ws and chat.conversation is None and chat.previous is None:
+        if chat is None and ai and not ws:  # a file upload or a form
+            chat = self._upload(decoded, ctype, req.path)
+        elif chat is not None:
+            chat.files, chat.unread_files = files.embedded(chat.data)
+        if chat is None:
+            return None
+        for i, att in enumerate(chat.files):
+            chat.slots.append(chatapi.Slot((), att.text, "user", max(chat.turns, 1), file=i))
+        if ws and chat.conversation is None and chat.previous is None:
             chat.conversation = "ws:" + req.websocket  # one conversation per WebSocket connection
         return chat
+
+    @staticmethod
+    def _upload(decoded: bytes, ctype: str | None, path: str) -> chatapi.ChatRequest | None:
+        """A raw file upload (the body is the file) or a form (its text fields, its file parts) to an AI service."""
+        chat = chatapi.dialects.get("ai_upload").parse(decoded, ctype, path)
+        if chat is None:
+            return None
+        if "parsed" in chat.data:
+            chat.files = files.multipart(chat.data["parsed"])
+        else:
+            att = files.upload(decoded, ctype, path.rsplit("/", 1)[-1] or None,
+                               lambda b: chat.data.__setitem__("body", b))
+            chat.files = [att] if att is not None else []
+        return chat if chat.files or chat.slots else None
 
     def session_id(self, req: RawRequest, chat: chatapi.ChatRequest, domain: str) -> str:
         v = self.vault
@@ -211,7 +215,7 @@ class SessionStage:
         seen = {f.path for f in fields}
         # a slot stage 1 read under another path (a form field's embedded JSON, a prompt template) has the same
         # text: its spans are reused rather than the detector run twice
-        by_text = {f.text: f.path for f in fields if f.path in by_path or len(f.text) > 20}
+        by_text = {f.text: f.path for f in fields}
         missing = []
         for s in chat.slots:
             if s.path in seen:
