@@ -204,17 +204,7 @@ class GuardianAddon:
         if flow.response or flow.error:
             return
         raw = to_raw(flow)
-        ticket = Ticket()
-        try:
-            # no body/query/cookie and nothing personal in the path: decided on the event loop (no thread hop)
-            decision = self.gateway.evaluate_inline(raw, ticket)
-            if decision is None:  # CPU-bound stages run in the pool; past the deadline the tier's fail mode applies
-                pool = self.big_pool if len(raw.body) > BIG_BODY_BYTES else self.pool
-                fut = asyncio.get_running_loop().run_in_executor(
-                    pool, functools.partial(self.gateway.evaluate, raw, ticket=ticket))
-                decision = await asyncio.wait_for(fut, self.eval_timeout_s)
-        except Exception as e:  # deadline (TimeoutError) or a bug outside the stages: fail rules (failure.py)
-            decision = self.gateway.failure_decision(raw, e, ticket)
+        decision = await self._evaluate(raw, inline=True)
         flow.metadata["guardian"] = {"id": decision.id, "action": decision.action,
                                      "R": decision.risk.R if decision.risk else None,
                                      "explanation": decision.explanation,
@@ -223,6 +213,27 @@ class GuardianAddon:
         if self.redirect is not None and flow.response is None:
             flow.metadata["guardian_url"] = raw.url
             self.redirect.request(flow)
+        self._publish(raw, decision)
+
+    async def _evaluate(self, raw: RawRequest, inline: bool = False) -> Decision:
+        """The decision for a request (or one WebSocket message). With `inline`, a request with no body, query,
+        cookie or personal path is decided on the event loop (no thread hop); otherwise the CPU-bound stages run
+        in the pool (large bodies on their own); past the deadline, or on a bug outside the stages, the fail
+        rules apply (failure.py)."""
+        ticket = Ticket()
+        try:
+            decision = self.gateway.evaluate_inline(raw, ticket) if inline else None
+            if decision is None:
+                pool = self.big_pool if len(raw.body) > BIG_BODY_BYTES else self.pool
+                fut = asyncio.get_running_loop().run_in_executor(
+                    pool, functools.partial(self.gateway.evaluate, raw, ticket=ticket))
+                decision = await asyncio.wait_for(fut, self.eval_timeout_s)
+        except Exception as e:
+            decision = self.gateway.failure_decision(raw, e, ticket)
+        return decision
+
+    def _publish(self, raw: RawRequest, decision: Decision) -> None:
+        """The decision to the dashboard, on its own thread (in order, never waiting behind evaluations)."""
         if self.dash_pool is not None:
             try:
                 self.dash_pool.submit(self.dashboard.publish, raw, decision)
@@ -312,14 +323,7 @@ class GuardianAddon:
 
     async def _ws_client(self, flow: http.HTTPFlow, msg) -> None:
         raw = self._ws_raw(flow, msg.content, msg.is_text)
-        ticket = Ticket()
-        pool = self.big_pool if len(raw.body) > BIG_BODY_BYTES else self.pool
-        try:
-            fut = asyncio.get_running_loop().run_in_executor(
-                pool, functools.partial(self.gateway.evaluate, raw, ticket=ticket))
-            decision = await asyncio.wait_for(fut, self.eval_timeout_s)
-        except Exception as e:
-            decision = self.gateway.failure_decision(raw, e, ticket)
+        decision = await self._evaluate(raw)
         if decision.action == "deny":
             msg.drop()
         elif decision.action == "transform" and decision.rewrite is not None and decision.rewrite.body is not None:
@@ -333,11 +337,7 @@ class GuardianAddon:
                 old.dm = fresh.dm  # the session's new mappings; channels still open keep their held text
             elif fresh is not None:
                 self._ws_demask[flow.id] = fresh
-        if self.dash_pool is not None:
-            try:
-                self.dash_pool.submit(self.dashboard.publish, raw, decision)
-            except RuntimeError:
-                pass
+        self._publish(raw, decision)
 
     def _ws_server(self, flow: http.HTTPFlow, msg) -> None:
         sd = self._ws_demask.get(flow.id)
