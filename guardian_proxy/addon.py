@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import html
+import ipaddress
 import json
 import logging
 import os
@@ -20,6 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from mitmproxy import ctx, http
+from mitmproxy.net.http import url as mitm_url
 from mitmproxy.proxy import server_hooks
 
 from . import codec
@@ -32,13 +34,64 @@ log = logging.getLogger("guardian_proxy")
 MAX_POLICY_PAGE_BYTES = 4 * 1024 * 1024  # wire bytes of a privacy-policy page the proxy will learn from
 
 
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+        return True
+    except ValueError:
+        return False
+
+
+def _name(authority: str | None) -> str | None:
+    """The host name of a Host header or :authority value (port, brackets, case and a trailing dot dropped)."""
+    if not authority:
+        return None
+    try:
+        host = mitm_url.parse_authority(authority.strip(), check=False)[0]
+    except ValueError:
+        return authority.strip().lower()
+    return host.strip("[]").lower().rstrip(".") or None
+
+
+def destination(flow: http.HTTPFlow) -> tuple[str, str | None]:
+    """(the host the request really goes to, the name its Host header or :authority claims when that differs).
+
+    The destination is where mitmproxy connects: the CONNECT authority or the absolute URL's host (regular,
+    upstream and SOCKS modes). In the transparent modes mitmproxy only knows the original IP address: a TLS
+    request goes to the name its client sent as SNI (the upstream certificate is verified against that name), and
+    a plain-HTTP one is pinned to its Host header (the connection then goes to that name, so the name decided on
+    is the name reached). A Host header never chooses the destination otherwise: `Host: mybank.example` sent to
+    stats.g.doubleclick.net is decided (and logged) as doubleclick, flagged `host_mismatch`."""
+    r = flow.request
+    host = r.host.strip("[]").lower().rstrip(".")
+    claimed = _name(r.host_header)
+    if _is_ip(host):
+        sni = flow.client_conn.sni if flow.client_conn is not None else None
+        if r.scheme == "https" and sni:
+            host = sni.lower().rstrip(".")
+        elif r.scheme == "http" and claimed and not _is_ip(claimed):
+            r.host = claimed  # mitmproxy connects to this name; the Host header keeps its value
+            host = claimed
+    return host, (claimed if claimed and claimed != host else None)
+
+
+def real_url(flow: http.HTTPFlow) -> str:
+    """The request's URL with the host it really goes to (`destination`), never the Host header's."""
+    r = flow.request
+    host, _ = destination(flow)
+    if r.first_line_format == "authority":
+        return f"{host}:{r.port}"
+    return mitm_url.unparse(r.scheme, host, r.port, r.path)
+
+
 def to_raw(flow: http.HTTPFlow) -> RawRequest:
     r = flow.request
     client = None
     if flow.client_conn and flow.client_conn.peername:
         client = str(flow.client_conn.peername[0])
-    return RawRequest(method=r.method, url=r.pretty_url, headers=[(k, v) for k, v in r.headers.items(multi=True)],
-                      body=r.raw_content or b"", client=client)
+    _, claimed = destination(flow)
+    return RawRequest(method=r.method, url=real_url(flow), headers=[(k, v) for k, v in r.headers.items(multi=True)],
+                      body=r.raw_content or b"", client=client, claimed_host=claimed)
 
 
 def never_empty(stream):
@@ -277,7 +330,7 @@ class GuardianAddon:
             return True
         if "content-length" in h or flow.request.method == "HEAD":
             return False
-        url = flow.metadata.get("guardian_url", flow.request.pretty_url)
+        url = flow.metadata.get("guardian_url") or real_url(flow)
         wants = getattr(self.gateway, "wants_policy", None)
         try:
             return not (flow.request.method == "GET" and wants is not None and wants(url, h.get("content-type", "")))
@@ -294,7 +347,7 @@ class GuardianAddon:
         ctype = ("application/json" if content.lstrip()[:1] in (b"{", b"[") else "text/plain; charset=utf-8") \
             if is_text else "application/octet-stream"
         client = str(flow.client_conn.peername[0]) if flow.client_conn and flow.client_conn.peername else None
-        return RawRequest(method="POST", url=r.pretty_url, headers=keep + [("content-type", ctype)], body=content,
+        return RawRequest(method="POST", url=real_url(flow), headers=keep + [("content-type", ctype)], body=content,
                           client=client, websocket=flow.id)
 
     async def websocket_message(self, flow: http.HTTPFlow) -> None:
@@ -382,7 +435,7 @@ class GuardianAddon:
         if not flow.response or flow.error or flow.request.method != "GET" or flow.response.status_code != 200:
             return
         wants = getattr(self.gateway, "wants_policy", None)
-        url, ctype = flow.metadata.get("guardian_url", flow.request.pretty_url), flow.response.headers.get("content-type", "")
+        url, ctype = flow.metadata.get("guardian_url") or real_url(flow), flow.response.headers.get("content-type", "")
         raw = flow.response.raw_content
         try:
             if not raw or wants is None or not wants(url, ctype):

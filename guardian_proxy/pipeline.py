@@ -27,7 +27,17 @@ from .errors import GuardianError
 from .failure import FailureRules, StageFailed, Ticket, run_stage
 from .flow_norms import FlowNorms
 from .overrides import OverrideStore
-from .types import TRACKER_CLASSES, Action, Context, Decision, Evidence, Likelihood, RawRequest, Rewrite
+from .types import (
+    HOST_PATH,
+    TRACKER_CLASSES,
+    Action,
+    Context,
+    Decision,
+    Evidence,
+    Likelihood,
+    RawRequest,
+    Rewrite,
+)
 
 log = logging.getLogger("guardian_proxy")
 
@@ -180,6 +190,8 @@ class Gateway:
             decision = self.failures.decision(req, f.stage, f.cause, action)
             if f.stage == "session":  # a chat that cannot be pseudonymised does not leave (stated rule)
                 decision = self.session.fail_closed(decision)
+        if req.claimed_host and "host_mismatch" in decision.six.flags:
+            decision.explanation += "; its Host header names another host: decided on where it really goes"
         decision.latency_ms = (time.perf_counter() - t0) * 1000
         if log:
             decision = self.write_log(req, decision, ticket)
@@ -296,6 +308,10 @@ class Gateway:
                      rule=None if override is not None else risk_mod.stated_rule(r, kind))
         if norm is not None:
             d.extra["norm"] = norm.name
+        if kind == "transform" and any(sp.path == HOST_PATH for sp in action.spans):
+            d.action, kind, d.rule = "deny", "deny", "host-name-data"
+            d.explanation = (f"{explanation}; blocked: personal data is spelled into the host name, which cannot be "
+                             f"rewritten without changing where the request goes")
         if kind == "transform" and run_transform:
             d.rewrite, d.final_level, d.rounds = run_stage("transform", self.transformer.transform, req, action, level)
             d.extra["anonymize"] = d.rewrite.stats  # levels, rounds, counts: no values

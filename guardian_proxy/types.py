@@ -146,6 +146,9 @@ class RawRequest(BaseModel):
     #: one client→server WebSocket message: the connection's id (the body is the message, the URL and headers
     #: are the handshake's); None for an HTTP request
     websocket: str | None = None
+    #: the name the Host header (or HTTP/2 :authority) claims when it is not where the request goes (`url`'s host
+    #: is the real destination: guardian_proxy.addon.destination); None when they agree
+    claimed_host: str | None = None
 
     def header(self, name: str, default: str | None = None) -> str | None:
         lname = name.lower()
@@ -195,6 +198,8 @@ class Span(BaseModel):
     direct: bool = True  # direct identifier (True) or quasi-identifier (False)
 
 
+#: the text field of a request's host labels: read, never written (a host cannot be rewritten, it is the destination)
+HOST_PATH = "host:"
 #: parse flags meaning the body was not inspected (it could hold anything)
 UNREADABLE_FLAGS = frozenset({"unparsed", "too_large", "binary"})
 

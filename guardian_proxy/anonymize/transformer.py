@@ -21,6 +21,7 @@ from .. import codec
 from ..bodies import ParsedBody, is_body_path, rewrite_cookies, rewrite_url, write_back
 from ..bodies.headers import rewrite_headers
 from ..config import AnonymizeSettings
+from ..errors import BodyError
 from ..types import CONTAINER_ENTITIES, Action, RawRequest, Rewrite, Span, TextField
 from .escalation import Outcome, escalate
 from .guesser import CombinedGuesser, DeterministicGuesser, LLMGuesser
@@ -32,6 +33,7 @@ from .surrogates import Surrogates
 from .verifier import LexicalVerifier
 
 _PROSE_WORDS = 5
+_WRITABLE = ("query:", "path:", "cookie:", "header:")  # besides body paths: what `rewrite` puts back
 _HASHTAG_KEEP = {"PERSON", "ORGANIZATION", "LOCATION", "NRP", "FAMILY", "OCCUPATION"}
 
 
@@ -115,6 +117,9 @@ class Transformer:
     def rewrite(req: RawRequest, action: Action, repl: dict[str, str]) -> Rewrite:
         """Put rewritten field texts back: body in its own format, URL query, cookies, headers."""
         rw = Rewrite()
+        unwritable = sorted({p.split(":", 1)[0] for p in repl if not (is_body_path(p) or p.startswith(_WRITABLE))})
+        if unwritable:  # never drop a replacement silently: the value would leave as it was
+            raise BodyError(f"cannot write back into {', '.join(unwritable)}")
         parsed: ParsedBody | None = action._parsed
         body_paths = [p for p in repl if is_body_path(p)]
         if parsed is not None and body_paths:

@@ -113,7 +113,8 @@ class Detector:
 
     @staticmethod
     def _free_text(f: TextField) -> bool:
-        return not f.path.startswith("cookie:") and not keys.skip_ner(f.key) and _FREE.search(f.text) is not None
+        return not f.path.startswith(("cookie:", "host:")) and not keys.skip_ner(f.key) \
+            and _FREE.search(f.text) is not None
 
     def _fast_hits(self, text: str, narrative: bool = False) -> list[Hit]:
         out = patterns.find(text) + secrets.find(text) + health.find(text)

@@ -15,7 +15,7 @@ from ..bodies import BodyLimits, ParsedBody, parse_body, parse_cookies, parse_qu
 from ..bodies.graphql import operation
 from ..bodies.headers import parse_headers
 from ..domains import registrable_domain
-from ..types import ENTITIES, Action, RawRequest, Span, TextField
+from ..types import ENTITIES, HOST_PATH, Action, RawRequest, Span, TextField
 from . import basis as basis_mod
 from . import keys, recipients, secrets
 from . import purposes as purposes_mod
@@ -26,6 +26,7 @@ log = logging.getLogger("guardian_proxy")
 _DIGEST = re.compile(r"(?<![0-9a-f])(?:[0-9a-f]{64}|[0-9a-f]{40}|[0-9a-f]{32})(?![0-9a-f])")
 #: recipients whose business is matching people across sites: a digest they receive is a match key
 MATCHERS = ("ad_network", "data_broker", "social")
+_LABEL_SEP = re.compile(r"[.\-_]+")  # `jane-doe-536-22-1234` reads as `jane doe 536 22 1234`
 _AI_BODY_KEYS = {"messages", "prompt", "contents", "input", "instructions", "system"}
 
 
@@ -101,24 +102,26 @@ class Extractor:
         dom = registrable_domain(req.host)
         own_site = rec.cls == "first_party" or site == dom
         cookies = [] if own_site else parse_cookies(req.cookie)
-        fields = self._url_fields(req.url, parsed.decoded is not None) + cookies + \
+        sub = req.host[: -len(dom)].rstrip(".") if req.host.endswith(dom) else ""
+        fields = self._host_fields(sub) + self._url_fields(req.url, parsed.decoded is not None) + cookies + \
             parse_headers(req.headers, third_party=not own_site) + parsed.fields
         for f in fields:  # protocol values: what a rewrite must leave byte for byte unless a span sits in it
-            f.protocol = f.path == "path:" or f.path.startswith(("cookie:", "header:")) or keys.skip_ner(f.key)
+            f.protocol = f.path in ("path:", HOST_PATH) or f.path.startswith(("cookie:", "header:")) \
+                or keys.skip_ner(f.key)
         det = self._detect(fields)
         det.spans = [s for s in det.spans if not (s.entity == "API_KEY" and secrets.issued_by(s.text, dom))]
         if rec.cls in MATCHERS:
             det.spans += self._digests(fields, det.spans)
         ai_call = rec.cls == "ai_service" and req.method == "POST" and self._ai_body(parsed, req.path)
         basis = basis_mod.basis(req, rec.cls, ai_call)
-        sub = req.host[: -len(dom)].rstrip(".") if req.host.endswith(dom) else ""
         purposes = purposes_mod.purposes(req.path, [f.key for f in fields if f.key], rec.cls,
                                          self._operation(parsed, fields), ai_call, basis, sub)
         action = Action(
             domain=dom, host=req.host, categories=self._categories(fields, det), recipient=rec.cls,
             owner=rec.owner, purposes=purposes, basis=basis, fields=fields, spans=det.spans,
             body_format=parsed.format,
-            flags=list(dict.fromkeys(parsed.flags + det.flags + rec.flags + (["signed_in"] if signed_in(req) else []))),
+            flags=list(dict.fromkeys(parsed.flags + det.flags + rec.flags + (["signed_in"] if signed_in(req) else [])
+                                     + (["host_mismatch"] if req.claimed_host else []))),
             site=site,
             role=rec.role,
         )
@@ -134,7 +137,7 @@ class Extractor:
         cat, direct = ENTITIES["HASHED_IDENTIFIER"]
         out = []
         for f in fields:
-            if f.path == "path:" or keys.skip_ner(f.key):  # a versioned asset name, an etag, a nonce
+            if f.path in ("path:", HOST_PATH) or keys.skip_ner(f.key):  # a versioned asset, a CDN shard, an etag
                 continue
             for m in _DIGEST.finditer(f.text):
                 if any(p == f.path and a <= m.start() and m.end() <= b for p, a, b in covered):
@@ -142,6 +145,16 @@ class Extractor:
                 out.append(Span(path=f.path, start=m.start(), end=m.end(), entity="HASHED_IDENTIFIER", category=cat,
                                 score=0.8, text=m.group(), direct=direct))
         return out
+
+    @staticmethod
+    def _host_fields(sub: str) -> list[TextField]:
+        """The labels left of the registrable domain (`jane-doe-123-45-6789.stats.example.com` → its first labels):
+        a tracker can put a value there as easily as in a query. Read with patterns only (a protocol field: no
+        NER), so an e-mail, card or SSN spelled into labels is found. A host cannot be rewritten (it is the
+        destination): personal data found there blocks rather than rewrites (pipeline, rule `host-name-data`)."""
+        if not sub or len(sub) < 9 or not any(c.isdigit() for c in sub):  # `www`, `api`, `cdn-eu`: nothing to read
+            return []
+        return [TextField(path=HOST_PATH, text=_LABEL_SEP.sub(" ", sub), key="host")]
 
     @staticmethod
     def _url_fields(url: str, with_path: bool = True) -> list[TextField]:
