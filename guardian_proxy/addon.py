@@ -84,6 +84,10 @@ def real_url(flow: http.HTTPFlow) -> str:
     return mitm_url.unparse(r.scheme, host, r.port, r.path)
 
 
+def raw_scheme(flow) -> str:
+    return "udp" if getattr(flow, "type", "tcp") == "udp" else "tcp"
+
+
 def to_raw(flow: http.HTTPFlow) -> RawRequest:
     r = flow.request
     client = None
@@ -252,6 +256,7 @@ class GuardianAddon:
         self.learn_pool: ThreadPoolExecutor | None = None  # learning policies while browsing (response hook)
         self._learn_queued = 0
         self._ws_demask: dict[str, object] = {}  # flow id → the de-masker of a chat WebSocket's server messages
+        self._refused: set[str] = set()  # client connection ids of raw TCP/UDP connections that were blocked
 
     async def request(self, flow: http.HTTPFlow) -> None:
         if flow.response or flow.error:
@@ -268,7 +273,7 @@ class GuardianAddon:
             self.redirect.request(flow)
         self._publish(raw, decision)
 
-    async def _evaluate(self, raw: RawRequest, inline: bool = False) -> Decision:
+    async def _evaluate(self, raw: RawRequest, inline: bool = False, log: bool = True) -> Decision:
         """The decision for a request (or one WebSocket message). With `inline`, a request with no body, query,
         cookie or personal path is decided on the event loop (no thread hop); otherwise the CPU-bound stages run
         in the pool (large bodies on their own); past the deadline, or on a bug outside the stages, the fail
@@ -279,7 +284,7 @@ class GuardianAddon:
             if decision is None:
                 pool = self.big_pool if len(raw.body) > BIG_BODY_BYTES else self.pool
                 fut = asyncio.get_running_loop().run_in_executor(
-                    pool, functools.partial(self.gateway.evaluate, raw, ticket=ticket))
+                    pool, functools.partial(self.gateway.evaluate, raw, ticket=ticket, log=log))
                 decision = await asyncio.wait_for(fut, self.eval_timeout_s)
         except Exception as e:
             decision = self.gateway.failure_decision(raw, e, ticket)
@@ -476,17 +481,99 @@ class GuardianAddon:
 
     def error(self, flow: http.HTTPFlow) -> None:
         """Upstream refused/reset/timeout/TLS errors reach the client as mitmproxy answers them (502);
-        this adds one line naming the decision, never the request's values."""
+        this adds one line naming the decision, never the request's values: the host and mitmproxy's message
+        (which may quote the host) pass the log's masking function (guardian_proxy/logmask.py)."""
+        from .logmask import mask, mask_host
+
         g = flow.metadata.get("guardian") or {}
         log.warning("guardian: flow error for %s %s (decision %s, %s): %s", flow.request.method,
-                    flow.request.pretty_host, g.get("id", "-"), g.get("action", "not evaluated"),
-                    flow.error.msg if flow.error else "?")
+                    mask_host(flow.request.pretty_host), g.get("id", "-"), g.get("action", "not evaluated"),
+                    mask(flow.error.msg) if flow.error else "?")
+
+    # ------------------------------------------------------------------ raw TCP and UDP (not HTTP)
+
+    def _stream_raw(self, flow, content: bytes = b"") -> RawRequest:
+        """A raw TCP/UDP connection (non-HTTP bytes through CONNECT, TLS to a port that does not speak HTTP, or
+        the transparent modes) as the pipeline sees it: `tcp://host:port/` (the SNI name when mitmproxy only knows
+        an IP), OPEN for the connection, SEND with one client message as an opaque body. The destination is the
+        one seen at the start (before `server_connect` may redirect the connection)."""
+        url = flow.metadata.get("guardian_url")
+        if url is None:
+            host, port = flow.server_conn.address or ("", 0)
+            sni = flow.client_conn.sni if flow.client_conn is not None else None
+            if _is_ip(str(host)) and sni:
+                host = sni
+            scheme = raw_scheme(flow)
+            url = flow.metadata["guardian_url"] = f"{scheme}://{mitm_url.hostport(scheme, host, port)}/"
+        client = str(flow.client_conn.peername[0]) if flow.client_conn and flow.client_conn.peername else None
+        return RawRequest(method="SEND" if content else "OPEN", url=url,
+                          headers=[("content-type", "application/octet-stream")] if content else [], body=content,
+                          client=client)
+
+    async def tcp_start(self, flow) -> None:
+        """A raw connection is decided on its destination before it opens (one decision line): a tracker's host
+        is refused (`raw-stream-tracker`); mitmproxy then never connects (`server_connect`)."""
+        raw = self._stream_raw(flow)
+        decision = await self._evaluate(raw)
+        if decision.action == "deny":
+            self._refused.add(flow.client_conn.id)
+        self._publish(raw, decision)
+
+    udp_start = tcp_start
+
+    async def tcp_message(self, flow) -> None:
+        """Each client message of a raw connection is read like an opaque body (its readable strings go through
+        detection). Raw bytes have no framing to rewrite in: a message that would be rewritten or blocked is not
+        sent and the connection is closed (`raw-stream-data`). Logged: messages that carry personal data or are
+        blocked; binary messages that pass are not one line each."""
+        msg = flow.messages[-1]
+        try:
+            if not msg.from_client or not msg.content:
+                return
+            if flow.client_conn.id in self._refused:
+                msg.content = b""
+                return
+            raw = self._stream_raw(flow, msg.content)
+            decision = await self._evaluate(raw, log=False)
+            if decision.action != "allow" or decision.six.personal():
+                if "fail_stage" not in decision.extra:  # a fail-rule decision is logged already
+                    self.gateway.write_log(raw, decision)
+                self._publish(raw, decision)
+            if decision.action != "allow":
+                msg.content = b""
+                self._refused.add(flow.client_conn.id)
+                self._close(flow)
+        except Exception as e:  # an undecided message never leaves
+            log.warning("guardian: raw %s message to %s not sent (%s)", raw_scheme(flow), flow.server_conn.address,
+                        type(e).__name__)
+            msg.content = b""
+        finally:
+            if len(flow.messages) > WS_KEEP:
+                del flow.messages[:-WS_KEEP]
+
+    udp_message = tcp_message
+
+    @staticmethod
+    def _close(flow) -> None:
+        """Close a raw connection (mitmproxy 11 has no kill for TCP flows in transit): cancel its handler."""
+        try:
+            handler = ctx.master.addons.get("proxyserver").connections.get(flow.client_conn.id)
+            if handler is not None:
+                task = handler.transports[handler.client].handler
+                if task is not None:
+                    task.cancel("blocked by guardian-proxy")
+        except Exception:  # best effort: every later message of the flow is dropped anyway
+            pass
 
     def server_connect(self, data: server_hooks.ServerConnectionHookData) -> None:
+        if data.client.id in self._refused:
+            data.server.error = "blocked by guardian-proxy"
+            return
         if self.redirect is not None:
             self.redirect.server_connect(data)
 
     def client_disconnected(self, client) -> None:
+        self._refused.discard(client.id)
         if self.redirect is not None:
             self.redirect.client_disconnected(client)
 

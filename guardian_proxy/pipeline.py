@@ -44,6 +44,8 @@ log = logging.getLogger("guardian_proxy")
 #: recipients an unreadable body never reaches (`unparsed_rule: block_high_risk`): the trackers — what a session
 #: replay or analytics SDK packs into a binary frame is what it captured of the page
 HIGH_RISK_RECIPIENTS = TRACKER_CLASSES
+#: URL schemes of raw connections the addon decides (not HTTP: guardian_proxy.addon.GuardianAddon.tcp_start)
+RAW_SCHEMES = ("tcp", "udp")
 
 
 class ExtractStage(Protocol):
@@ -200,13 +202,20 @@ class Gateway:
     def write_log(self, req: RawRequest, decision: Decision, ticket: Ticket | None = None) -> Decision:
         """Append the decision's line, once per request (a `ticket` already claimed by the deadline path, or by
         evaluation that finished late, is not logged again); a write error never propagates (closed tiers turn
-        it into a block)."""
+        it into a block). What is logged is what was done: after a write error the final decision (the block,
+        with its rule) is the one handed to the log, written once the log can be written again."""
         if self.decision_log is None or (ticket is not None and not ticket.claim()):
             return decision
         try:
             self.decision_log.write(record(req, decision))
         except Exception as e:
-            return self.failures.after_log_error(req, decision, e)
+            decision = self.failures.after_log_error(req, decision, e)
+            defer = getattr(self.decision_log, "defer", None)
+            if defer is not None:
+                try:
+                    defer(record(req, decision))
+                except Exception:  # never propagates (after_log_error has warned already)
+                    pass
         return decision
 
     def failure_decision(self, req: RawRequest, exc: BaseException, ticket: Ticket | None = None) -> Decision:
@@ -278,6 +287,11 @@ class Gateway:
         if override is not None and not personal and override.action != "level":
             kind, _, explanation, text = risk_mod.apply_override(override, "no personal data found")
             return Decision(action=kind, six=action, rule="override", explanation=explanation, override=text)
+        raw_stream = req.scheme in RAW_SCHEMES
+        if raw_stream and action.recipient in TRACKER_CLASSES and override is None:
+            return Decision(action="deny", six=action, rule="raw-stream-tracker",
+                            explanation=f"a raw {req.scheme.upper()} connection (not HTTP) to "
+                                        f"{action.recipient.replace('_', ' ')}: blocked by rule")
         if unreadable and not personal and high_risk and self.settings.unparsed_rule == "block_high_risk":
             return Decision(action="deny", six=action, rule="unparsed-high-risk",
                             explanation=f"body could not be inspected ({', '.join(sorted(unreadable))}) and the "
@@ -308,6 +322,10 @@ class Gateway:
                      rule=None if override is not None else risk_mod.stated_rule(r, kind))
         if norm is not None:
             d.extra["norm"] = norm.name
+        if kind == "transform" and raw_stream:
+            d.action, kind, d.rule = "deny", "deny", "raw-stream-data"
+            d.explanation = (f"{explanation}; blocked: raw {req.scheme.upper()} bytes have no format to rewrite "
+                             f"in, so the connection is closed")
         if kind == "transform" and any(sp.path == HOST_PATH for sp in action.spans):
             d.action, kind, d.rule = "deny", "deny", "host-name-data"
             d.explanation = (f"{explanation}; blocked: personal data is spelled into the host name, which cannot be "

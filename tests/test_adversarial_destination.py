@@ -180,3 +180,13 @@ def test_e2e_ssn_in_host_labels_never_arrives(proxied):
     r = httpx.get("https://jane-doe-536-22-1234.stats.g.doubleclick.net/p.gif", proxy=px.url, verify=ctx)
     assert r.status_code in (200, 204, 403)
     assert len(up.received) == n
+
+
+def test_raw_stream_bytes_are_never_rewritten(gateway):
+    body = b'{"name":"Jane Doe","email":"jane.doe@example.com","msg":"see you at the station"}\n'
+    d = gateway.evaluate(RawRequest(method="SEND", url="tcp://chat.example.net:7000/", body=body,
+                                    headers=[("content-type", "application/octet-stream")]))
+    assert d.action == "deny" and d.rewrite is None
+    opened = gateway.evaluate(RawRequest(method="OPEN", url="tcp://stats.g.doubleclick.net:7000/"))
+    assert opened.action == "deny" and opened.rule == "raw-stream-tracker"
+    assert gateway.evaluate(RawRequest(method="OPEN", url="tcp://db.example.org:5432/")).action == "allow"
