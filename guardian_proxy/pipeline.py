@@ -26,6 +26,7 @@ from .decision_log import DecisionLog, record
 from .errors import GuardianError
 from .failure import FailureRules, StageFailed, Ticket, run_stage
 from .flow_norms import FlowNorms
+from .fragments import FragmentWindow
 from .overrides import OverrideStore
 from .types import (
     HOST_PATH,
@@ -102,6 +103,7 @@ class Gateway:
         self.failures = FailureRules(tables)  # per-tier fail modes (guardian_proxy/failure.py)
         self.session = session  # stage 7 (guardian_proxy.session.SessionStage) or None
         self.agents = agents  # agent steps of chat requests (guardian_proxy.agents.AgentStage) or None
+        self.fragments = FragmentWindow()  # per-destination window of split values (guardian_proxy/fragments.py)
 
     @classmethod
     def from_settings(cls, settings: Settings, with_log: bool = True) -> Gateway:
@@ -179,6 +181,8 @@ class Gateway:
                 raise StageFailed("extract", GuardianError("the extractor failed on this request"))
             if ticket is not None:
                 ticket.action = action
+            if ctx is None:  # values split across requests (fragments.py): the completing half carries the value
+                run_stage("extract", self.fragments.check, req, action)
             # stage 7: a chat-API request is pseudonymised by its conversation session instead of stage 6
             chat = run_stage("session", self.session.recognise, req, action) if self.session and ctx is None else None
             decision = run_stage("decide", self._decide, req, action, ctx, likelihood, chat is None)

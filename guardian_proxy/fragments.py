@@ -1,0 +1,166 @@
+"""Values split across requests: half an e-mail, card number or SSN in one request, the rest in the next.
+
+Each request to a destination other than the page's own site leaves a few *fragment states* in a short window
+keyed by (client, registrable domain): never the values themselves, only what is needed to tell whether a later
+fragment completes one of them:
+
+    digits    a bare run of 3–12 digits: its length, whether it can open a card number (its first digit is a card
+              network's: 2–6) or an SSN (a valid area number), and its two Luhn partial sums
+    e-mail    a local part that ends in `@` (or whose domain is not finished: `jane.doe@exa`), or a bare local part
+              with a dot or underscore in it (`jane.doe`)
+
+A field of a later request completes a state when the two together are a valid card number (13–19 digits, Luhn,
+a network's first digit), an SSN (3+6 or 5+4 digits, area/group/serial valid), or an e-mail (`jane.doe@` +
+`example.com`, `jane.doe` + `@example.com`). The completing field then carries that value's span
+(`fragment: true` in its flags): the request is decided as if the whole value were in it — rewritten, or
+blocked for a tracker — and the decision log says `fragment_reassembly`. A fragment that completes nothing
+leaves only its state, which expires after `WINDOW_S` seconds; a window holds at most `MAX_STATES`.
+Splits into three or more requests are not reassembled.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from .types import ENTITIES, Action, RawRequest, Span, TextField
+
+WINDOW_S = 120.0
+MAX_STATES = 32  # per (client, destination)
+MAX_WINDOWS = 4096
+MAX_FIELD_CHARS = 64
+_DIGITS = re.compile(r"\d[\d \-]{1,20}\d")
+_LOCAL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._%+\-]{0,63}")
+_OPEN_EMAIL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._%+\-]{0,63}@[A-Za-z0-9.\-]{0,60}")
+_DOMAIN = re.compile(r"@?(?:[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,24}")
+_TAIL_DOMAIN = re.compile(r"[A-Za-z0-9.\-]{0,60}\.[A-Za-z]{2,24}")
+_PROTOCOL_KEYS = re.compile(r"(?:w|h|width|height|x|y|ts|t|time|timestamp|v|ver|version|page|p|n|count|len|"
+                            r"size|sz|seq|idx|index|z|rnd|random|cb|cachebuster|_)", re.I)
+
+
+@dataclass(frozen=True)
+class _State:
+    kind: str  # "digits" | "email_at" | "local"
+    n: int = 0  # digits
+    card: bool = False  # the run can open a card number
+    ssn: bool = False  # the run can open an SSN (3 or 5 digits, valid area/group)
+    luhn0: int = 0  # Luhn sum of the run when its last digit is not doubled
+    luhn1: int = 0  # … when it is
+    at: float = 0.0
+
+
+def _luhn_sums(digits: str) -> tuple[int, int]:
+    sums = []
+    for first_doubled in (False, True):
+        total, alt = 0, first_doubled
+        for c in reversed(digits):
+            d = ord(c) - 48
+            if alt:
+                d = d * 2 - 9 if d > 4 else d * 2
+            total += d
+            alt = not alt
+        sums.append(total)
+    return sums[0], sums[1]
+
+
+def _ssn_area(d: str) -> bool:
+    return d[:3] not in ("000", "666") and d[0] != "9"
+
+
+def _digits_of(f: TextField) -> str | None:
+    text = f.text.strip()
+    if not _DIGITS.fullmatch(text) or (f.key and _PROTOCOL_KEYS.fullmatch(f.key.strip())):
+        return None
+    d = re.sub(r"\D", "", text)
+    return d if 3 <= len(d) <= 16 else None
+
+
+class FragmentWindow:
+    """Per (client, destination) window of fragment states; thread-safe, bounded in keys, states and age."""
+
+    def __init__(self, window_s: float = WINDOW_S):
+        self.window_s = window_s
+        self._windows: OrderedDict[tuple[str, str], list[_State]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def check(self, req: RawRequest, action: Action) -> list[Span]:
+        """Spans of values this request completes (added to `action` with their categories and the flag
+        `fragment_reassembly`); then this request's own fragments join the window."""
+        if action.recipient == "first_party" or (action.site and action.site == action.domain):
+            return []
+        covered = {s.path for s in action.spans}
+        fields = [f for f in action.fields if f.path not in covered and 0 < len(f.text.strip()) <= MAX_FIELD_CHARS
+                  and f.path not in ("path:", "host:") and not f.path.startswith("cookie:")]
+        if not fields:
+            return []
+        key = (req.client or "", action.domain)
+        now = time.monotonic()
+        with self._lock:
+            states = [s for s in self._windows.get(key, []) if now - s.at <= self.window_s]
+            found: list[Span] = []
+            for f in fields:
+                entity = self._completes(f, states)
+                if entity is not None:
+                    found.append(self._span(f, entity))
+            fresh = [s for f in fields if f.path not in {sp.path for sp in found} for s in self._states(f, now)]
+            states = (states + fresh)[-MAX_STATES:]
+            if states:
+                self._windows[key] = states
+                self._windows.move_to_end(key)
+            else:
+                self._windows.pop(key, None)
+            while len(self._windows) > MAX_WINDOWS:
+                self._windows.popitem(last=False)
+        if found:
+            action.spans.extend(found)
+            for sp in found:
+                action.categories[sp.category] = action.categories.get(sp.category, 0) + 1
+            if "fragment_reassembly" not in action.flags:
+                action.flags.append("fragment_reassembly")
+        return found
+
+    @staticmethod
+    def _states(f: TextField, now: float) -> list[_State]:
+        text = f.text.strip()
+        d = _digits_of(f)
+        if d is not None and len(d) <= 12:
+            s0, s1 = _luhn_sums(d)
+            return [_State("digits", len(d), card=d[0] in "23456" and len(d) >= 4,
+                           ssn=(len(d) == 3 and _ssn_area(d)) or (len(d) == 5 and _ssn_area(d) and d[3:5] != "00"),
+                           luhn0=s0, luhn1=s1, at=now)]
+        if _OPEN_EMAIL.fullmatch(text) and not _DOMAIN.fullmatch(text.split("@", 1)[1] or "-"):
+            return [_State("email_at", at=now)]
+        if _LOCAL.fullmatch(text) and re.search(r"[A-Za-z]", text) and ("." in text or "_" in text):
+            return [_State("local", at=now)]
+        return []
+
+    @staticmethod
+    def _completes(f: TextField, states: list[_State]) -> str | None:
+        text = f.text.strip()
+        d = _digits_of(f)
+        for s in reversed(states):
+            if s.kind == "digits" and d is not None:
+                n = s.n + len(d)
+                if s.card and 13 <= n <= 19:
+                    b0, b1 = _luhn_sums(d)
+                    head = s.luhn0 if len(d) % 2 == 0 else s.luhn1  # the run's last digit sits len(d)+1 from the end
+                    if (head + b0) % 10 == 0:
+                        return "CREDIT_CARD"
+                if s.ssn and n == 9 and ((s.n == 3 and d[:2] != "00" and d[2:] != "0000")
+                                         or (s.n == 5 and d != "0000")):
+                    return "US_SSN"
+            elif s.kind == "email_at" and _TAIL_DOMAIN.fullmatch(text) and "@" not in text:
+                return "EMAIL_ADDRESS"
+            elif s.kind == "local" and text.startswith("@") and _DOMAIN.fullmatch(text):
+                return "EMAIL_ADDRESS"
+        return None
+
+    @staticmethod
+    def _span(f: TextField, entity: str) -> Span:
+        lead = len(f.text) - len(f.text.lstrip())
+        cat, direct = ENTITIES[entity]
+        return Span(path=f.path, start=lead, end=lead + len(f.text.strip()), entity=entity, category=cat, score=0.85,
+                    text=f.text.strip(), direct=direct)
