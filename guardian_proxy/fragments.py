@@ -1,8 +1,8 @@
 """Values split across requests: half an e-mail, card number or SSN in one request, the rest in the next.
 
-Each request to a destination other than the page's own site leaves a few *fragment states* in a short window
-keyed by (client, registrable domain): never the values themselves, only what is needed to tell whether a later
-fragment completes one of them:
+Each request to a tracker or an unknown third party leaves a few *fragment states* keyed by (client, registrable
+domain), kept until the next request there (at most `WINDOW_S` seconds): never the values themselves, only what
+is needed to tell whether the next request's fields complete one of them:
 
     digits    a bare run of 3–12 digits: its length, whether it can open a card number (its first digit is a card
               network's: 2–6) or an SSN (a valid area number), and its two Luhn partial sums
@@ -13,9 +13,9 @@ A field of a later request completes a state when the two together are a valid c
 a network's first digit), an SSN (3+6 or 5+4 digits, area/group/serial valid), or an e-mail (`jane.doe@` +
 `example.com`, `jane.doe` + `@example.com`). The completing field then carries that value's span
 (`fragment: true` in its flags): the request is decided as if the whole value were in it — rewritten, or
-blocked for a tracker — and the decision log says `fragment_reassembly`. A fragment that completes nothing
-leaves only its state, which expires after `WINDOW_S` seconds; a window holds at most `MAX_STATES`.
-Splits into three or more requests are not reassembled.
+blocked for a tracker — and the decision log says `fragment_reassembly`. Only consecutive requests are paired (pairing any two
+numbers sent to a busy API within minutes would find "cards" by chance: one in ten pass Luhn). Splits into three
+or more requests, or halves with other requests between them, are not reassembled.
 """
 
 from __future__ import annotations
@@ -29,6 +29,9 @@ from dataclasses import dataclass
 from .types import ENTITIES, Action, RawRequest, Span, TextField
 
 WINDOW_S = 120.0
+#: recipients watched: the trackers and unknown third parties (a service provider's or AI service's own API is
+#: not, and chats are pseudonymised by their session whatever they split)
+WATCHED = ("analytics", "ad_network", "data_broker", "social", "unknown_third_party")
 MAX_STATES = 32  # per (client, destination)
 MAX_WINDOWS = 4096
 MAX_FIELD_CHARS = 64
@@ -89,7 +92,7 @@ class FragmentWindow:
     def check(self, req: RawRequest, action: Action) -> list[Span]:
         """Spans of values this request completes (added to `action` with their categories and the flag
         `fragment_reassembly`); then this request's own fragments join the window."""
-        if action.recipient == "first_party" or (action.site and action.site == action.domain):
+        if action.recipient not in WATCHED or (action.site and action.site == action.domain):
             return []
         covered = {s.path for s in action.spans}
         fields = [f for f in action.fields if f.path not in covered and 0 < len(f.text.strip()) <= MAX_FIELD_CHARS
@@ -105,8 +108,10 @@ class FragmentWindow:
                 entity = self._completes(f, states)
                 if entity is not None:
                     found.append(self._span(f, entity))
-            fresh = [s for f in fields if f.path not in {sp.path for sp in found} for s in self._states(f, now)]
-            states = (states + fresh)[-MAX_STATES:]
+            # only the previous request's fragments are kept: halves are sent one after the other, and pairing
+            # any two numbers of a busy API within the window would find "cards" by chance (1 in 10 pass Luhn)
+            states = [s for f in fields if f.path not in {sp.path for sp in found} for s in self._states(f, now)]
+            states = states[-MAX_STATES:]
             if states:
                 self._windows[key] = states
                 self._windows.move_to_end(key)

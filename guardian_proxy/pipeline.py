@@ -20,6 +20,7 @@ from typing import Protocol
 
 from . import risk as risk_mod
 from .bodies import BodyLimits
+from .bodies.files import known_binary
 from .bodies.headers import carries_text
 from .config import FactorTables, Settings, load_factor_tables
 from .decision_log import DecisionLog, record
@@ -45,6 +46,14 @@ log = logging.getLogger("guardian_proxy")
 #: recipients an unreadable body never reaches (`unparsed_rule: block_high_risk`): the trackers — what a session
 #: replay or analytics SDK packs into a binary frame is what it captured of the page
 HIGH_RISK_RECIPIENTS = TRACKER_CLASSES
+#: recipients an unreadable body also never reaches unless it is a file of a known format (an image, a video, an
+#: archive, a PDF): parties with no role in the user's own flows, for whom a body that could hold anything fails
+#: closed (README "Uninspectable bodies")
+UNREAD_CLOSED = ("unknown_third_party", "ai_service")
+#: binary bodies of Internet protocols a client speaks to any server (certificate status and time-stamping, DNS over
+#: HTTPS): their structure is the protocol's, not a place for page data
+PROTOCOL_BINARY_TYPES = ("application/ocsp-request", "application/timestamp-query", "application/pkix-",
+                         "application/pkcs", "application/dns-message")
 #: URL schemes of raw connections the addon decides (not HTTP: guardian_proxy.addon.GuardianAddon.tcp_start)
 RAW_SCHEMES = ("tcp", "udp")
 
@@ -83,6 +92,19 @@ def resign(req: RawRequest, d: Decision) -> Decision:
         d.explanation = (f"{d.explanation}; blocked: the request is signed (AWS SigV4) and a rewritten copy cannot be "
                          f"signed again: {e}")
     return d
+
+
+def unread_blocked(req: RawRequest, action: Action, recipient: str) -> bool:
+    """The unparsed rule: a body that was not inspected in full (binary of unknown meaning, unparseable text, or
+    past the size limits) is blocked toward trackers; toward an unknown third party or an AI service as well, unless
+    it is a file of a known binary format, the destination has a role in the user's flows (payment, sign-in,
+    platform), or it is a raw TCP/UDP stream (binary protocols by nature; only trackers are refused there)."""
+    if recipient in HIGH_RISK_RECIPIENTS:
+        return True
+    if recipient not in UNREAD_CLOSED or action.role or req.scheme in RAW_SCHEMES:
+        return False
+    ctype = (req.header("content-type") or "").split(";")[0].strip().lower()
+    return not (known_binary(req.body[:64]) or ctype.startswith(PROTOCOL_BINARY_TYPES))
 
 
 class Gateway:
@@ -286,7 +308,8 @@ class Gateway:
         unreadable = action.unreadable()
         if unreadable:
             action.categories.setdefault("unparsed", 1)
-        high_risk = (ctx.recipient if ctx else action.recipient) in HIGH_RISK_RECIPIENTS
+        recipient = ctx.recipient if ctx else action.recipient
+        high_risk = recipient in HIGH_RISK_RECIPIENTS
         override = risk_mod.find_override(self.overrides.current(), action)
         if override is not None and not personal and override.action != "level":
             kind, _, explanation, text = risk_mod.apply_override(override, "no personal data found")
@@ -296,10 +319,12 @@ class Gateway:
             return Decision(action="deny", six=action, rule="raw-stream-tracker",
                             explanation=f"a raw {req.scheme.upper()} connection (not HTTP) to "
                                         f"{action.recipient.replace('_', ' ')}: blocked by rule")
-        if unreadable and not personal and high_risk and self.settings.unparsed_rule == "block_high_risk":
+        if unreadable and self.settings.unparsed_rule == "block_high_risk" and \
+                (override is None or override.action != "allow") and unread_blocked(req, action, recipient):
+            what = "a tracker" if high_risk else f"{recipient.replace('_', ' ')} with no role in your own flows"
             return Decision(action="deny", six=action, rule="unparsed-high-risk",
-                            explanation=f"body could not be inspected ({', '.join(sorted(unreadable))}) and the "
-                                        f"destination is {action.recipient.replace('_', ' ')}: blocked by rule")
+                            explanation=f"body could not be inspected in full ({', '.join(sorted(unreadable))}) and "
+                                        f"the destination is {what}: blocked by rule (it could hold anything)")
         if not personal:
             reason = "no personal data found"
             if unreadable:

@@ -169,6 +169,13 @@ def _zip_names(data: bytes) -> list[str] | None:
         return None
 
 
+def known_binary(data: bytes) -> bool:
+    """The bytes start like a file of a known binary format (image, audio, video, archive, font, executable,
+    database, PDF, ZIP-based office file): a file being sent, not bytes of unknown meaning."""
+    return data.startswith(_BINARY_MAGIC) or data.startswith((b"PK\x03\x04", b"%PDF-")) \
+        or (data[:4] == b"RIFF" and data[8:12] in (b"WEBP", b"WAVE", b"AVI ")) or data[4:8] == b"ftyp"
+
+
 def kind_of(filename: str | None, content_type: str | None, data: bytes) -> str | None:
     """"text", "pdf", "docx", or None (images, archives, other binary, other office formats)."""
     if _pdf_at(data):
