@@ -2,12 +2,14 @@
 
     header:x-user-email            a custom header (`X-…`), `From` (RFC 9110: the user's e-mail), `X-Forwarded-For`
     header:referer                 the Referer sent to another site (a page address whose query may hold `?email=`)
-    header:authorization>basic:    the decoded `user:password` of `Authorization: Basic` (re-encoded on write-back)
+    header:authorization>basic:user       the user of `Authorization: Basic` (decoded; re-encoded on write-back)
+    header:authorization>basic:password   its password (a credential whatever it looks like)
 
 Protocol headers are not read: Host, Content-*, Accept*, User-Agent, Fetch Metadata and client hints, caching
 and connection headers, CSRF tokens, request ids, signed-request headers (`X-Amz-*`, `X-Goog-*`), SDK telemetry
 (`X-Stainless-*`), Chrome's `X-Client-Data` variations id, and bearer tokens (a credential issued by the
-destination itself). Cookies have their own reader (`parse_cookies`). A header field repeated is read once per
+destination itself). Basic credentials are read only on their way to a tracker (`own_login=False`): sent anywhere
+else they are the user's own login to the destination, which holds them already. Cookies have their own reader (`parse_cookies`). A header field repeated is read once per
 occurrence (`header:x-tag#1`) and written back joined, as HTTP allows.
 """
 
@@ -20,6 +22,7 @@ import re
 from ..types import TextField
 
 PREFIX = "header:"
+BASIC = PREFIX + "authorization>basic:"
 _SKIP = frozenset({
     "host", "content-type", "content-length", "content-encoding", "transfer-encoding", "connection", "keep-alive",
     "accept", "accept-encoding", "accept-language", "user-agent", "origin", "cookie", "cache-control", "pragma",
@@ -46,17 +49,20 @@ def carries_text(headers: list[tuple[str, str]]) -> bool:
                for k, v in headers)
 
 
-def parse_headers(headers: list[tuple[str, str]], third_party: bool) -> list[TextField]:
+def parse_headers(headers: list[tuple[str, str]], third_party: bool, own_login: bool = False) -> list[TextField]:
     """Text fields of the headers that can carry personal data. The Referer is read only on its way to another
-    site (`third_party`): the site already holds its own page addresses."""
+    site (`third_party`): the site already holds its own page addresses; Basic credentials only when they are not
+    the user's own login to the destination (`own_login`)."""
     out: list[TextField] = []
     seen: dict[str, int] = {}
     for k, v in headers:
         name = k.lower()
         if name == "authorization":
-            user = _basic(v)
-            if user is not None:
-                out.append(TextField(path=f"{PREFIX}authorization>basic:", text=user, key="basic_credentials"))
+            cred = _basic(v)
+            if cred is not None and not own_login:
+                user, _, password = cred.partition(":")
+                out.append(TextField(path=f"{BASIC}user", text=user, key="username"))
+                out.append(TextField(path=f"{BASIC}password", text=password, key="password"))
             continue
         if not v.strip() or not _readable(name) or (name == "referer" and not third_party):
             continue
@@ -92,9 +98,12 @@ def rewrite_headers(headers: list[tuple[str, str]], replacements: dict[str, str]
     for k, v in headers:
         name = k.lower()
         if name == "authorization":
-            if "authorization>basic:" in repl:
-                enc = base64.b64encode(repl["authorization>basic:"].encode("utf-8")).decode("ascii")
-                out.setdefault(name, []).append(f"Basic {enc}")
+            cred = _basic(v)
+            keys = (f"{BASIC[len(PREFIX):]}user", f"{BASIC[len(PREFIX):]}password")
+            if cred is not None and any(key in repl for key in keys):
+                user, _, password = cred.partition(":")
+                new = f"{repl.get(keys[0], user)}:{repl.get(keys[1], password)}"
+                out.setdefault(name, []).append("Basic " + base64.b64encode(new.encode("utf-8")).decode("ascii"))
             continue
         n = seen.get(name, 0)
         seen[name] = n + 1

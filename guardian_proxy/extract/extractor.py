@@ -15,7 +15,7 @@ from ..bodies import BodyLimits, ParsedBody, parse_body, parse_cookies, parse_qu
 from ..bodies.graphql import operation
 from ..bodies.headers import parse_headers
 from ..domains import registrable_domain
-from ..types import ENTITIES, HOST_PATH, Action, RawRequest, Span, TextField
+from ..types import ENTITIES, HOST_PATH, TRACKER_CLASSES, Action, RawRequest, Span, TextField
 from . import basis as basis_mod
 from . import keys, recipients, secrets
 from . import purposes as purposes_mod
@@ -104,7 +104,7 @@ class Extractor:
         cookies = [] if own_site else parse_cookies(req.cookie)
         sub = req.host[: -len(dom)].rstrip(".") if req.host.endswith(dom) else ""
         fields = self._host_fields(sub) + self._url_fields(req.url, parsed.decoded is not None) + cookies + \
-            parse_headers(req.headers, third_party=not own_site) + parsed.fields
+            parse_headers(req.headers, third_party=not own_site, own_login=rec.cls not in TRACKER_CLASSES) + parsed.fields
         for f in fields:  # protocol values: what a rewrite must leave byte for byte unless a span sits in it
             f.protocol = f.path in ("path:", HOST_PATH) or f.path.startswith(("cookie:", "header:")) \
                 or keys.skip_ner(f.key)
