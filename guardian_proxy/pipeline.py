@@ -98,10 +98,11 @@ def unread_blocked(req: RawRequest, action: Action, recipient: str) -> bool:
     """The unparsed rule: a body that was not inspected in full (binary of unknown meaning, unparseable text, or
     past the size limits) is blocked toward trackers; toward an unknown third party or an AI service as well, unless
     it is a file of a known binary format, the destination has a role in the user's flows (payment, sign-in,
-    platform), or it is a raw TCP/UDP stream (binary protocols by nature; only trackers are refused there)."""
+    platform), or it is a raw TCP/UDP stream or a WebSocket message (binary protocols by nature — msgpack, protobuf,
+    game and market feeds; only trackers are refused there)."""
     if recipient in HIGH_RISK_RECIPIENTS:
         return True
-    if recipient not in UNREAD_CLOSED or action.role or req.scheme in RAW_SCHEMES:
+    if recipient not in UNREAD_CLOSED or action.role or req.scheme in RAW_SCHEMES or req.websocket:
         return False
     ctype = (req.header("content-type") or "").split(";")[0].strip().lower()
     return not (known_binary(req.body[:64]) or ctype.startswith(PROTOCOL_BINARY_TYPES))
