@@ -4,6 +4,11 @@
 or a comma list applied in order) and raises `BodyTooLarge` past `limit` decoded bytes and
 `BodyError` for an unknown or corrupt encoding. `encode` is its inverse, used when a rewritten
 body goes back on the wire in the encoding the client chose.
+
+`decode_head` is for a body over a limit: it gives the first `limit` decoded bytes of a body that is cut off
+or that decodes past the limit (nothing past the limit is ever decompressed). `sniff_brotli` tries brotli,
+which has no magic bytes, on a body that reads as binary: only a complete stream that decodes within the
+limit counts.
 """
 
 from __future__ import annotations
@@ -38,57 +43,84 @@ def _codings(header: str | None) -> list[str]:
     return [c.strip().lower() for c in header.split(",") if c.strip() and c.strip().lower() != "identity"]
 
 
-def _inflate(data: bytes, wbits: int, limit: int) -> bytes:
+def _over(out: bytearray, limit: int, head: bool) -> bool:
+    """Past the limit: raise, or (head mode) tell the caller to stop and keep the first `limit` bytes."""
+    if len(out) <= limit:
+        return False
+    if head:
+        del out[limit:]
+        return True
+    raise BodyTooLarge(f"decoded body exceeds {limit} bytes")
+
+
+def _inflate(data: bytes, wbits: int, limit: int, head: bool = False) -> bytes:
     d = zlib.decompressobj(wbits)
     out = bytearray()
     buf = data
     while buf:
         out += d.decompress(buf, _CHUNK)
-        if len(out) > limit:
-            raise BodyTooLarge(f"decoded body exceeds {limit} bytes")
+        if _over(out, limit, head):
+            return bytes(out)
         buf = d.unconsumed_tail
     out += d.flush()
-    if len(out) > limit:
-        raise BodyTooLarge(f"decoded body exceeds {limit} bytes")
+    _over(out, limit, head)
     return bytes(out)
 
 
-def _unbrotli(data: bytes, limit: int) -> bytes:
+def _unbrotli(data: bytes, limit: int, head: bool = False, whole: bool = False) -> bytes:
     """Brotli with the output buffer bounded per call (brotlicffi ≥ 1.2): a few hundred bytes that expand to
     gigabytes stop at `limit` instead of being inflated in one call first. A truncated body gives what was
-    decoded, as before."""
+    decoded, as before (`whole`: raises BodyError unless the stream is complete)."""
     d = brotlicffi.Decompressor()
     out = bytearray(d.process(data, output_buffer_limit=_CHUNK))
     while not (d.is_finished() or d.can_accept_more_data()):  # more output pending
-        if len(out) > limit:
-            raise BodyTooLarge(f"decoded body exceeds {limit} bytes")
+        if _over(out, limit, head):
+            return bytes(out)
         out += d.process(b"", output_buffer_limit=_CHUNK)
-    if len(out) > limit:
-        raise BodyTooLarge(f"decoded body exceeds {limit} bytes")
+    _over(out, limit, head)
+    if whole and not d.is_finished():
+        raise BodyError("incomplete brotli stream")
     return bytes(out)
 
 
-def _one(data: bytes, coding: str, limit: int) -> bytes:
+def sniff_brotli(data: bytes, limit: int) -> bytes | None:
+    """The decoded body if `data` is one complete brotli stream (None: it is not). Raises BodyTooLarge when it
+    decodes past `limit`."""
+    try:
+        out = _unbrotli(data, limit, whole=True)
+    except BodyTooLarge:
+        raise
+    except Exception:  # brotlicffi.error, BodyError: not brotli
+        return None
+    return out or None
+
+
+def _one(data: bytes, coding: str, limit: int, head: bool = False) -> bytes:
     try:
         if coding in ("gzip", "x-gzip"):
-            return _inflate(data, 16 + zlib.MAX_WBITS, limit)
+            return _inflate(data, 16 + zlib.MAX_WBITS, limit, head)
         if coding == "deflate":
             try:
-                return _inflate(data, zlib.MAX_WBITS, limit)
+                return _inflate(data, zlib.MAX_WBITS, limit, head)
             except zlib.error:
-                return _inflate(data, -zlib.MAX_WBITS, limit)  # raw deflate, as some clients send
+                return _inflate(data, -zlib.MAX_WBITS, limit, head)  # raw deflate, as some clients send
         if coding == "br":
-            return _unbrotli(data, limit)
+            return _unbrotli(data, limit, head)
         if coding == "zstd":
             reader = zstandard.ZstdDecompressor().stream_reader(data)
             out = bytearray()
             while True:
-                chunk = reader.read(_CHUNK)
+                try:
+                    chunk = reader.read(_CHUNK)
+                except zstandard.ZstdError:
+                    if head and out:  # cut off: what was decoded
+                        return bytes(out)
+                    raise
                 if not chunk:
                     break
                 out += chunk
-                if len(out) > limit:
-                    raise BodyTooLarge(f"decoded body exceeds {limit} bytes")
+                if _over(out, limit, head):
+                    break
             return bytes(out)
     except BodyTooLarge:
         raise
@@ -103,6 +135,14 @@ def decode(data: bytes, content_encoding: str | None, limit: int) -> bytes:
     if len(data) > limit:
         raise BodyTooLarge(f"body exceeds {limit} bytes")
     return data
+
+
+def decode_head(data: bytes, content_encoding: str | None, limit: int) -> bytes:
+    """The first `limit` bytes of the decoded body; `data` may be cut off. Raises BodyError when it does not
+    decode at all."""
+    for coding in reversed(_codings(content_encoding)):
+        data = _one(data, coding, limit, head=True)
+    return data[:limit]
 
 
 def encode(data: bytes, content_encoding: str | None) -> bytes:

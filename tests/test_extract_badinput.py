@@ -151,7 +151,8 @@ def test_unreadable_body_is_never_rebuilt(ex):
     from guardian_proxy.errors import BodyError
 
     a = ex.extract(post(b"x" * 1_000_001, "text/plain", url="https://c.example.com/u/a%40b.com?e=a%40b.com"))
-    assert "too_large" in a.flags and [f.path for f in a.fields] == ["query:e"]  # no path: field to rewrite
+    paths = [f.path for f in a.fields]  # the first part is read (padding hides nothing), but no path: field
+    assert "too_large" in a.flags and "path:" not in paths and "query:e" in paths
     with pytest.raises(BodyError):
         write_back(a._parsed, {"query:e": "x", "path:": "/u/x"})
     ok = ex.extract(post(b'{"a": 1}', url="https://c.example.com/u/a%40b.com"))

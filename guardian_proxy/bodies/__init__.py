@@ -10,6 +10,14 @@ a string:
     form:q  form:tag#1       (urlencoded and multipart text parts)  form:en@2 (batched beacon line 2)
     form:avatar>filename     (multipart file name)                  form:data>b64:$.distinct_id
     text:                    query:uid    cookie:sid    path: (the URL path, raw)
+    query:#1 (a query part sent without a key)               proto:1.3 (protobuf field 3 in field 1)
+
+What a body really is wins over what it is declared to be: compression is sniffed by its magic bytes (and
+brotli, which has none, is tried on a body that reads as binary), UTF-16 without a charset by its byte-order
+mark or zero bytes, and a body declared as an image, font or octet stream that does not start with a media
+format's magic bytes but reads as text is read as the JSON, form or text it is (flag
+``content_type_mismatch``). A body over the limits is read up to them (format ``too_large``, fields of the
+first part; the rest is written back byte for byte, or not at all when it was compressed).
 
 `parse_body` never raises: a body it cannot read comes back with format ``unparsed``/``binary``/
 ``too_large`` and flags saying why. `write_back` rebuilds the decoded body with replacement texts in
@@ -26,13 +34,13 @@ from itertools import islice
 from .. import codec
 from ..errors import BodyError, BodyTooLarge
 from ..types import TextField
-from . import embedded, jsondoc, multipart, pairs
+from . import embedded, jsondoc, multipart, pairs, protobuf
 from .jsonpath import json_path, parse_json_path
 from .model import _SURROGATE, BodyLimits, Ctx, DupObj, FilePart, ParsedBody
 
 log = logging.getLogger("guardian_proxy")
 
-BODY_PREFIXES = ("json", "form", "text")
+BODY_PREFIXES = ("json", "form", "text", "proto")
 _JSON_TYPES = ("application/json", "text/json", "application/csp-report", "application/reports+json",
                "application/vnd.api+json")
 _LINES_TYPES = ("application/x-ndjson", "application/ndjson", "application/jsonl", "application/x-jsonlines",
@@ -43,6 +51,11 @@ _BINARY = ("image/", "audio/", "video/", "font/", "application/octet-stream", "a
 _CHARSET = re.compile(r"charset=\"?([\w\-]+)", re.I)
 _BOUNDARY = re.compile(r"boundary=(\"[^\"]{1,200}\"|[^;\s]{1,200})", re.I)
 _CTRL = re.compile(r"[\x00-\x08\x0e-\x1d\x1f]")  # \x1e is JSON-seq's record separator
+#: the first bytes of media formats: a body that starts with one is what it says (never sniffed as text)
+_MEDIA_MAGIC = (b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"GIF87a", b"GIF89a", b"%PDF-", b"wOF2", b"wOFF",
+                b"PK\x03\x04", b"PK\x05\x06", b"\x00asm", b"\x00\x00\x01\x00", b"OggS", b"ID3", b"fLaC",
+                b"\x1aE\xdf\xa3", b"OTTO", b"\x00\x01\x00\x00", b"BM", b"II*\x00", b"MM\x00*", b"7z\xbc\xaf",
+                b"\x1f\x8b", b"\x28\xb5\x2f\xfd")
 
 
 def is_body_path(path: str) -> bool:
@@ -64,16 +77,21 @@ def _parse(body: bytes, content_type: str, content_encoding: str | None, limits:
     if not body:
         return ParsedBody(format="none", decoded=b"", limits=limits)
     if len(body) > limits.max_body_bytes:
-        return ParsedBody(format="too_large", flags=["too_large"], limits=limits)
+        return _over_limit(body, content_type, content_encoding, limits, ["too_large"])
     sniffed = codec.sniff(body) if not content_encoding else None
     try:
         decoded = codec.decode(body, content_encoding or sniffed, limits.max_decoded_bytes)
     except BodyTooLarge:
-        return ParsedBody(format="too_large", flags=["too_large", "decompression_limit"], limits=limits)
+        return _over_limit(body, content_type, content_encoding, limits, ["too_large", "decompression_limit"])
     except BodyError:
         if not sniffed:
             return ParsedBody(format="unparsed", flags=["unparsed", "bad_encoding"], limits=limits)
         decoded, sniffed = body, None  # magic bytes by chance: read it as it is
+    return _read(decoded, content_type, limits, sniffed, bool(content_encoding))
+
+
+def _read(decoded: bytes, content_type: str, limits: BodyLimits, sniffed: str | None,
+          declared_coding: bool) -> ParsedBody:
     ctype = content_type.split(";")[0].strip().lower()
     m = _CHARSET.search(content_type)
     charset = m.group(1).lower() if m else "utf-8"
@@ -82,8 +100,27 @@ def _parse(body: bytes, content_type: str, content_encoding: str | None, limits:
         pb.flags.append("sniffed")
     if ctype.startswith("multipart/"):
         return _multipart(pb, content_type)
-    text, lossy, pb.charset = _text(decoded, charset)
-    if text is None or (ctype.startswith(_BINARY) and not _sniff_json(text)):
+    if ctype in protobuf.TYPES:
+        pr = protobuf.parse(decoded, ctype, pb.flags, limits.max_decoded_bytes)
+        if pr is not None:
+            return _walk(pb, "protobuf", pr)
+    utf16 = None if m else _utf16(decoded)
+    if utf16:
+        pb.bom = utf16[1]
+        text, lossy, pb.charset = _text(decoded[len(pb.bom):], utf16[0])
+    else:
+        text, lossy, pb.charset = _text(decoded, charset)
+    magic = decoded.startswith(_MEDIA_MAGIC)
+    if text is None and not (sniffed or declared_coding or magic):
+        try:
+            br = codec.sniff_brotli(decoded, limits.max_decoded_bytes)  # brotli has no magic bytes
+        except BodyTooLarge:
+            return _over_limit(decoded, content_type, "br", limits, ["too_large", "decompression_limit", "sniffed"])
+        inner = _read(br, content_type, limits, "br", False) if br else None
+        if inner is not None and inner.format not in ("binary", "unparsed"):
+            return inner
+    binary = ctype.startswith(_BINARY) and not ctype.endswith("+xml")
+    if text is None or (binary and (magic or (lossy and not _sniff_json(text)))):
         textual = ctype.startswith(("text/", "application/json", "application/x-www-form-urlencoded")) or not ctype
         bad_utf8 = text is None and _invalid_utf8(decoded, pb.charset)
         pb.format, pb.flags = ("unparsed", ["unparsed", "invalid_utf8"]) if textual and bad_utf8 \
@@ -92,6 +129,11 @@ def _parse(body: bytes, content_type: str, content_encoding: str | None, limits:
     if lossy:
         pb.lossy = True
         pb.flags.append("invalid_utf8")
+    if binary:  # declared as media or bytes, but reads as text: read it as what it is
+        pb.flags.append("content_type_mismatch")
+        if _sniff_json(text):
+            return _json(pb, text, declared=False)
+        return _form_or_text(pb, text)
     if ctype in _LINES_TYPES:
         return _lines(pb, text, "\x1e" if ctype == "application/json-seq" else "\n") or _lenient(pb, text)
     if ctype == "application/graphql":
@@ -103,20 +145,85 @@ def _parse(body: bytes, content_type: str, content_encoding: str | None, limits:
             pb.flags.append("content_type_mismatch")
             return _json(pb, text, declared=False)
         return _walk(pb, "form", pairs.split(text))
-    if not ctype or ctype.startswith(("text/plain", "application/octet-stream", "application/x-")) \
-            or (ctype.startswith("application/") and not ctype.startswith(_BINARY)):
+    if not ctype or ctype.startswith(("text/plain", "application/x-")) or ctype.startswith("application/"):
         if _sniff_json(text):
             if ctype:
                 pb.flags.append("sniffed")
             return _json(pb, text, declared=False)
-        if pairs.is_form_like(text):
-            if ctype:
-                pb.flags.append("sniffed")
-            doc = pairs.split_lines(text)
-            if sum(p is not None for p in doc.pairs) > 1:
-                pb.flags.append("batched")
-            return _walk(pb, "form", doc)
+        if ctype and pairs.is_form_like(text):
+            pb.flags.append("sniffed")
+        return _form_or_text(pb, text)
     return _walk(pb, "text", ("text", text))
+
+
+def _form_or_text(pb: ParsedBody, text: str) -> ParsedBody:
+    """A body of undeclared structure: `k=v&…` lines (a form, or a batch of them), else plain text."""
+    if not pairs.is_form_like(text):
+        return _walk(pb, "text", ("text", text))
+    doc = pairs.split_lines(text)
+    if sum(p is not None for p in doc.pairs) > 1:
+        pb.flags.append("batched")
+    return _walk(pb, "form", doc)
+
+
+def _over_limit(body: bytes, content_type: str, content_encoding: str | None, limits: BodyLimits,
+                flags: list[str]) -> ParsedBody:
+    """A body past max_body_bytes (or decoding past max_decoded_bytes): the first part is read, the flags say
+    the rest was not. Uncompressed, the rest is kept to be written back as sent; compressed, it cannot be."""
+    bare = ParsedBody(format="too_large", flags=list(flags), limits=limits)
+    coding = content_encoding or codec.sniff(body)
+    head = body[: limits.max_body_bytes]
+    rest = None
+    try:
+        if coding:
+            head = codec.decode_head(head, coding, limits.max_decoded_bytes)
+        else:
+            head = head[: _utf8_cut(head)]
+            rest = body[len(head):]
+    except BodyError:
+        return bare
+    inner = _read(head, content_type, limits, None, True)  # never brotli-sniffed: a cut stream
+    if inner.format in ("binary", "none") or not (inner.fields or inner.files):
+        return bare
+    inner.flags = flags + [f for f in inner.flags if f not in flags]
+    inner.format, inner.head, inner.rest, inner.decoded = "too_large", inner.decoded, rest, None
+    return inner
+
+
+def _utf8_cut(head: bytes) -> int:
+    """The length of `head` without a UTF-8 sequence cut off at its end."""
+    for i in range(1, min(4, len(head)) + 1):
+        b = head[-i]
+        if b < 0x80:
+            return len(head)
+        if b >= 0xC0:  # the lead byte of the last sequence
+            need = 2 if b < 0xE0 else 3 if b < 0xF0 else 4
+            return len(head) if need <= i else len(head) - i
+    return len(head)
+
+
+def _utf16(data: bytes) -> tuple[str, bytes] | None:
+    """(codec, byte-order mark) of UTF-16 text sent without a charset: a BOM, or ASCII's zero bytes in every
+    other place. The decoded start must look like text (JSON, mostly ASCII), not bytes that begin FF FE."""
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        enc, bom = ("utf-16-le" if data[:2] == b"\xff\xfe" else "utf-16-be"), data[:2]
+    elif len(data) >= 4 and 0 in data[:2]:
+        sample = data[:64] if len(data) >= 64 else data[: len(data) - len(data) % 2]
+        lo, hi = sample[0::2], sample[1::2]
+        if not hi.count(0) == len(hi) and not lo.count(0) == len(lo):
+            return None
+        enc, bom = ("utf-16-le" if hi.count(0) == len(hi) and 0 not in lo else
+                    "utf-16-be" if lo.count(0) == len(lo) and 0 not in hi else ""), b""
+        if not enc:
+            return None
+    else:
+        return None
+    try:
+        start = data[len(bom): len(bom) + 512].decode(enc, "ignore")
+    except LookupError:
+        return None
+    ascii_ = sum(ch.isascii() and (ch.isprintable() or ch in "\t\r\n") for ch in start)
+    return (enc, bom) if start and ascii_ >= 0.6 * len(start) else None
 
 
 def _text(decoded: bytes, charset: str) -> tuple[str | None, bool, str]:
@@ -223,6 +330,8 @@ def _walk(pb: ParsedBody, fmt: str, data) -> ParsedBody:
 def _visit(data, ctx: Ctx):
     if isinstance(data, multipart.Multipart):
         return multipart.visit(data, ctx)
+    if isinstance(data, protobuf.Proto):
+        return protobuf.visit(data, ctx)
     if isinstance(data, pairs.Pairs):
         return pairs.visit(data, ctx, "form:")
     if isinstance(data, pairs.FormLines):
@@ -232,7 +341,7 @@ def _visit(data, ctx: Ctx):
     if isinstance(data, jsondoc.Lenient):
         return jsondoc.visit_lenient(data, ctx)
     if isinstance(data, tuple):  # ("text", s) or ("gqltext", s)
-        new = ctx.leaf("text:", data[1], None, 0, embed=data[0] == "gqltext", gql=data[0] == "gqltext")
+        new = ctx.leaf("text:", data[1], None, 0, gql=data[0] == "gqltext")
         return None if not ctx.build else (data[1] if new is None else new)
     return jsondoc.visit(data, ctx, "json:", 0)
 
@@ -242,25 +351,27 @@ def _visit(data, ctx: Ctx):
 
 def write_back(parsed: ParsedBody, replacements: dict[str, str]) -> bytes:
     """The decoded body with the given field texts replaced (paths not in the body are ignored).
-    Raises BodyError when the body has no writable structure (binary, too large, unreadable)."""
+    Raises BodyError when the body has no writable structure (binary, unreadable, too large and compressed).
+    A too_large body is its first part rebuilt and the rest as sent."""
     mine = {p: t for p, t in replacements.items() if is_body_path(p)}
     if not mine:
         if parsed.decoded is None and parsed.format != "none":
             raise BodyError(f"no body to rebuild ({parsed.format})")  # never answer an unread body with b""
         return parsed.decoded or b""
-    if parsed.data is None:
+    if parsed.data is None or (parsed.format == "too_large" and parsed.rest is None):
         raise BodyError(f"cannot write back into a {parsed.format} body")
     ctx = Ctx(parsed.limits, repl=mine, lossy=parsed.lossy)
     out = _visit(parsed.data, ctx)
+    rest = parsed.rest or b""
     if not ctx.hits:
-        return parsed.decoded or b""
+        return parsed.head + rest if parsed.head is not None else parsed.decoded or b""
     if isinstance(out, bytes):
-        return out
+        return out + rest
     errors = "surrogateescape" if parsed.lossy else "strict"
     try:
-        return out.encode(parsed.charset, errors)
+        return parsed.bom + out.encode(parsed.charset, errors) + rest
     except (UnicodeEncodeError, LookupError):
-        return out.encode(parsed.charset, "backslashreplace")
+        return parsed.bom + out.encode(parsed.charset, "backslashreplace") + rest
 
 
 # --------------------------------------------------------------------------- query strings and cookies

@@ -37,7 +37,7 @@ class FilePart:
 
 @dataclass
 class ParsedBody:
-    format: str  # none|json|ndjson|graphql|form|multipart|text|binary|unparsed|too_large
+    format: str  # none|json|ndjson|graphql|form|multipart|protobuf|text|binary|unparsed|too_large
     fields: list[TextField] = field(default_factory=list)
     flags: list[str] = field(default_factory=list)
     decoded: bytes | None = None
@@ -47,6 +47,9 @@ class ParsedBody:
     limits: BodyLimits = field(default_factory=BodyLimits)
     lossy: bool = False  # decoded with surrogateescape (invalid UTF-8 kept byte for byte)
     encoding: str | None = None  # compression found by its magic bytes with no Content-Encoding (flag `sniffed`)
+    bom: bytes = b""  # the byte-order mark a UTF-16 body without a charset began with (written back with it)
+    head: bytes | None = None  # too_large: the (decoded) first part that was read; `decoded` stays None
+    rest: bytes | None = None  # too_large: the bytes after it, written back as sent (None: cannot be rebuilt)
 
 
 class DupObj:

@@ -3,23 +3,32 @@
 Raw segments are kept, so a write-back changes only the values it replaces (every other byte,
 escape style and separator stays as the client sent it). Paths: ``form:q``, ``form:tag#1`` (second
 ``tag``), ``form:en@2`` (line 2 of a batched beacon body), ``query:uid``, ``cookie:sid``.
+
+A part sent without a key (``/pixel?jane@x.com&4111…``) is a value too: ``query:#1`` is the text of the 2nd
+``&``-part (``form:#1`` in a form). A query string that is one JSON document (``?%7B%22email%22…``, raw or
+URL-encoded) or one base64 token is read as a single key-less value, ``query:#0``, with the document inside
+(``query:#0>$.email``, ``query:#0>b64:$.email``); it goes back in the same encoding.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
-from urllib.parse import quote, quote_plus, unquote_plus, urlsplit
+from urllib.parse import quote, quote_plus, unquote, unquote_plus, urlsplit
 
 from .model import BodyLimits, Ctx
 
 _KEY = re.compile(r"[\w.\[\]%$:-]{1,100}")
+_B64_WHOLE = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
+_JSON_OPEN = ("{", "[", "%7B", "%5B")
 
 
 @dataclass
 class Pairs:
     segs: list[tuple[str, str | None]]  # (raw key, raw value or None when the segment has no '=')
     sep: str = "&"
+    whole: str | None = None  # "json" | "b64": the query string is one document (a single key-less segment)
 
 
 def split(text: str, sep: str = "&") -> Pairs:
@@ -30,11 +39,43 @@ def split(text: str, sep: str = "&") -> Pairs:
     return Pairs(segs, sep)
 
 
+def split_query(text: str) -> Pairs:
+    """`split` for a query string, which may also be one JSON document or one base64 token as a whole."""
+    if text[:3].upper().startswith(_JSON_OPEN):
+        doc = unquote(text).strip()
+        if len(doc) >= 2 and doc[-1] in "}]":
+            try:
+                json.loads(doc)
+                return Pairs([(text, None)], whole="json")
+            except (ValueError, RecursionError):
+                pass
+    elif ("+" in text or text.endswith("=")) and _B64_WHOLE.fullmatch(text):  # '+' and '=' are base64's
+        return Pairs([(text, None)], whole="b64")
+    return split(text)
+
+
+def _keyless(p: Pairs, rk: str) -> str:
+    if p.whole == "json":
+        return unquote(rk)
+    return rk if p.whole == "b64" else unquote_plus(rk)
+
+
+def _keyless_raw(p: Pairs, new: str) -> str:
+    if p.whole == "b64":
+        return quote(new, safe="+/=")
+    return quote(new, safe="") if p.whole == "json" else quote_plus(new, safe="")
+
+
 def visit(p: Pairs, ctx: Ctx, prefix: str, suffix: str = "", decode: bool = True, embed: bool = True) -> str | None:
     out = []
-    for rk, rv in p.segs:
+    for i, (rk, rv) in enumerate(p.segs):
         if rv is None and (not rk or not decode):  # empty segment, or a cookie without '='
             out.append(rk)
+            continue
+        if rv is None:  # a value sent without a key
+            new = ctx.leaf(f"{prefix}#{i}{suffix}", _keyless(p, rk), None, 0, embed=embed)
+            if ctx.build:
+                out.append(rk if new is None else _keyless_raw(p, new))
             continue
         key = unquote_plus(rk) if decode else rk.strip()
         value = (unquote_plus(rv) if decode else rv.strip()) if rv is not None else ""
@@ -110,7 +151,7 @@ def query_fields(url: str):
     if parts is None:
         return []
     ctx = Ctx(_LIM)
-    visit(split(parts[1]), ctx, "query:")
+    visit(split_query(parts[1]), ctx, "query:")
     return ctx.fields
 
 
@@ -119,7 +160,7 @@ def rewrite_query(url: str, repl: dict[str, str]) -> str:
     if parts is None:
         return url
     ctx = Ctx(_LIM, repl)
-    new = visit(split(parts[1]), ctx, "query:")
+    new = visit(split_query(parts[1]), ctx, "query:")
     return url if not ctx.hits else parts[0] + new + parts[2]
 
 
