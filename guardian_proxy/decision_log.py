@@ -3,7 +3,13 @@
 Fields (see README "Decision log"): ts, id, method, scheme, host, path (no query values), recipient,
 categories ({name: count}), purposes, basis, evidence (statement ids), L, l_path, u, Sd, Seff, MT,
 R, tier, action, start_level, final_level, rounds, latency_ms, explanation, override, rule, flags,
-spans ({entity: count}), plus stage extras (session, turn, cpe …). Never raw values.
+spans ({entity: count}), plus stage extras (session, turn, cpe …). Never raw values: on top of what it
+leaves out, every string of a record passes the one masking function (guardian_proxy/logmask.py), which puts
+`[TYPE]` for each value the pattern recognisers find (hosts, paths, query keys, explanations …).
+
+What is written is what was done: a line that could not be written is never kept to be written later; the
+caller writes the final decision instead (`defer`: a log-error block is logged as `deny`, with its rule,
+once the log can be written again).
 
 Rotation by size: when a line would take the file past `max_bytes`, `decisions.jsonl` becomes
 `decisions.jsonl.1` (older ones shift to `.2` … `.<backups>`; the oldest beyond that is deleted), and
@@ -15,15 +21,25 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import parse_qsl, urlencode, urlsplit
+from urllib.parse import parse_qsl, quote, urlsplit
 
+from . import logmask
+from .logmask import mask
 from .types import Action, Decision, RawRequest
 
 _DATA_SEGMENT = re.compile(r"[%@=+~]|\d{6}")  # encoded text, e-mail, key=value, long numbers
+_QUERY_KEY = re.compile(r"[\w.\-\[\]$:]{1,40}")  # a query key that reads as a name (`uid`, `ev`, `a[b]`)
+_MASKED_ALREADY = logmask.OWN_FIELDS | {"path"}  # safe_path masks each segment and query key itself
+MAX_PENDING = 10_000  # final decisions kept while the log cannot be written (oldest dropped past this)
+#: ends a line a short write left torn, so that no reader takes it for a record (even one cut just before "\n")
+TORN_END = b"<torn>\n"
+
+logmask.install_console_mask()  # every console line of the package is masked like a log line
 
 
 def safe_path(url: str, action: Action | None = None) -> str:
@@ -39,15 +55,23 @@ def safe_path(url: str, action: Action | None = None) -> str:
         if field is None or field.text != s.path:
             head = path.split("/", 2)[1]
             path = "/…" if _DATA_SEGMENT.search(head) or len(head) > 40 else \
-                f"/{head}/…" if path.count("/") > 1 else path
+                f"/{mask(head)}/…" if path.count("/") > 1 else mask(path)
         else:
             for sp in sorted((x for x in action.spans if x.path == "path:"), key=lambda x: -x.start):
                 path = path[: sp.start] + f"[{sp.entity}]" + path[sp.end:]
-            path = "/".join("…" if _DATA_SEGMENT.search(seg) else seg for seg in path.split("/"))
+            path = "/".join("…" if _DATA_SEGMENT.search(seg) else mask(seg) for seg in path.split("/"))
+    else:
+        path = mask(path)
     if not s.query:
         return path
-    keys = [(k, "") for k, _ in parse_qsl(s.query, keep_blank_values=True)]
-    return path + "?" + urlencode(keys)
+    return path + "?" + "&".join(_query_key(k) + "=" for k, _ in parse_qsl(s.query, keep_blank_values=True))
+
+
+def _query_key(key: str) -> str:
+    """A query key as logged: masked, and `…` unless it reads as a name (a key-less value `?jane@x.com`, a JSON
+    query string `?{"email": …}` are data, not keys)."""
+    k = mask(key)
+    return quote(k, safe="[]$:") if _QUERY_KEY.fullmatch(k) else "…"
 
 
 def record(req: RawRequest, d: Decision) -> dict:
@@ -87,14 +111,21 @@ def record(req: RawRequest, d: Decision) -> dict:
         "spans": dict(d.rewrite.span_counts) if d.rewrite else {},
     }
     rec.update(d.extra)
-    return rec
+    return logmask.mask_record(rec, keep=_MASKED_ALREADY)
 
 
 class DecisionLog:
-    """Append-only JSONL writer; one `write` + flush per line so a killed process leaves whole lines.
+    """Append-only JSONL writer; one unbuffered `os.write` per line so a killed process leaves whole lines.
 
     `max_bytes` 0 never rotates; `backups` rotated files are kept (0: the file is truncated instead);
-    `retention_days` (None: no age limit) deletes rotated files by age."""
+    `retention_days` (None: no age limit) deletes rotated files by age.
+
+    A write that fails (disk full, `/dev/full`, a removed file) raises and keeps nothing: no buffer holds the
+    line to flush it later, so a decision changed because it could not be logged is never written in its
+    first form. `defer(rec)` is for that final decision: written now if the log can be written, else kept
+    (at most MAX_PENDING, oldest dropped and counted in `dropped`) and written, in order, before the next
+    line once writing works again. After a failure the file is reopened by name on the next attempt; a torn
+    line left by a short write is ended before the next one (readers skip it)."""
 
     def __init__(self, path: Path, max_bytes: int = 0, backups: int = 5, retention_days: float | None = None):
         self.path = Path(path)
@@ -103,26 +134,80 @@ class DecisionLog:
         self.retention_days = retention_days
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
+        self._fd: int | None = None
+        self._torn = False  # the last write stopped mid-line
+        self._pending: list[bytes] = []  # final decisions not yet written
+        self.dropped = 0
         self._open()
         self._expire()
 
     def _open(self) -> None:
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        self._f = os.fdopen(fd, "a", encoding="utf-8", buffering=1)
-        self._size = os.fstat(fd).st_size
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        st = os.fstat(self._fd)
+        self._size = st.st_size
+        self._regular = stat.S_ISREG(st.st_mode)  # a device (`--log /dev/null`) is never rotated
+
+    def _close_fd(self) -> None:
+        if self._fd is not None:
+            try:
+                os.close(self._fd)
+            except OSError:
+                pass
+            self._fd = None
+
+    @staticmethod
+    def _line(rec: dict) -> bytes:
+        return (json.dumps(rec, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
 
     def write(self, rec: dict) -> None:
-        line = json.dumps(rec, ensure_ascii=False, separators=(",", ":")) + "\n"
-        n = len(line.encode("utf-8"))
+        """Write one line (after any deferred ones); raises OSError when it cannot, keeping nothing."""
+        line = self._line(rec)
         with self._lock:
-            if self.max_bytes and self._size and self._size + n > self.max_bytes:
-                self._rotate()
-            self._f.write(line)
-            self._f.flush()
-            self._size += n
+            self._drain()
+            self._put(line)
+
+    def defer(self, rec: dict) -> bool:
+        """Write `rec` now if the log can be written, else keep it for the next successful write. Never raises;
+        True when it was written now."""
+        line = self._line(rec)
+        with self._lock:
+            try:
+                self._drain()
+                self._put(line)
+                return True
+            except OSError:
+                self._pending.append(line)
+                if len(self._pending) > MAX_PENDING:
+                    del self._pending[0]
+                    self.dropped += 1
+                return False
+
+    def _drain(self) -> None:
+        while self._pending:
+            self._put(self._pending[0])
+            del self._pending[0]
+
+    def _put(self, line: bytes) -> None:
+        if self._fd is None:
+            self._open()
+        if self.max_bytes and self._regular and self._size and self._size + len(line) > self.max_bytes:
+            self._rotate()
+        data = (TORN_END + line) if self._torn else line
+        view = memoryview(data)
+        try:
+            while view:
+                n = os.write(self._fd, view)
+                if n <= 0:
+                    raise OSError(28, "No space left on device")
+                view = view[n:]
+                self._size += n
+                self._torn = len(view) > 0
+        except OSError:
+            self._close_fd()  # reopened by name on the next attempt
+            raise
 
     def _rotate(self) -> None:
-        self._f.close()
+        self._close_fd()
         if self.backups == 0:
             os.truncate(self.path, 0)
         else:
@@ -133,6 +218,7 @@ class DecisionLog:
                 else:
                     os.replace(f, self._numbered(i + 1))
             os.replace(self.path, self._numbered(1))
+        self._torn = False
         self._open()
         self._expire()
 
@@ -152,7 +238,11 @@ class DecisionLog:
 
     def close(self) -> None:
         with self._lock:
-            self._f.close()
+            try:
+                self._drain()
+            except OSError:
+                pass
+            self._close_fd()
 
 
 def rotated_files(path: Path) -> list[Path]:

@@ -105,7 +105,13 @@ def unread_blocked(req: RawRequest, action: Action, recipient: str) -> bool:
     if recipient not in UNREAD_CLOSED or action.role or req.scheme in RAW_SCHEMES or req.websocket:
         return False
     ctype = (req.header("content-type") or "").split(";")[0].strip().lower()
-    return not (known_binary(req.body[:64]) or ctype.startswith(PROTOCOL_BINARY_TYPES))
+    parsed = action._parsed  # the decoded bytes: a gzip stream is a compressed body, not a file of that format
+    data = getattr(parsed, "decoded", None)
+    if data is None:
+        data = getattr(parsed, "head", None)
+    if data is None and not req.header("content-encoding"):
+        data = req.body
+    return not ((data is not None and known_binary(data[:64])) or ctype.startswith(PROTOCOL_BINARY_TYPES))
 
 
 class Gateway:

@@ -258,10 +258,14 @@ def test_canary_values_never_at_rest_and_state_is_private(tmp_path):
             n = len(up.other)
             r = c.post("http://cdn.example.org/b", content=big,
                        headers={"content-type": "application/json", "content-encoding": "gzip"})
-            assert r.status_code == 200 and up.other[n] == big  # passes unchanged, never inflated
+            # not inspectable in full, toward an unknown third party: blocked by rule, never inflated past the limit
+            assert r.status_code == 403 and len(up.other) == n
+            r = c.post("http://s3.amazonaws.com/bucket/b", content=big,
+                       headers={"content-type": "application/json", "content-encoding": "gzip"})
+            assert r.status_code == 200 and up.other[n] == big  # a service provider: passes unchanged
             deep = ("[" * 100_000 + "]" * 100_000).encode()
             assert c.post("http://cdn.example.org/d", content=deep,
-                          headers={"content-type": "application/json"}).status_code == 200
+                          headers={"content-type": "application/json"}).status_code == 403
         assert statuses["deny-card"] == 403 and all(s in (200, 403) for s in statuses.values()), statuses
         dash_leaks = []
         m = next((ln for ln in px.output.read_text().splitlines() if ln.startswith("dashboard: http")), None)

@@ -3,18 +3,23 @@
 It holds what the decision log holds plus the text of the evidence statements (policy text, not personal
 data), every risk factor with the tier thresholds, the likelihood path and u, levels and rounds, and the
 rewritten form of a transformed request (what actually left the machine). Never the original values:
-spans are counted per type, and the original body is not read.
+spans are counted per type, and the original body is not read. Every string of the detail passes the log's
+masking function (guardian_proxy/logmask.py) — the rewritten body and URL too, so a value the rewrite missed is
+shown as `[TYPE]`, never as itself; only the policy statements' text (not from the request) is left as it is.
 """
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 from ..codec import decode
 from ..decision_log import record
+from ..logmask import mask, mask_host, mask_value
 from ..types import Decision, RawRequest
 
 MAX_REWRITTEN_CHARS = 4000
+#: detail fields that hold no text from the request (policy statements, numbers) and are not masked
+_NOT_FROM_REQUEST = frozenset({"id", "ts", "session", "evidence_detail", "factors"})
 
 
 def _statement(ss) -> dict:
@@ -33,7 +38,8 @@ def rewritten_form(req: RawRequest, d: Decision) -> dict | None:
                  "set_headers": sorted(rw.set_headers)}  # header names only
     if rw.url:
         s = urlsplit(rw.url)
-        out["path"] = (s.path or "/") + (f"?{s.query}" if s.query else "")
+        query = "&".join(f"{mask(k)}={mask(v)}" for k, v in parse_qsl(s.query, keep_blank_values=True))
+        out["path"] = mask(unquote(s.path or "/")) + (f"?{query}" if query else "")
     if rw.body is not None:
         try:
             raw = decode(rw.body, req.header("content-encoding"), 8 * 1024 * 1024)
@@ -42,7 +48,7 @@ def rewritten_form(req: RawRequest, d: Decision) -> dict | None:
             out["body"] = None
             out["body_note"] = f"{len(rw.body)} bytes, not text"
         else:
-            out["body"] = text[:MAX_REWRITTEN_CHARS]
+            out["body"] = mask(text[:MAX_REWRITTEN_CHARS])
             out["body_truncated"] = len(text) > MAX_REWRITTEN_CHARS
     return out
 
@@ -63,6 +69,10 @@ def detail_of(req: RawRequest, d: Decision, rec: dict | None = None) -> dict:
     if r is not None:
         rec["factors"] = r.model_dump()
     rec["rewritten"] = rewritten_form(req, d)
+    rec = mask_value(rec, _NOT_FROM_REQUEST)
+    rec["six"]["host"] = mask_host(a.host)
+    if isinstance(rec.get("host"), str):
+        rec["host"] = mask_host(rec["host"])
     return rec
 
 

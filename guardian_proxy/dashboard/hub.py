@@ -14,6 +14,7 @@ import threading
 from collections import OrderedDict, deque
 from pathlib import Path
 
+from ..logmask import mask_record
 from .stats import Stats
 
 SUMMARY_FIELDS = ("ts", "id", "method", "scheme", "host", "path", "recipient", "categories", "purposes", "basis",
@@ -66,11 +67,12 @@ class Hub:
                 self.unsubscribe(sub)
 
     def seed(self, records) -> int:
-        """Load earlier decisions (from the log) without notifying subscribers."""
+        """Load earlier decisions (from the log) without notifying subscribers. They pass the log's masking
+        function again: a log written by an earlier version may hold what it now masks."""
         n = 0
         with self._lock:
             for rec in records:
-                self.recent.append(summary(rec))
+                self.recent.append(mask_record(summary(rec)))
                 self.stats.add(rec)
                 n += 1
         return n

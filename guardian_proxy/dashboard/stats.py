@@ -1,13 +1,16 @@
 """Aggregates over decision-log records, shared by `guardian-proxy stats` and the live dashboard.
 
 Only log-safe fields are read (action, host, categories as counts, recipient, R, ts, latency), so the
-aggregates hold no personal values either. "Received" means what left the machine: categories of
+aggregates hold no personal values either; a host passes the log's masking function again (a log written by
+an earlier version may hold a value spelled into a host name). "Received" means what left the machine: categories of
 allowed requests went as is, those of transformed requests went rewritten, denied ones never left.
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+
+from ..logmask import mask_host
 
 ACTIONS = ("allow", "transform", "deny")
 HIST_BINS = 10
@@ -58,7 +61,7 @@ class Stats:
 
     def add(self, rec: dict) -> None:
         action = rec.get("action") or "?"
-        host = rec.get("host") or "?"
+        host = mask_host(rec.get("host") or "?")
         ts = float(rec.get("ts") or 0.0)
         cats = {c: int(n) for c, n in (rec.get("categories") or {}).items() if isinstance(n, int | float) and n > 0}
         self.total += 1

@@ -1,0 +1,161 @@
+"""The one masking function for what the proxy writes down about a request: decision-log lines, dashboard
+records and console lines.
+
+Rule: every text that comes from the request (host, path, query keys, explanation, reason, rewritten form,
+console message) passes `mask` before it is written. `mask` runs the pattern recognisers of stage 1
+(guardian_proxy/extract/patterns.py; cheap, no NER) and replaces each value found by its type,
+`[EMAIL_ADDRESS]`, `[US_SSN]` … — whatever the extractor found or missed. It also reads a value glued to a
+word by `-`, `_` or `.` (`jane-doe-123-45-6789`) or to URL punctuation (`/415-555-0187`), and a host's labels
+as words (`4111-1111-1111-1111.t.example`). A destination that is an IP literal keeps its address (it is where
+the request went, not the user's). This is in addition to what the record already leaves out (query values,
+body text, header values).
+"""
+
+from __future__ import annotations
+
+import functools
+import ipaddress
+import logging
+import re
+
+#: where a value is glued to what comes before it: a word joined by `-`, `_`, `.` (`doe-123-45-6789`), or a URL's
+#: punctuation (`/415-555-0187`, `?ssn=…`), which some recognisers do not take for a boundary
+_GLUE = re.compile(r"(?:(?<=[A-Za-z])[-_.]|[/=&?#;,])(?=[\d+(])")
+_LABEL_SEP = re.compile(r"[-_.]")
+#: what a value some recogniser finds always contains; a short text with none of these is not scanned (a path
+#: segment or an explanation costs one search), a long one (a rewritten body) always is
+_MAYBE = re.compile(
+    r"\d(?:[\s.\-/()+,]{0,3}\d){6}"  # 7+ digits close together: phone, card, SSN, NHS number, lat/long
+    r"|\d{1,3}\.\d{1,3}\.\d{1,3}\.\d"  # IPv4
+    r"|[A-Z]{1,2}\d|[A-Z]{2} \d"  # IBAN, national insurance number, postcode (upper case)
+    r"|\d\.\d{3,8}\s{0,3},"  # lat/long with spaces around its comma
+    r"|\d{1,5}[A-Za-z]?,? [A-Z]"  # a street address
+    r"|@|%40|/home/|Users[\\/]"  # e-mail, home directory
+    r"|(?i:birth|born|d\.?o\.?b)"  # date of birth (needs its word)
+    r"|[0-9A-Fa-f]{2}[:-][0-9A-Fa-f]{2}[:-][0-9A-Fa-f]{2}|[0-9A-Fa-f]{0,4}::?[0-9A-Fa-f]{1,4}:")  # MAC, IPv6
+_CACHED_CHARS = 512
+#: record fields the proxy itself sets and that masking must not touch (ids the dashboard looks up)
+OWN_FIELDS = frozenset({"id", "ts", "session"})
+
+
+def mask(text: str) -> str:
+    """`text` with every value the recognisers find replaced by `[TYPE]`; other text unchanged."""
+    if not isinstance(text, str) or not text:
+        return text
+    return _mask_cached(text) if len(text) <= _CACHED_CHARS else _mask(text, False)
+
+
+def mask_host(host: str) -> str:
+    """A host name with values spelled into its labels replaced by their type; an IP literal is kept."""
+    if not isinstance(host, str) or not host:
+        return host
+    return _mask_host_cached(host) if len(host) <= _CACHED_CHARS else _mask(host, True)
+
+
+@functools.lru_cache(maxsize=16384)
+def _mask_cached(text: str) -> str:
+    return _mask(text, False) if _MAYBE.search(text) else text
+
+
+@functools.lru_cache(maxsize=4096)
+def _mask_host_cached(host: str) -> str:
+    if not _MAYBE.search(host):
+        return host
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+        return host  # where the request went, not the user's address
+    except ValueError:
+        return _mask(host, True)
+
+
+def _mask(text: str, host: bool) -> str:
+    from .extract.patterns import find  # here, not at import: `guardian-proxy logs` never loads stage 1
+
+    views = {text, _GLUE.sub(" ", text)}  # same length: positions stay valid
+    if host:
+        views.add(_LABEL_SEP.sub(" ", text))
+    hits = [h for v in views for h in find(v)]
+    if not hits:
+        return text
+    out, last = [], 0
+    for start, end, entity, _ in sorted(hits, key=lambda h: (h[0], -h[1])):
+        if start < last:  # inside (or overlapping) a value already replaced
+            if end > last:
+                last = end
+            continue
+        out += [text[last:start], f"[{entity}]"]
+        last = end
+    out.append(text[last:])
+    return "".join(out)
+
+
+def mask_value(value, keep: frozenset[str] = frozenset()):
+    """Every string in a JSON-like value masked (dict keys too), except under the top-level keys in `keep`."""
+    t = type(value)
+    if t is str:
+        return mask(value)
+    if t is dict:
+        return {(mask(k) if type(k) is str else k): (v if k in keep else mask_value(v)) for k, v in value.items()}
+    if t is list or t is tuple:
+        return [mask_value(v) for v in value]
+    return value
+
+
+_PLAIN = (int, float, bool, type(None))
+
+
+def mask_record(rec: dict, keep: frozenset[str] = OWN_FIELDS) -> dict:
+    """A log / dashboard record with every string masked (the host as a host), except the fields in `keep`
+    (ids; a path that `decision_log.safe_path` masked segment by segment already). Its own field names are
+    the proxy's and stay as they are."""
+    out = {}
+    for k, v in rec.items():
+        t = type(v)
+        if k in keep or t in _PLAIN:
+            out[k] = v
+        elif t is str:
+            out[k] = mask_host(v) if k == "host" else mask(v)
+        else:
+            out[k] = mask_value(v)
+    return out
+
+
+# ------------------------------------------------------------------ console lines
+
+#: the loggers of the package (every module logs through one of these)
+LOGGERS = ("guardian_proxy", "guardian_proxy.anonymize", "guardian_proxy.policy", "guardian_proxy.overrides",
+           "guardian_proxy.likelihood", "guardian_proxy.dashboard")
+
+
+class ConsoleMask(logging.Filter):
+    """A console line is masked like a log record: its formatted message and its traceback text."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            msg = record.getMessage()
+        except Exception:  # a bad format string: leave it to the handler's own error path
+            return True
+        record.msg, record.args = mask(msg), None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = mask(logging.Formatter().formatException(record.exc_info))
+        return True
+
+
+_CONSOLE = ConsoleMask()
+
+
+def install_console_mask() -> None:
+    """Put the console mask on every logger of the package (idempotent)."""
+    for name in LOGGERS:
+        lg = logging.getLogger(name)
+        if _CONSOLE not in lg.filters:
+            lg.addFilter(_CONSOLE)
+
+
+def mask_handlers(logger: logging.Logger | None = None) -> None:
+    """Put the console mask on the handlers of `logger` (default: the root logger, where mitmproxy's terminal
+    log sits), so lines from outside the package are masked too — mitmproxy names the host of a failed TLS
+    handshake (`… does not trust the proxy's certificate for <host>`). Call it once the handlers exist."""
+    for h in (logger or logging.getLogger()).handlers:
+        if _CONSOLE not in h.filters:
+            h.addFilter(_CONSOLE)
