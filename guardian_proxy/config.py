@@ -158,6 +158,17 @@ class LimitSettings(_Strict):
     max_field_chars: int = 100_000
     max_analysed_chars: int = 200_000
     eval_timeout_s: float = Field(default=60.0, gt=0)  # past this the addon applies the tier's fail mode
+    # responses (guardian_proxy/addon.py, README "Under load, faults and attack"): every response no stage reads
+    # streams as it arrives; one a stage reads (a session's whole chat answer, a privacy page) is held up to this
+    # many wire bytes, and past it passes on uninspected
+    max_inspected_response_bytes: int = Field(default=4 * 1024 * 1024, gt=0)
+    # client connections (guardian_proxy/connections.py): a complete request head within header_timeout_s of
+    # connecting; closed after idle_timeout_s with no request in flight; at most max_connections_per_client per
+    # client address and max_connections in all (also kept under half the open-file limit)
+    header_timeout_s: float = Field(default=20.0, gt=0)
+    idle_timeout_s: float = Field(default=300.0, gt=0)
+    max_connections_per_client: int = Field(default=256, gt=0)
+    max_connections: int = Field(default=4096, gt=0)
 
 
 class LLMSettings(_Strict):
@@ -274,20 +285,52 @@ class Settings(_Strict):
         return self.log_file or (self.state_dir / "decisions.jsonl")
 
 
+def yaml_problem(e: yaml.YAMLError) -> str:
+    """A YAML error in one line: what is wrong and where (`expected ',' or '}' (line 2, column 1)`)."""
+    problem = getattr(e, "problem", None) or type(e).__name__
+    mark = getattr(e, "problem_mark", None)
+    return f"{problem} (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else str(problem)
+
+
+def validation_problem(e: ValidationError) -> str:
+    """A pydantic error in one line, `field.path: message; …`, without the offending values."""
+    return "; ".join(f"{'.'.join(str(x) for x in err['loc']) or '(top level)'}: "
+                     f"{err['msg'].removeprefix('Value error, ')}" for err in e.errors(include_url=False))
+
+
+def read_yaml(path: Path, what: str, fix: str):
+    """Parse a YAML file; every way it can fail (missing, a directory, unreadable, not UTF-8, not YAML)
+    is a one-line ConfigError naming `path` and ending with `fix`."""
+    try:
+        text = Path(path).read_bytes().decode("utf-8")
+    except FileNotFoundError as e:
+        raise ConfigError(f"{what} not found: {path}; {fix}") from e
+    except IsADirectoryError as e:
+        raise ConfigError(f"{what} {path} is a directory, not a file; {fix}") from e
+    except OSError as e:
+        raise ConfigError(f"cannot read {what} {path} ({e.strerror or type(e).__name__}); {fix}") from e
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{what} {path} is not UTF-8 text (byte {e.start}); {fix}") from e
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{what} {path} is not valid YAML: {yaml_problem(e)}; {fix}") from e
+    except RecursionError as e:
+        raise ConfigError(f"{what} {path} is nested too deeply; {fix}") from e
+
+
 def load_settings(path: Path | None = None, **overrides) -> Settings:
-    """Settings from a YAML file (optional) with keyword overrides on top (CLI flags)."""
+    """Settings from a YAML file (optional) with keyword overrides on top (CLI flags). Every error is
+    a one-line ConfigError naming the file."""
     data: dict = {}
+    fix = "fix the file or pass another --config"
     if path is not None:
-        try:
-            data = yaml.safe_load(Path(path).read_text()) or {}
-        except FileNotFoundError as e:
-            raise ConfigError(f"config file not found: {path}") from e
-        except yaml.YAMLError as e:
-            raise ConfigError(f"{path}: {e}") from e
+        data = read_yaml(path, "config file", fix) or {}
         if not isinstance(data, dict):
-            raise ConfigError(f"{path}: expected a mapping at top level")
+            raise ConfigError(f"config file {path}: expected a mapping at top level; {fix}")
     data.update({k: v for k, v in overrides.items() if v is not None})
     try:
         return Settings.model_validate(data)
     except ValidationError as e:
-        raise ConfigError(f"invalid settings{f' in {path}' if path else ''}: {e}") from e
+        where = f" in {path}" if path else ""
+        raise ConfigError(f"invalid settings{where}: {validation_problem(e)}{f'; {fix}' if path else ''}") from e

@@ -15,6 +15,8 @@ exception in the proxy; it becomes a decision with a stated, logged rule:
 |                                           |                         | when extraction had not finished         |
 | decision log write error                  | log                     | closed tier: allow/transform become deny |
 |                                           |                         | open tier: the decision stands           |
+| conversation session / vault error        | session                 | blocked whatever the tier (a chat that   |
+|                                           |                         | cannot be pseudonymised does not leave)  |
 
 closed → the request is blocked (403, `rule: <stage>-error-fail-closed`); open → it leaves unchanged
 (`rule: <stage>-error-fail-open`). The tier is the one of the most sensitive category found.
@@ -58,6 +60,9 @@ STAGE_WORDS = {
     "log": "the decision log",
 }
 WARN_EVERY_S = 10.0
+#: stages whose failure blocks the request whatever the tier's fail mode (the pipeline applies the rule
+#: after `decision`, e.g. SessionStage.fail_closed): the warning states the block, never "→ allow"
+BLOCKED_WHATEVER_THE_TIER = {"session": "a chat that cannot be pseudonymised is blocked by rule"}
 
 
 class StageFailed(Exception):
@@ -153,7 +158,9 @@ class FailureRules:
         six.flags = [*six.flags, f"error:{stage}"]
         kind = "deny" if mode == "closed" else "allow"
         what = type(exc).__name__ if exc is not None else "timeout"
-        self.report(stage, exc, f"{req.method} {req.host} → {kind} ({basis}, fail_mode {mode})")
+        rule = BLOCKED_WHATEVER_THE_TIER.get(stage)
+        self.report(stage, exc, f"{req.method} {req.host} → deny ({rule}; {basis}, fail_mode {mode})" if rule
+                    else f"{req.method} {req.host} → {kind} ({basis}, fail_mode {mode})")
         return Decision(
             action=kind, six=six, rule=f"{stage}-error-fail-{mode}",
             explanation=f"{STAGE_WORDS.get(stage, stage)} failed ({what}); {basis} fails {mode}: "

@@ -9,8 +9,12 @@ The effective list is the config file's entries first, then the store's, and the
 wins (guardian_proxy.risk.find_override), so what the user adds from the CLI or the dashboard beats the
 config. The store re-reads the file whenever its size, mtime or inode changes, so a running proxy, the
 dashboard and the CLI see each other's changes on the next request. Writers take an exclusive lock on a
-sibling `.lock` file and replace the file atomically; a reader never sees half a file. A file that
-stops validating while the proxy runs keeps the last good list (logged once); at load it is an error.
+sibling `.lock` file and replace the file atomically; a reader never sees half a file.
+
+A file that cannot be used while the proxy runs — it does not validate, is not YAML, is not UTF-8, cannot
+be read (permissions), or a directory stands in its place — keeps the last good list, with one warning per
+change of the file; the user's deny overrides go on applying. At load (`for_settings`, `guardian-proxy run`)
+the same file is an error, in one line naming the file and the fix.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
-from .config import Override, Settings
+from .config import Override, Settings, read_yaml, validation_problem
 from .errors import ConfigError
 
 log = logging.getLogger("guardian_proxy.overrides")
@@ -53,18 +57,22 @@ def normalize_domain(value: str) -> str:
     return v
 
 
-def _parse(text: str, where: str) -> list[Override]:
-    try:
-        data = yaml.safe_load(text) or {}
-    except yaml.YAMLError as e:
-        raise ConfigError(f"{where}: {e}") from e
+FIX = "fix the file, or move it away to run without the stored overrides"
+
+
+def _parse(data, where: str) -> list[Override]:
+    """The entries of a parsed file; anything else is a one-line ConfigError naming the file."""
+    data = data or {}
     items = data.get("overrides", []) if isinstance(data, dict) else data
     if not isinstance(items, list):
-        raise ConfigError(f"{where}: expected a list under 'overrides'")
-    try:
-        return [Override.model_validate(i) for i in items]
-    except ValidationError as e:
-        raise ConfigError(f"{where}: {e}") from e
+        raise ConfigError(f"overrides file {where}: expected a list under 'overrides'; {FIX}")
+    out = []
+    for n, item in enumerate(items, 1):
+        try:
+            out.append(Override.model_validate(item))
+        except ValidationError as e:
+            raise ConfigError(f"overrides file {where}: entry {n}: {validation_problem(e)}; {FIX}") from e
+    return out
 
 
 class OverrideStore:
@@ -93,29 +101,41 @@ class OverrideStore:
             st = os.stat(self.path)  # type: ignore[arg-type]
         except (FileNotFoundError, NotADirectoryError):
             return None
-        return (st.st_ino, st.st_size, st.st_mtime_ns)
+        except OSError as e:  # cannot even stat it: unreadable, never "no overrides"
+            return ("unreadable", e.errno)
+        return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_mode)
 
     def _read(self) -> list[Override]:
-        if self.path is None or not self.path.exists():
+        """The file's entries ([] when there is none); every way it can be unusable is a ConfigError."""
+        if self.path is None:
             return []
-        return _parse(self.path.read_text(encoding="utf-8"), str(self.path))
+        try:
+            if not self.path.exists():
+                return []
+        except OSError as e:
+            raise ConfigError(f"cannot read overrides file {self.path} ({e.strerror}); {FIX}") from e
+        return _parse(read_yaml(self.path, "overrides file", FIX), str(self.path))
 
     def stored(self, strict: bool = True) -> list[Override]:
         """The file's entries, re-read only when the file changed. strict=False keeps the last good
-        list when the file does not validate (a running proxy must not fail on a bad edit)."""
+        list when the file cannot be used (a running proxy must not fail on a bad edit); strict=True
+        raises a one-line ConfigError."""
         if self.path is None:
             return []
         with self._lock:
             stamp = self._stat()
-            if stamp == self._stamp:
+            if stamp == self._stamp or (not strict and stamp is not None and stamp == self._warned):
                 return list(self._entries)
             try:
                 entries = self._read()
-            except ConfigError as e:
+            except Exception as e:  # noqa: BLE001 — a running proxy keeps the last good list, whatever broke
                 if strict:
-                    raise
+                    if isinstance(e, ConfigError):
+                        raise
+                    raise ConfigError(f"cannot read overrides file {self.path} ({type(e).__name__}); {FIX}") from e
                 if self._warned != stamp:
-                    log.warning("ignoring the new %s (keeping the previous overrides): %s", self.path, e)
+                    why = str(e) if isinstance(e, ConfigError) else type(e).__name__
+                    log.warning("ignoring the new %s (keeping the previous overrides): %s", self.path, why)
                     self._warned = stamp
                 return list(self._entries)
             self._entries, self._stamp = entries, stamp

@@ -264,3 +264,34 @@ def test_decision_for_failed_stage_keeps_action_categories():
     assert d.action == "deny" and d.extra == {"fail_stage": "likelihood", "fail_tier": "critical", "fail_mode": "closed"}
     a2 = Action(domain="x.example", host="x.example", categories={"contact": 2})
     assert rules.decision(CARD_TO_ADS, "likelihood", BackendError("t"), a2).action == "allow"
+
+
+# ------------------------------------------------------------------ issue 19: the warning says what was done
+
+
+def test_a_vault_failure_is_reported_as_the_block_it_is(tmp_path, caplog):
+    """The conversation session fails closed whatever the tier: the warning must not say `→ allow`."""
+    from guardian_proxy.config import load_settings
+
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(f"state_dir: {tmp_path}\ndetector: {{ner: false}}\n")
+    gw = Gateway.from_settings(load_settings(cfg), with_log=False)
+    (tmp_path / "vault.key").write_bytes(b"bm90IDMyIGJ5dGVz\n")  # base64 of 10 bytes: not a vault key
+    chat = post("https://api.openai.com/v1/chat/completions",
+                {"model": "gpt-4o", "messages": [{"role": "user", "content": "what is a haiku?"}]},
+                authorization="Bearer sk-a")
+    with caplog.at_level(logging.WARNING, logger="guardian_proxy"):
+        d = gw.evaluate(chat, log=False)
+    assert d.action == "deny" and d.rule == "session-error-fail-closed", (d.action, d.rule, d.explanation)
+    said = [r.getMessage() for r in caplog.records if "conversation session failed" in r.getMessage()]
+    assert said and all("→ deny" in m and "→ allow" not in m for m in said), said
+    assert "haiku" not in caplog.text
+
+
+def test_report_for_a_session_failure_names_the_session_rule(caplog):
+    rules = FailureRules(load_factor_tables())
+    with caplog.at_level(logging.WARNING, logger="guardian_proxy"):
+        d = rules.decision(PLAIN_GET, "session", ValueError("bad key"))
+    assert d.action == "allow"  # the tier's mode; the session stage then blocks it (SessionStage.fail_closed)
+    msg = caplog.records[-1].getMessage()
+    assert "→ deny" in msg and "cannot be pseudonymised" in msg and "bad key" not in msg

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from ..config import Settings, load_settings
 from ..errors import GuardianError
@@ -36,8 +37,16 @@ def existing_log(log_file: Path | None, config: Path | None, state_dir: Path | N
 
 
 def fail(message: str, code: int = 2) -> None:
-    console.print(f"[bold red]error:[/] {message}")
+    """One line on stderr, `error: <message>`, and exit `code`: never wrapped at the terminal's width,
+    never read as rich markup (a path may hold brackets), line breaks in the message joined with '; '."""
+    text = "; ".join(part.strip() for part in str(message).splitlines() if part.strip())
+    console.print(f"[bold red]error:[/] {escape(text)}", soft_wrap=True, highlight=False)
     raise typer.Exit(code)
+
+
+def warn(message: str) -> None:
+    """One warning line on stderr (`warning: <message>`), not wrapped, not read as markup."""
+    console.print(f"[yellow]warning:[/] {escape(message)}", soft_wrap=True, highlight=False)
 
 
 def read_data(data: str | None) -> bytes:

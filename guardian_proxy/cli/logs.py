@@ -9,48 +9,52 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
-from ..decision_log import read_all
 from ..types import CATEGORIES
 from .app import app
-from .common import CONFIG, STATE_DIR, existing_log, fail
+from .common import CONFIG, STATE_DIR, existing_log, fail, warn
 from .filters import RecordFilter, parse_since
+from .logread import LogReader
 
 out = Console()
 _COLOUR = {"allow": "green", "transform": "yellow", "deny": "red"}
 
 
 def render(rec: dict) -> str:
-    ts = time.strftime("%H:%M:%S", time.localtime(rec.get("ts", 0)))
+    try:
+        ts = time.strftime("%H:%M:%S", time.localtime(rec.get("ts") or 0))
+    except (OverflowError, OSError, ValueError):  # a corrupted time (out of range, NaN): the line still shows
+        ts = "--:--:--"
     action = rec.get("action", "?")
     cats = ",".join(f"{k}×{v}" for k, v in (rec.get("categories") or {}).items()) or "-"
     r = rec.get("R")
     rtxt = f"R {r:.2f}" if isinstance(r, int | float) else "R -"
     lvl = f" L{rec['final_level']}" if rec.get("final_level") else ""
     c = _COLOUR.get(action, "white")
-    return (f"[dim]{ts}[/] [bold {c}]{action:<9}[/]{lvl:<3} {rec.get('method', '')} {rec.get('host', '')}"
-            f"{rec.get('path', '')} [cyan]{rec.get('recipient', '')}[/] {cats} {rtxt}  [dim]{rec.get('explanation', '')}[/]")
+    e = {k: escape(str(rec.get(k) or "")) for k in ("method", "host", "path", "recipient", "explanation")}
+    return (f"[dim]{ts}[/] [bold {c}]{escape(str(action)):<9}[/]{lvl:<3} {e['method']} {e['host']}"
+            f"{e['path']} [cyan]{e['recipient']}[/] {escape(cats)} {rtxt}  [dim]{e['explanation']}[/]")
 
 
-def _follow(path: Path, poll: float = 0.25):
-    """New complete lines as they are written; reopens the file when the log is rotated."""
-    f = open(path, encoding="utf-8")
+def _follow(path: Path, reader: LogReader, poll: float = 0.25):
+    """New complete lines as they are written; reopens the file when the log is rotated. Read as bytes:
+    a line that is not UTF-8 or not JSON is skipped and counted (`reader.skipped`), never fatal."""
+    f = open(path, "rb")
     f.seek(0, 2)
     ino = os.fstat(f.fileno()).st_ino
-    buf = ""
+    buf = b""
     try:
         while True:
             chunk = f.readline()
             if chunk:
                 buf += chunk
-                if not buf.endswith("\n"):
+                if not buf.endswith(b"\n"):
                     continue
-                line, buf = buf.strip(), ""
-                if line:
-                    try:
-                        yield json.loads(line)
-                    except ValueError:
-                        pass
+                line, buf = buf, b""
+                rec = reader.count(line)
+                if rec is not None:
+                    yield rec
                 continue
             try:
                 st = os.stat(path)
@@ -59,8 +63,8 @@ def _follow(path: Path, poll: float = 0.25):
                 continue
             if st.st_ino != ino or st.st_size < f.tell():  # rotated or truncated: start the new file
                 f.close()
-                f = open(path, encoding="utf-8")
-                ino, buf = os.fstat(f.fileno()).st_ino, ""
+                f = open(path, "rb")
+                ino, buf = os.fstat(f.fileno()).st_ino, b""
                 continue
             time.sleep(poll)
     finally:
@@ -88,7 +92,8 @@ def log_cmd(
         keep = RecordFilter(action=action, host=host, category=category, min_risk=min_risk, since=parse_since(since))
     except ValueError as e:
         fail(str(e))
-    records = _follow(path) if follow else read_all(path)
+    reader = LogReader(path)
+    records = _follow(path, reader) if follow else reader.records()
     try:
         for rec in records:
             if keep(rec):
@@ -98,3 +103,6 @@ def log_cmd(
                     out.print(render(rec), highlight=False)
     except KeyboardInterrupt:
         pass
+    finally:
+        if reader.note():
+            warn(reader.note())

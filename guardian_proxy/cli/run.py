@@ -1,24 +1,108 @@
-"""`guardian-proxy run`: start the proxy."""
+"""`guardian-proxy run`: start the proxy.
+
+The loopback rule holds for every address the proxy listens on, however it is given (`--host`, a mode's
+own `@HOST:PORT`, an empty host meaning every interface): an address that is not loopback needs
+`--allow-remote` and `--proxyauth USER:PASS` (WireGuard peers authenticate with their keys), else the
+proxy refuses to start in one line naming the address. The banner prints the addresses really bound.
+Then the state directory and its files are checked (cli/startup.py), all before any model loads.
+"""
 
 from __future__ import annotations
 
 import ipaddress
+from dataclasses import dataclass
 from pathlib import Path
 
 import typer
 
-from ..resources import ensure_private_dir
+from ..errors import GuardianError
 from .app import app
 from .common import CONFIG, console, fail, settings_from
+from .startup import check_state
 
 
 def _is_loopback(host: str) -> bool:
+    """`localhost` or a loopback IP (`127.0.0.0/8`, `::1`, `::ffff:127.x`); '' (every interface) is not."""
+    host = host.strip("[]").lower()
     if host == "localhost":
         return True
     try:
-        return ipaddress.ip_address(host).is_loopback
+        ip = ipaddress.ip_address(host)
     except ValueError:
         return False
+    mapped = getattr(ip, "ipv4_mapped", None)
+    return ip.is_loopback or (mapped is not None and mapped.is_loopback)
+
+
+def hostport(host: str, port: int | None) -> str:
+    """`127.0.0.1:8080`, `[::1]:8080`, `*:8080` (every interface)."""
+    h = "*" if host == "" else f"[{host}]" if ":" in host else host
+    return f"{h}:{port}"
+
+
+@dataclass(frozen=True)
+class Listen:
+    """One address the proxy will listen on, as mitmproxy will resolve it."""
+
+    host: str  # "" = every interface
+    port: int
+    mode: str  # mitmproxy's mode name: regular, socks5, upstream, wireguard …
+    spec: str | None  # the spec handed to mitmproxy (None: plain --host/--port)
+
+    @property
+    def where(self) -> str:
+        return hostport(self.host, self.port)
+
+
+#: modes that open no listening socket (they redirect this machine's own traffic)
+NO_SOCKET = ("local", "tun")
+
+
+def split_listen(spec: str) -> tuple[str, str | None, int | None]:
+    """`mode[:data][@[HOST:]PORT]` → (mode name, HOST or None, PORT or None), split exactly as mitmproxy 11
+    splits it (mode_specs.ProxyMode.parse: the last '@', then the last ':'). The spec must be valid
+    (addon.check_mode) — a bad port here is a ValueError."""
+    head, _, listen_at = spec.rpartition("@")
+    if not head:
+        head, listen_at = listen_at, ""
+    name = head.partition(":")[0].lower()
+    if not listen_at:
+        return name, None, None
+    host, sep, port = listen_at.rpartition(":")
+    return (name, host, int(port)) if sep else (name, None, int(listen_at))
+
+
+def listen_addresses(specs: list[str], host: str, port: int) -> list[Listen]:
+    """Where each mode spec listens: its own `@HOST:PORT` wins over --host/--port, as mitmproxy applies
+    them (the spec's host, else options.listen_host = --host; the spec's port, else --port). No spec:
+    regular mode on --host:--port. A host in brackets loses them (mitmproxy hands it to getaddrinfo as
+    it is, which knows no brackets)."""
+    if not specs:
+        return [Listen(host.strip("[]"), port, "regular", None)]
+    out = []
+    for spec in specs:
+        name, lhost, lport = split_listen(spec)
+        if lhost is not None and lhost.startswith("["):
+            lhost = lhost.strip("[]")
+            spec = f"{spec[: spec.rindex('@') + 1]}{lhost}:{lport}"
+        if name in NO_SOCKET:
+            continue
+        out.append(Listen(host.strip("[]") if lhost is None else lhost, port if lport is None else lport, name, spec))
+    return out
+
+
+def check_bind(addrs: list[Listen], allow_remote: bool, proxyauth: str | None) -> None:
+    """The loopback rule for every listen address (the one rule; --host is one way to give an address)."""
+    remote = [a for a in addrs if not _is_loopback(a.host)]
+    if not remote:
+        return
+    where = ", ".join(f"{a.where}{' (every interface)' if a.host in ('', '0.0.0.0', '::') else ''}"
+                      for a in remote)
+    if not allow_remote:
+        fail(f"refusing to listen on {where}: binding beyond loopback needs --allow-remote and --proxyauth "
+             "USER:PASS (or listen on 127.0.0.1)")
+    if not proxyauth and any(a.mode != "wireguard" for a in remote):  # WireGuard peers authenticate with keys
+        fail(f"--allow-remote needs proxy authentication to listen on {where}: pass --proxyauth USER:PASS")
 
 
 def parse_hostport(value: str) -> tuple[str, int]:
@@ -26,6 +110,26 @@ def parse_hostport(value: str) -> tuple[str, int]:
     if not sep or not host or not port.isdigit():
         fail(f"expected HOST:PORT, got {value!r}")
     return host.strip("[]"), int(port)
+
+
+def bound_addresses(addrs: list[Listen], skip_port: int | None) -> list[tuple[str, int]]:
+    """(host, port) of the sockets this process really listens on for `addrs` (the kernel's view, see
+    cli/sockets.py; the dashboard's port left out), else the addresses asked for."""
+    from .sockets import listening
+
+    proto = "udp" if any(a.mode in ("wireguard", "dns") for a in addrs) else "tcp"
+    wanted = {a.port for a in addrs}
+    real = [(h, p) for h, p in listening(proto) if p != skip_port and (p in wanted or 0 in wanted)]
+    return real or [(a.host, a.port) for a in addrs]
+
+
+def client_address(host: str, port: int) -> str:
+    """How a client on this machine reaches a listen address (a wildcard bind through loopback)."""
+    if host in ("", "0.0.0.0"):
+        host = "127.0.0.1"
+    elif host == "::":
+        host = "::1"
+    return hostport(host, port)
 
 
 @app.command()
@@ -41,53 +145,67 @@ def run(
     allow_remote: bool = typer.Option(False, "--allow-remote", help="Permit a non-loopback bind (needs --proxyauth)."),
     proxyauth: str = typer.Option(None, "--proxyauth", help="USER:PASS required from clients."),
     ssl_insecure: bool = typer.Option(False, "--ssl-insecure", help="Do not verify upstream TLS certificates."),
-    mode: str = typer.Option(None, "--mode", help="mitmproxy mode: regular (default), transparent, "
-                             "wireguard[:CONF][@PORT], socks5, upstream:URL (mitmproxy 11 syntax)."),
+    mode: list[str] = typer.Option(None, "--mode", help="mitmproxy mode: regular (default), transparent, "
+                                   "wireguard[:CONF][@PORT], socks5, upstream:URL, each [@[HOST:]PORT] "
+                                   "(mitmproxy 11 syntax); the loopback rule applies to HOST too."),
     dashboard_port: int = typer.Option(None, "--dashboard-port", min=0, max=65535,
                                        help="Live dashboard on 127.0.0.1:N (default 8081; 0 = off)."),
 ) -> None:
     """Start the proxy (127.0.0.1:8080 by default) with the embedded defaults."""
     s = settings_from(config, state_dir, log, host=host, port=port, allow_remote=allow_remote or None,
                       proxyauth=proxyauth, dashboard_port=dashboard_port)
-    mode_name = "regular"
-    if mode:
+    specs = []
+    for spec in mode or []:
         from ..addon import check_mode
 
         try:
-            mode_name = check_mode(mode)
+            name = check_mode(spec)
         except ValueError as e:
-            fail(f"invalid --mode {mode!r}: {e}")
-        if mode_name == "wireguard" and "@" not in mode and port is None:
-            mode += "@51820"  # WireGuard's usual UDP port, not the HTTP proxy's 8080
-    if not _is_loopback(s.host):
-        if not s.allow_remote:
-            fail(f"refusing to listen on {s.host}: binding beyond loopback needs --allow-remote and --proxyauth")
-        if not s.proxyauth and mode_name != "wireguard":  # WireGuard peers authenticate with their keys
-            fail("--allow-remote needs proxy authentication: pass --proxyauth USER:PASS")
+            fail(f"invalid --mode {spec!r}: {e}")
+        if name == "wireguard" and "@" not in spec and port is None:
+            spec += "@51820"  # WireGuard's usual UDP port, not the HTTP proxy's 8080
+        specs.append(spec)
+    addrs = listen_addresses(specs, s.host, s.port)
+    check_bind(addrs, s.allow_remote, s.proxyauth)
+    if len(specs) > 1:
+        fail(f"one --mode at a time (got {len(specs)}: {', '.join(specs)}); start one proxy per mode")
+    spec = addrs[0].spec if addrs else (specs[0] if specs else None)
+    mode_name = addrs[0].mode if addrs else (split_listen(spec)[0] if spec else "regular")
     redirect = parse_hostport(redirect_upstream) if redirect_upstream else None
-    ensure_private_dir(s.state_dir)
+    try:
+        check_state(s)  # before any model loads: one line naming the file and the fix
+    except GuardianError as e:
+        fail(str(e))
 
     from ..addon import ca_cert_path, run_proxy
     from ..pipeline import Gateway
 
     console.print("[dim]loading models …[/]")
-    gateway = Gateway.from_settings(s)
-    gateway.warm_up()
+    try:
+        gateway = Gateway.from_settings(s)
+        gateway.warm_up()
+    except GuardianError as e:
+        fail(f"cannot start: {e}")
 
     dash = None
     if s.dashboard_port:
         from ..dashboard import Dashboard
 
-        dash = Dashboard(gateway.settings, port=s.dashboard_port, proxy=(s.host, s.port), mode=mode,
+        first = addrs[0] if addrs else Listen(s.host, s.port, mode_name, spec)
+        chost = client_address(first.host, first.port).rsplit(":", 1)[0].strip("[]")
+        dash = Dashboard(gateway.settings, port=s.dashboard_port, proxy=(chost, first.port), mode=spec,
                          overrides=getattr(gateway, "overrides", None))
 
     def ready() -> None:
         ca = ca_cert_path(confdir)
+        bound = bound_addresses(addrs, dash.port if dash is not None and dash.running else None)
         if mode_name == "regular":
-            console.print(f"[bold green]guardian-proxy[/] listening on http://{s.host}:{s.port}")
+            where = ", ".join(f"http://{hostport(h, p)}" for h, p in bound)
+            console.print(f"[bold green]guardian-proxy[/] listening on {where}", soft_wrap=True, highlight=False)
         else:
-            where = f"{s.host}:{s.port} " if "@" not in mode else ""
-            console.print(f"[bold green]guardian-proxy[/] listening on {where}in {mode_name} mode ({mode})")
+            where = ", ".join(hostport(h, p) for h, p in bound)
+            console.print(f"[bold green]guardian-proxy[/] listening on {where + ' ' if where else ''}in {mode_name} "
+                          f"mode ({spec})", soft_wrap=True, highlight=False)
         if mode_name == "wireguard":
             console.print(f"WireGuard client configuration: {Path(confdir).expanduser() / 'wireguard-client.conf'}")
         if dash is not None and dash.running:
@@ -100,7 +218,10 @@ def run(
         console.print("  trust it to inspect HTTPS: Firefox → Settings → Certificates → Import; "
                       f"Debian/Ubuntu: sudo cp {ca} /usr/local/share/ca-certificates/mitmproxy.crt && "
                       "sudo update-ca-certificates; macOS: open it in Keychain Access and set 'Always Trust'")
-        console.print(f"  command-line tools: HTTPS_PROXY=http://{s.host}:{s.port} SSL_CERT_FILE={ca}")
+        scheme = {"regular": "HTTPS_PROXY=http", "socks5": "ALL_PROXY=socks5h"}.get(mode_name)
+        if scheme and bound:
+            console.print(f"  command-line tools: {scheme}://{client_address(*bound[0])} SSL_CERT_FILE={ca}",
+                          soft_wrap=True, highlight=False)
 
-    run_proxy(gateway, s.host, s.port, confdir=confdir, redirect=redirect, ssl_insecure=ssl_insecure,
-              proxyauth=s.proxyauth, mode=mode, on_ready=ready, dashboard=dash)
+    run_proxy(gateway, s.host.strip("[]"), s.port, confdir=confdir, redirect=redirect, ssl_insecure=ssl_insecure,
+              proxyauth=s.proxyauth, mode=spec, on_ready=ready, dashboard=dash)

@@ -8,13 +8,14 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from ..dashboard.stats import ACTIONS, Stats, summarize
-from ..decision_log import read_all
 from .app import app
-from .common import CONFIG, STATE_DIR, existing_log, fail
+from .common import CONFIG, STATE_DIR, existing_log, fail, warn
 from .filters import RecordFilter, parse_since
+from .logread import LogReader
 
 out = Console()
 _WORDS = {"allow": "allowed", "transform": "rewritten", "deny": "blocked"}
@@ -42,21 +43,21 @@ def tables(s: Stats, top: int = 10) -> list[Table]:
                       ("received rewritten", "left"), ("max R", "right")):
         dest.add_column(col, justify=just, overflow="fold")
     for d in s.top_destinations(top):
-        dest.add_row(d.host, (d.recipient or "-").replace("_", " "), str(d.requests), str(d.actions.get("allow", 0)),
-                     str(d.actions.get("transform", 0)), str(d.actions.get("deny", 0)), _counts(d.as_is),
-                     _counts(d.rewritten), "-" if d.max_r is None else f"{d.max_r:.2f}")
+        dest.add_row(escape(d.host), escape((d.recipient or "-").replace("_", " ")), str(d.requests),
+                     str(d.actions.get("allow", 0)), str(d.actions.get("transform", 0)), str(d.actions.get("deny", 0)),
+                     escape(_counts(d.as_is)), escape(_counts(d.rewritten)), "-" if d.max_r is None else f"{d.max_r:.2f}")
 
     cats = Table(title="Categories sent (decisions)", title_justify="left", show_edge=False)
     for col in ("category", "as is", "rewritten", "blocked"):
         cats.add_column(col, justify="left" if col == "category" else "right")
     for c, n in sorted(s.categories.items(), key=lambda kv: -sum(kv[1].values())):
-        cats.add_row(c, str(n.get("allow", 0)), str(n.get("transform", 0)), str(n.get("deny", 0)))
+        cats.add_row(escape(c), str(n.get("allow", 0)), str(n.get("transform", 0)), str(n.get("deny", 0)))
 
     blocked = Table(title="Blocked", title_justify="left", show_edge=False)
     for col in ("host", "blocked", "categories stopped"):
         blocked.add_column(col, justify="right" if col == "blocked" else "left")
     for d in s.top_blocked(top):
-        blocked.add_row(d.host, str(d.actions["deny"]), _counts(d.blocked))
+        blocked.add_row(escape(d.host), str(d.actions["deny"]), escape(_counts(d.blocked)))
     return [acts, dest, cats, blocked]
 
 
@@ -76,7 +77,10 @@ def stats_cmd(
     except ValueError as e:
         fail(str(e))
     keep = RecordFilter(since=start)
-    s = summarize(r for r in read_all(path) if keep(r))
+    reader = LogReader(path)
+    s = summarize(r for r in reader.records() if keep(r))
+    if reader.note():
+        warn(reader.note())
     if as_json:
         print(json.dumps(s.to_dict(top), ensure_ascii=False))
         return

@@ -47,9 +47,13 @@ def _load_key(path: Path, db: Path) -> bytes:
         if mode & 0o077:
             log.warning("vault key %s had mode %o; set to 0600", path, mode)
             os.chmod(path, 0o600)
-        key = base64.b64decode(path.read_bytes().strip())
+        try:
+            key = base64.b64decode(path.read_bytes().strip())
+        except ValueError:
+            key = b""
         if len(key) != 32:
-            raise ValueError(f"vault key {path} is not 32 bytes")
+            raise ValueError(f"vault key {path} is not a base64-encoded 32-byte key: restore it from a backup, or "
+                             f"move it and {db.name} aside to start with no conversation sessions")
         return key
     if db.exists():
         aside = db.with_name(f"{db.name}.unreadable-{int(time.time())}")
