@@ -146,6 +146,11 @@ class DecisionLog:
         st = os.fstat(self._fd)
         self._size = st.st_size
         self._regular = stat.S_ISREG(st.st_mode)  # a device (`--log /dev/null`) is never rotated
+        if self._regular and self._size:  # a line torn by a crash: end it, so the next record is a line of its own
+            with open(self.path, "rb") as f:
+                f.seek(-1, os.SEEK_END)
+                if f.read(1) != b"\n":
+                    self._size += os.write(self._fd, b"\n")
 
     def _close_fd(self) -> None:
         if self._fd is not None:

@@ -120,3 +120,15 @@ def test_a_write_that_fails_keeps_nothing_and_defer_waits(tmp_path, monkeypatch)
     log.write({"id": "b", "action": "allow"})
     log.close()
     assert [(x["id"], x["action"]) for x in read(path)] == [("a", "deny"), ("b", "allow")]
+
+
+def test_a_line_torn_by_a_crash_does_not_swallow_the_next_record(tmp_path):
+    import json
+
+    from guardian_proxy.decision_log import DecisionLog
+
+    log = tmp_path / "decisions.jsonl"
+    log.write_bytes(b'{"id":"a","action":"allow"}\n{"id":"b","act')
+    DecisionLog(log).write({"id": "c", "action": "deny"})
+    lines = log.read_bytes().split(b"\n")
+    assert json.loads(lines[2]) == {"id": "c", "action": "deny"}
