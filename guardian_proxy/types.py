@@ -216,7 +216,7 @@ class Action(BaseModel):
     basis: str = "default"  # one of BASES
     fields: list[TextField] = Field(default_factory=list, repr=False)
     spans: list[Span] = Field(default_factory=list, repr=False)
-    body_format: str = "none"  # none|json|form|multipart|text|ndjson|graphql|binary|unparsed
+    body_format: str = "none"  # none|json|form|multipart|text|ndjson|graphql|protobuf|binary|unparsed|too_large
     flags: list[str] = Field(default_factory=list)  # unparsed, truncated, too_large, binary ...
     site: str | None = None  # registrable domain of the initiating page, if known
     role: str | None = None  # the destination's role in the user's own flows: identity_provider | payment_processor | platform
