@@ -96,7 +96,8 @@ def resign(req: RawRequest, d: Decision) -> Decision:
 
 def unread_blocked(req: RawRequest, action: Action, recipient: str) -> bool:
     """The unparsed rule: a body that was not inspected in full (binary of unknown meaning, unparseable text, or
-    past the size limits) is blocked toward trackers; toward an unknown third party or an AI service as well, unless
+    past the size limits) is blocked toward trackers; toward an unknown third party or an AI service as well (when
+    it was not read at all, or only in part: a cut-off JSON whose literals were all read counts as read), unless
     it is a file of a known binary format, the destination has a role in the user's flows (payment, sign-in,
     platform), or it is a raw TCP/UDP stream or a WebSocket message (binary protocols by nature — msgpack, protobuf,
     game and market feeds; only trackers are refused there)."""
@@ -104,8 +105,11 @@ def unread_blocked(req: RawRequest, action: Action, recipient: str) -> bool:
         return True
     if recipient not in UNREAD_CLOSED or action.role or req.scheme in RAW_SCHEMES or req.websocket:
         return False
+    parsed = action._parsed
+    if getattr(parsed, "data", None) is not None and not {"too_large", "depth_limit"} & set(action.flags):
+        return False  # text that does not parse but whose every literal was read (cut-off JSON): inspected
     ctype = (req.header("content-type") or "").split(";")[0].strip().lower()
-    parsed = action._parsed  # the decoded bytes: a gzip stream is a compressed body, not a file of that format
+    # judged on the decoded bytes: a gzip stream is a compressed body, not a file of that format
     data = getattr(parsed, "decoded", None)
     if data is None:
         data = getattr(parsed, "head", None)

@@ -9,6 +9,9 @@ just before the event that closes its channel. Stated rules:
 - events that are not JSON (comments, keep-alives, `[DONE]`, unknown payloads) pass byte for byte;
 - an event longer than 1 MiB, or a body that stops decoding, ends de-masking for that stream: held text
   is flushed and the rest passes unchanged (a body that cannot be decoded is passed as received);
+- decoding is bounded (`_Decoder`): a received chunk that decodes past 8 MiB, or a stream past 256 MiB, ends
+  the stream after what decoded within the bound (held text flushed, a partial event dropped; the client was
+  promised an uncompressed stream, so the compressed rest cannot follow);
 - an interrupted stream flushes held text and then the partial event as received;
 - reasoning/thinking content is never changed (providers sign it and clients send it back).
 """
@@ -67,17 +70,37 @@ def demask_json(obj, dm: Demasker, depth: int = 0, free: bool = False) -> int:
     return n
 
 
+#: bounds on decoding a compressed chat stream (README "Under load, faults and attack"): the decoded bytes one
+#: received chunk may give (`limits.max_decoded_bytes`' default) and those of the whole stream
+DECODED_CHUNK_LIMIT = 8 * 1024 * 1024
+DECODED_STREAM_LIMIT = 256 * 1024 * 1024
+_STEP = 64 * 1024  # output asked of the decompressor per call
+_ZSTD_PIECE = 128  # input fed to zstd per call (it has no output bound: one piece gives at most a few MB)
+
+
+class _Over(Exception):
+    def __init__(self, out: bytearray):
+        self.out = out
+
+
 class _Decoder:
-    def __init__(self, coding: str):
-        self.coding = coding
+    """Incremental decoding of a compressed stream, bounded: one received chunk decodes to at most `limit` bytes
+    and the whole stream to at most `total`. Past either, `feed` gives the output up to the bound, sets `over`
+    and decodes nothing more; no more than about one step beyond the bound is ever decompressed (a gzip bomb
+    never expands in memory)."""
+
+    def __init__(self, coding: str, limit: int = DECODED_CHUNK_LIMIT, total: int = DECODED_STREAM_LIMIT):
+        self.coding, self.limit, self.total = coding, limit, total
+        self.decoded = 0
+        self.over = False
         if coding in ("gzip", "x-gzip"):
             self._d = zlib.decompressobj(16 + zlib.MAX_WBITS)
         elif coding == "deflate":
             self._d = zlib.decompressobj()
         elif coding == "br":
-            import brotli
+            import brotlicffi
 
-            self._d = brotli.Decompressor()
+            self._d = brotlicffi.Decompressor()
         elif coding == "zstd":
             import zstandard
 
@@ -87,15 +110,54 @@ class _Decoder:
         self._first = True
 
     def feed(self, data: bytes) -> bytes:
+        if self.over:
+            return b""
+        try:
+            out = self._decode(data)
+        except _Over as o:
+            self.over, out = True, o.out
+            del out[max(0, min(self.limit, self.total - self.decoded)):]
+        self.decoded += len(out)
+        return bytes(out)
+
+    def _check(self, out: bytearray) -> None:
+        if len(out) > self.limit or self.decoded + len(out) > self.total:
+            raise _Over(out)
+
+    def _decode(self, data: bytes) -> bytearray:
         if self.coding == "br":
-            return self._d.process(data)
+            return self._brotli(data)
+        if self.coding == "zstd":
+            out = bytearray()
+            for i in range(0, len(data), _ZSTD_PIECE):
+                out += self._d.decompress(data[i:i + _ZSTD_PIECE])
+                self._check(out)
+            return out
         if self.coding == "deflate" and self._first and data:
             self._first = False
             try:
-                return self._d.decompress(data)
+                return self._inflate(data)
             except zlib.error:  # raw deflate, as some servers send
                 self._d = zlib.decompressobj(-zlib.MAX_WBITS)
-        return self._d.decompress(data)
+        return self._inflate(data)
+
+    def _inflate(self, data: bytes) -> bytearray:
+        out, buf = bytearray(), data
+        while True:  # until the input is used up and no output is pending
+            piece = self._d.decompress(buf, _STEP)
+            out += piece
+            self._check(out)
+            buf = self._d.unconsumed_tail
+            if self._d.eof or (not buf and len(piece) < _STEP):
+                return out
+
+    def _brotli(self, data: bytes) -> bytearray:
+        out = bytearray(self._d.process(data, output_buffer_limit=_STEP))
+        while not (self._d.is_finished() or self._d.can_accept_more_data()):  # more output pending
+            self._check(out)
+            out += self._d.process(b"", output_buffer_limit=_STEP)
+        self._check(out)
+        return out
 
 
 DECODABLE = ("gzip", "x-gzip", "deflate", "br", "zstd")
@@ -106,12 +168,13 @@ class StreamDemasker:
     (SSE, NDJSON, AWS event-stream, length-prefixed frames); the dialect names their text deltas."""
 
     def __init__(self, kind: str, dm: Demasker, framer=None, coding: str | None = None,
-                 on_alias: Callable[[str], None] | None = None):
+                 on_alias: Callable[[str], None] | None = None, limit: int = DECODED_CHUNK_LIMIT,
+                 total: int = DECODED_STREAM_LIMIT):
         self.kind = kind
         self.dialect = chatapi.dialects.get(kind)
         self.dm = dm
         self.framer = framer if framer is not None else SSEFramer()
-        self.decoder = _Decoder(coding) if coding else None
+        self.decoder = _Decoder(coding, limit, total) if coding else None
         self.on_alias = on_alias
         self.channels: dict[tuple, Channel] = {}
         self.templates: dict[tuple, object] = {}
@@ -136,12 +199,18 @@ class StreamDemasker:
                 return b"" if self.passthrough else self._flush_all(None)
         pending = bytes(self.framer.buf)
         try:
-            return self._chunk(data, end)
+            out = self._chunk(data, end)
         except Exception as e:  # never break the client's stream: flush what is held, pass the rest as is
             log.warning("guardian: de-masking stopped for a %s stream (%s)", self.kind, type(e).__name__)
             self.framer.rest()
             self.passthrough = True
             return self._flush_all(None) + pending + data
+        if self.decoder is not None and self.decoder.over:  # decodes past its bound: ends after its last whole event
+            log.warning("guardian: a %s stream decodes past its bound (a compression bomb?); ended there", self.kind)
+            self.dead = True
+            if not self.passthrough:
+                out += self._flush_all(None)
+        return out
 
     def _chunk(self, data: bytes, end: bool) -> bytes:
         if self.passthrough:
