@@ -8,14 +8,17 @@ Interface (every back end):
     chat(messages, max_tokens, timeout) -> str       # raises BackendError
     chat_json(messages, schema, max_tokens, timeout) -> dict   # JSON-constrained; raises BackendError
 
-Back ends: `llama_cpp` (llamacpp.py: a GGUF file, grammar-constrained JSON) and `transformers`
-(hf.py: a local model directory, guided JSON decoding). `status(settings)` says what is installed and
-loadable, for `guardian-proxy doctor`.
+Back ends: `llama_cpp` (llamacpp.py: a GGUF file, grammar-constrained JSON), `transformers`
+(hf.py: a local model directory, guided JSON decoding) and `openai_compatible` (openai_compatible.py:
+a local server speaking the OpenAI chat API at `llm.base_url`, e.g. Ollama; loopback or private
+addresses only unless `llm.allow_remote`). `status(settings)` says what is installed and loadable
+(for openai_compatible: whether the server answers and serves `llm.model`), for `guardian-proxy doctor`.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import os
 from pathlib import Path
 from typing import Protocol
 
@@ -37,6 +40,13 @@ def make_backend(settings: LLMSettings) -> LLMBackend | None:
     """The configured back end, not loaded yet (call `load()`; it raises ModelLoadError naming the file)."""
     if settings.backend == "none":
         return None
+    if settings.backend == "openai_compatible":
+        from .openai_compatible import OpenAICompatibleBackend
+
+        if not settings.base_url:
+            raise ConfigError("llm.backend 'openai_compatible' needs llm.base_url (e.g. http://127.0.0.1:11434/v1)")
+        return OpenAICompatibleBackend(settings.base_url, settings.model or "", api_key=api_key(settings),
+                                       allow_remote=settings.allow_remote)
     if not settings.model_path:
         raise ConfigError(f"llm.backend {settings.backend!r} needs llm.model_path")
     if not Path(settings.model_path).expanduser().exists():
@@ -51,6 +61,18 @@ def make_backend(settings: LLMSettings) -> LLMBackend | None:
 
         return TransformersBackend(settings.model_path, n_threads=settings.n_threads)
     raise ConfigError(f"unknown LLM back end {settings.backend!r}")
+
+
+def api_key(settings: LLMSettings) -> str | None:
+    """`llm.api_key`, else the environment variable named by `llm.api_key_env` (ConfigError when it is unset)."""
+    if settings.api_key is not None and settings.api_key.get_secret_value().strip():
+        return settings.api_key.get_secret_value()
+    if settings.api_key_env:
+        value = os.environ.get(settings.api_key_env, "")
+        if not value.strip():
+            raise ConfigError(f"llm.api_key_env names {settings.api_key_env}, which is not set in the environment")
+        return value
+    return None
 
 
 def _version(module: str) -> str | None:
@@ -77,6 +99,8 @@ def status(settings: Settings | LLMSettings, load: bool = False) -> dict:
     if llm.backend == "none":
         out["note"] = "no LLM configured: the likelihood slow path uses the conservative fallback"
         return out
+    if llm.backend == "openai_compatible":
+        return _server_status(llm, out)
     if llm.model_path and not Path(llm.model_path).expanduser().exists():
         out.update(ok=False, error=f"model path not found: {llm.model_path}")
         return out
@@ -93,4 +117,19 @@ def status(settings: Settings | LLMSettings, load: bool = False) -> dict:
             out["detail"] += ", loaded"
         except Exception as e:  # report, never raise: doctor prints it
             out.update(ok=False, loaded=False, error=f"{type(e).__name__}: {e}")
+    return out
+
+
+def _server_status(llm: LLMSettings, out: dict) -> dict:
+    """openai_compatible: the configuration is checked and the server probed (one GET /models, 2 s at most)."""
+    out.update(base_url=llm.base_url, model=llm.model)
+    try:
+        backend = make_backend(llm)
+        backend.load()
+    except Exception as e:  # report, never raise: doctor prints it
+        out.update(ok=False, error=f"{type(e).__name__}: {e}")
+        return out
+    out["detail"] = f"openai_compatible {llm.model} at {backend.base_url}, reachable" + (
+        ", key set" if backend.has_key else "")
+    backend.close()
     return out

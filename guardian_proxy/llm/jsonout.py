@@ -81,3 +81,13 @@ def parse(text: str, schema: dict) -> dict:
 def schema_instruction(schema: dict) -> str:
     return ("Answer with one JSON object only, no prose, matching this JSON schema: "
             + json.dumps(schema, separators=(",", ":")))
+
+
+def with_instruction(messages: list[dict], schema: dict) -> list[dict]:
+    """A copy of `messages` with the schema instruction appended to the system message (or put first)."""
+    msgs = [dict(m) for m in messages]
+    if msgs and msgs[0].get("role") == "system":
+        msgs[0]["content"] = f"{msgs[0].get('content') or ''}\n{schema_instruction(schema)}"
+    else:
+        msgs.insert(0, {"role": "system", "content": schema_instruction(schema)})
+    return msgs
