@@ -4,16 +4,30 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8080
+# `make run DASHBOARD_PORT=9091` (0 turns the dashboard off); empty: the settings' (8081)
+DASHBOARD_PORT ?=
+# `make run TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu`: the pinned torch from that index first (the
+# CPU build, ~200 MB, instead of PyPI's CUDA build of several GB; the likelihood model is 34 kB)
+TORCH_INDEX_URL ?=
+TORCH_PIN := $(shell grep -o '"torch==[^"]*"' pyproject.toml | tr -d '"')
 PYTEST_ARGS ?=
 
 .PHONY: run test install install-dev llm lint bench clean
 
 $(BIN)/python:
+	@echo "==> creating the virtual environment $(VENV) ($(PY))"
 	$(PY) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip setuptools wheel
+	@echo "==> upgrading pip, setuptools and wheel"
+	$(BIN)/pip install --upgrade pip setuptools wheel
 
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e .
+	@echo "==> installing guardian-proxy and its dependencies into $(VENV) (the first time takes minutes: torch,"
+	@echo "    spaCy, Presidio, mitmproxy; CPU-only torch: make run TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu)"
+ifneq ($(TORCH_INDEX_URL),)
+	@echo "==> installing $(TORCH_PIN) from $(TORCH_INDEX_URL)"
+	$(BIN)/pip install '$(TORCH_PIN)' --index-url $(TORCH_INDEX_URL)
+endif
+	$(BIN)/pip install -e .
 	touch $@
 
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
@@ -32,7 +46,8 @@ $(VENV)/.installed-llm: pyproject.toml | $(BIN)/python
 llm: $(VENV)/.installed-llm
 
 run: $(VENV)/.installed
-	$(BIN)/guardian-proxy run --host $(HOST) --port $(PORT)
+	@echo "==> starting guardian-proxy on $(HOST):$(PORT)"
+	$(BIN)/guardian-proxy run --host $(HOST) --port $(PORT)$(if $(DASHBOARD_PORT), --dashboard-port $(DASHBOARD_PORT))
 
 test: $(VENV)/.installed-llm
 	$(BIN)/ruff check guardian_proxy tests scripts

@@ -40,8 +40,10 @@ def default_state_dir() -> Path:
 
 
 def ensure_private_dir(path: Path) -> Path:
-    """Create `path` (and parents) with mode 0700 for the leaf."""
-    path.mkdir(parents=True, exist_ok=True)
+    """Create `path` and its missing parents, each 0700 (guardian_proxy/private.py), and make the leaf 0700."""
+    from .private import make_dirs
+
+    make_dirs(path)
     try:
         os.chmod(path, 0o700)
     except OSError:

@@ -106,3 +106,61 @@ def test_clients_follow_the_env_through_a_running_proxy(tmp_path):
     finally:
         px.stop()
         up.close()
+
+
+# ------------------------------------------------------------------ the running proxy's runtime file
+
+
+def _runtime(state: Path, ca: Path, port: int = 9123, mode: str = "regular", pid: int | None = None) -> None:
+    from guardian_proxy import runtime
+
+    runtime.write(state, {**runtime.info([("127.0.0.1", port)], mode, None, ca.parent, ca),
+                          **({"pid": pid} if pid else {})})
+
+
+def _invoke(*args):
+    r = CliRunner().invoke(app, ["env", *args])
+    assert r.exit_code == 0, r.output
+    out = dict(line[len("export "):].split("=", 1) for line in r.stdout.splitlines())
+    return out, r.stderr
+
+
+def test_lines_follow_the_running_proxy(confdir, tmp_path):
+    state = tmp_path / "state"
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    shutil.copy(confdir / "mitmproxy-ca-cert.pem", other / "mitmproxy-ca-cert.pem")
+    _runtime(state, other / "mitmproxy-ca-cert.pem", port=9123)
+    env, err = _invoke("--state-dir", str(state))
+    assert env["HTTPS_PROXY"] == env["http_proxy"] == "http://127.0.0.1:9123"
+    assert env["NODE_EXTRA_CA_CERTS"] == str(other / "mitmproxy-ca-cert.pem")  # the running proxy's CA
+    assert "no guardian-proxy is running" not in err
+    env, _ = _invoke("--state-dir", str(state), "--port", "7000", "--confdir", str(confdir))  # flags win
+    assert env["HTTPS_PROXY"] == "http://127.0.0.1:7000"
+    assert env["NODE_EXTRA_CA_CERTS"] == str(confdir / "mitmproxy-ca-cert.pem")
+
+
+def test_no_running_proxy_uses_the_configured_address_and_says_so(confdir, tmp_path):
+    state = tmp_path / "state"
+    env, err = _invoke("--state-dir", str(state), "--confdir", str(confdir))
+    assert env["HTTPS_PROXY"] == "http://127.0.0.1:8080"
+    assert "no guardian-proxy is running" in err and "127.0.0.1:8080" in err
+    p = subprocess.Popen([sys.executable, "-c", "pass"])
+    p.wait()
+    _runtime(state, confdir / "mitmproxy-ca-cert.pem", port=9123, pid=p.pid)  # stale: its process is gone
+    env, err = _invoke("--state-dir", str(state), "--confdir", str(confdir))
+    assert env["HTTPS_PROXY"] == "http://127.0.0.1:8080" and "no guardian-proxy is running" in err
+
+
+def test_a_socks5_proxy_gets_socks5h_lines(confdir, tmp_path):
+    _runtime(tmp_path / "state", confdir / "mitmproxy-ca-cert.pem", port=1080, mode="socks5")
+    env, _ = _invoke("--state-dir", str(tmp_path / "state"))
+    assert env["HTTPS_PROXY"] == "socks5h://127.0.0.1:1080"
+    _runtime(tmp_path / "state", confdir / "mitmproxy-ca-cert.pem", port=8080, mode="transparent")
+    env, err = _invoke("--state-dir", str(tmp_path / "state"))
+    assert "transparent mode" in err and "takes no proxy variables" in err
+
+
+def test_bundle_is_private(confdir, tmp_path):
+    env = lines("--confdir", str(confdir), "--state-dir", str(tmp_path / "state"))
+    assert (Path(env["SSL_CERT_FILE"]).stat().st_mode & 0o777) == 0o600

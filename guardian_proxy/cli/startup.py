@@ -17,6 +17,7 @@ from pathlib import Path
 from ..config import Settings
 from ..errors import ConfigError
 from ..overrides import OverrideStore
+from ..private import make_dirs
 from ..resources import ensure_private_dir
 
 ELSEWHERE = "or pass --state-dir DIR"
@@ -54,7 +55,7 @@ def check_decision_log(log: Path) -> None:
     try:
         if log.is_dir():
             raise ConfigError(f"decision log {log} is a directory: remove it, or pass --log FILE")
-        log.parent.mkdir(parents=True, exist_ok=True)
+        make_dirs(log.parent)
         os.close(os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600))
     except OSError as e:
         raise ConfigError(f"cannot write the decision log {log} ({_why(e)}): make it writable, or pass --log FILE") \

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import PolicyError
+from ..private import make_dirs, open_append, write_atomic
 from ..types import Statement
 from .retrieval import PolicyIndex
 
@@ -77,10 +78,8 @@ def statement_json(s: Statement) -> str:
 
 
 def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    """Through a 0600 temporary file and a rename; new directories 0700 (guardian_proxy/private.py)."""
+    write_atomic(path, text)
 
 
 def _load_index(directory: Path, source: str) -> dict[str, Policy]:
@@ -163,8 +162,8 @@ class PolicyStore:
     def _write_lock(self):
         if self.user_dir is None:
             raise PolicyError("no user policy directory configured")
-        self.user_dir.mkdir(parents=True, exist_ok=True)
-        with self._lock, open(self.user_dir / ".lock", "w") as lf:
+        make_dirs(self.user_dir)
+        with self._lock, os.fdopen(open_append(self.user_dir / ".lock"), "w") as lf:
             fcntl.flock(lf, fcntl.LOCK_EX)
             try:
                 yield
@@ -207,5 +206,5 @@ class PolicyStore:
         """One line per automatic ingestion in `<user_dir>/learned.jsonl` (domains and counts, no page text)."""
         if self.user_dir is None:
             return
-        with self._write_lock(), open(self.user_dir / "learned.jsonl", "a", encoding="utf-8") as f:
+        with self._write_lock(), os.fdopen(open_append(self.user_dir / "learned.jsonl"), "a", encoding="utf-8") as f:
             f.write(json.dumps(record, ensure_ascii=False) + "\n")

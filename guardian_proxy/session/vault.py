@@ -31,6 +31,8 @@ from pathlib import Path
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from ..private import make_dirs
+
 log = logging.getLogger("guardian_proxy")
 
 _SCHEMA = """
@@ -72,13 +74,14 @@ def _load_key(path: Path, db: Path) -> bytes:
 class Vault:
     def __init__(self, state_dir: Path):
         state_dir = Path(state_dir)
-        state_dir.mkdir(parents=True, exist_ok=True)
+        make_dirs(state_dir)  # 0700, like every directory the gateway creates
         self.path = state_dir / "sessions.db"
         self.key_path = state_dir / "vault.key"
         secret = _load_key(self.key_path, self.path)
         self._aead = AESGCM(hashlib.sha256(b"guardian-vault-enc\0" + secret).digest())
         self._mac = hashlib.sha256(b"guardian-vault-mac\0" + secret).digest()
         self._lock = threading.Lock()
+        os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o600))  # 0600 from the start (sqlite: umask)
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=10)
         os.chmod(self.path, 0o600)
         self._db.execute("PRAGMA journal_mode=WAL")
