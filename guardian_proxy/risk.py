@@ -203,26 +203,44 @@ def _matches(o: Override, action: Action) -> bool:
 
 
 def find_override(overrides: list[Override], action: Action) -> Override | None:
-    """The last matching override wins (config entries come first, then the CLI/dashboard store)."""
-    hit = None
-    for o in overrides:
-        if _matches(o, action):
-            hit = o
-    return hit
+    """The last matching override that still applies wins (config entries come first, then the CLI/dashboard
+    store). A rule that expired, was spent or whose proxy run ended is skipped (guardian_proxy.override_terms);
+    the store's `claim` (where the list has one) counts the winner and spends a once rule, and a once rule
+    another request has just spent is skipped for the next earlier match. A level rule for a request with no
+    personal data is not claimed: the pipeline does not apply it."""
+    from .override_terms import state
+
+    claim = getattr(overrides, "claim", None)
+    for o in reversed(overrides):
+        if not _matches(o, action) or state(o) != "active":
+            continue
+        if claim is None or (o.action == "level" and not action.personal()) or claim(o):
+            return o
+    return None
 
 
 def describe_override(o: Override) -> str:
+    """'always deny (domain=x)', 'allow once (domain=x)', 'allow until 2025-05-01 14:05 (domain=x)',
+    'level L4 until restart (recipient=ad_network)'."""
+    from .override_terms import term_of
+
     target = ", ".join(f"{k}={v}" for k, v in (("domain", o.domain), ("owner", o.owner), ("category", o.category),
                                                 ("recipient", o.recipient)) if v)
-    what = f"level L{o.level}" if o.action == "level" else f"always {o.action}"
+    term = term_of(o)
+    if o.action == "level":
+        what = f"level L{o.level}" + ("" if term == "forever" else f" {term}")
+    else:
+        what = f"always {o.action}" if term == "forever" else f"{o.action} {term}"
     return f"{what} ({target})"
 
 
 def apply_override(o: Override, explanation: str) -> tuple[str, int | None, str, str]:
-    """(action, start level, explanation, override text) once a user override replaces a decision."""
+    """(action, start level, explanation, override text) once a user override replaces a decision; the text
+    names the rule's id where it has one."""
     text = describe_override(o)
     kind = "transform" if o.action == "level" else o.action
-    return kind, (o.level if o.action == "level" else None), f"override: {text} — {explanation}", text
+    rule = f" [rule {o.id}]" if o.id else ""
+    return kind, (o.level if o.action == "level" else None), f"override: {text}{rule} — {explanation}", text
 
 
 # --------------------------------------------------------------------------- explanation

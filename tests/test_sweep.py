@@ -63,3 +63,20 @@ def test_start_level_rises_across_the_band(sweep):
     levels = [sweep[lk]["medium"]["start_level_mean"] for lk in ("0.35", "0.7", "0.95")]
     assert levels == sorted(levels) and levels[0] <= 2.0 and levels[-1] >= 3.5, levels
     assert sweep["0.35"]["medium"]["transform"] >= 0.9  # near the allow ceiling: still rewritten, gently
+
+
+@pytest.mark.slow
+def test_progress_goes_to_stderr_and_stdout_stays_one_json_object(tmp_path):
+    sample = tmp_path / "t.jsonl"
+    sample.write_text("".join(json.dumps({"text": f"Jane Doe, jane{i}@example.com, called"}) + "\n" for i in range(3)))
+    r = CliRunner().invoke(app, ["sweep", "--input", str(sample), "--context", next(iter(_contexts())), "--progress"],
+                           env={"GUARDIAN_STATE_DIR": str(tmp_path)})
+    assert r.exit_code == 0, r.output
+    assert isinstance(json.loads(r.stdout), dict)
+    assert "sweep: 3/3 evaluations" in r.stderr
+
+
+def _contexts():
+    from guardian_proxy.config import load_factor_tables, load_settings
+
+    return load_factor_tables(load_settings().factor_tables_dir).contexts

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from pathlib import Path
 
 import typer
@@ -10,11 +11,14 @@ from pydantic import ValidationError
 
 from ..config import Override
 from ..errors import GuardianError
+from ..override_targets import check_owner
+from ..override_terms import with_term
 from ..overrides import OverrideStore, normalize_domain
 from ..risk import describe_override
 from ..types import RawRequest
 from .app import app
 from .common import CONFIG, fail, settings_from
+from .progress import PROGRESS, BatchProgress
 
 _DOMAIN_HELP = "Domain (a registrable domain covers its subdomains); '*' for any domain."
 _STATE = typer.Option(None, "--state-dir", help="Where overrides.yaml lives (default: the state directory).")
@@ -23,33 +27,49 @@ _STATE = typer.Option(None, "--state-dir", help="Where overrides.yaml lives (def
 def _store(config: Path | None, state_dir: Path | None) -> OverrideStore:
     s = settings_from(config, state_dir)
     try:
-        return OverrideStore.for_settings(s)
+        store = OverrideStore.for_settings(s)
     except (GuardianError, OSError) as e:
         fail(f"{e}\n(fix or delete the file; `guardian-proxy overrides` lists what it holds)")
+    store.live = False  # the CLI never counts or spends a rule
+    return store
+
+
+def _term(once: bool, for_: str | None, until_restart: bool) -> str | None:
+    given = [t for t, on in (("once", once), (for_, for_ is not None), ("restart", until_restart)) if on]
+    if len(given) > 1:
+        fail("choose one of --once, --for DURATION, --until-restart (none: forever)")
+    return given[0] if given else None
 
 
 def _add(action: str, domain: str | None, category: str | None, owner: str | None, recipient: str | None,
-         level: int | None, config: Path | None, state_dir: Path | None) -> None:
+         level: int | None, config: Path | None, state_dir: Path | None, term: str | None = None) -> None:
     try:
         dom = normalize_domain(domain) if domain else ""
-        o = Override(action=action, domain=dom or None, owner=owner, category=category, recipient=recipient,
-                     level=level)
+        o = Override(action=action, domain=dom or None, owner=check_owner(owner) if owner else None,
+                     category=category, recipient=recipient, level=level)
     except ValidationError as e:
         fail("; ".join(err["msg"].removeprefix("Value error, ") for err in e.errors()))
     except ValueError as e:
         fail(str(e))
     store = _store(config, state_dir)
     try:
-        n = store.add(o)
+        o = with_term(o, term, store.path.parent if store.path is not None else None)
+        rule = store.add_rule(o)
+    except ValueError as e:
+        fail(str(e))
     except (GuardianError, OSError) as e:
         fail(str(e))
-    typer.echo(f"override {n}: {describe_override(o)}  (saved in {store.path}; a running proxy applies it "
-               f"to the next request)")
+    typer.echo(f"override {rule.id}: {describe_override(rule)}  (saved in {store.path}; a running proxy applies "
+               f"it to the next request; remove it with `guardian-proxy overrides --remove {rule.id}`)")
 
 
 _CATEGORY = typer.Option(None, "--category", help="Only when this data category is present.")
-_OWNER = typer.Option(None, "--owner", help="Only for destinations of this owner (company).")
+_OWNER = typer.Option(None, "--owner", help="Only for destinations of this owner (a company the recipient tables "
+                                            "know, e.g. Google).")
 _RECIPIENT = typer.Option(None, "--recipient", help="Only for this recipient class (ad_network …).")
+_ONCE = typer.Option(False, "--once", help="Only the next matching request, then the rule is spent.")
+_FOR = typer.Option(None, "--for", metavar="DURATION", help="For a time: 30m, 1h, 2d, 1h30m.")
+_RESTART = typer.Option(False, "--until-restart", help="Until the running proxy stops or restarts.")
 
 
 @app.command()
@@ -58,11 +78,14 @@ def allow(
     category: str = _CATEGORY,
     owner: str = _OWNER,
     recipient: str = _RECIPIENT,
+    once: bool = _ONCE,
+    for_: str = _FOR,
+    until_restart: bool = _RESTART,
     config: Path = CONFIG,
     state_dir: Path = _STATE,
 ) -> None:
-    """Always allow matching requests (persistent user override)."""
-    _add("allow", domain, category, owner, recipient, None, config, state_dir)
+    """Allow matching requests: forever, or --once, --for 1h, --until-restart (user override)."""
+    _add("allow", domain, category, owner, recipient, None, config, state_dir, _term(once, for_, until_restart))
 
 
 @app.command()
@@ -71,11 +94,14 @@ def deny(
     category: str = _CATEGORY,
     owner: str = _OWNER,
     recipient: str = _RECIPIENT,
+    once: bool = _ONCE,
+    for_: str = _FOR,
+    until_restart: bool = _RESTART,
     config: Path = CONFIG,
     state_dir: Path = _STATE,
 ) -> None:
-    """Always block matching requests (persistent user override)."""
-    _add("deny", domain, category, owner, recipient, None, config, state_dir)
+    """Block matching requests: forever, or --once, --for 1h, --until-restart (user override)."""
+    _add("deny", domain, category, owner, recipient, None, config, state_dir, _term(once, for_, until_restart))
 
 
 @app.command()
@@ -85,38 +111,75 @@ def level(
     category: str = _CATEGORY,
     owner: str = _OWNER,
     recipient: str = _RECIPIENT,
+    once: bool = _ONCE,
+    for_: str = _FOR,
+    until_restart: bool = _RESTART,
     config: Path = CONFIG,
     state_dir: Path = _STATE,
 ) -> None:
-    """Always rewrite matching requests at level N (persistent user override)."""
-    _add("level", domain, category, owner, recipient, n, config, state_dir)
+    """Rewrite matching requests at level N: forever, or --once, --for 1h, --until-restart (user override)."""
+    _add("level", domain, category, owner, recipient, n, config, state_dir, _term(once, for_, until_restart))
+
+
+def _when(iso: str | None) -> str:
+    if not iso:
+        return "-"
+    try:
+        return datetime.fromisoformat(iso).astimezone().strftime("%Y-%m-%d %H:%M")
+    except ValueError:
+        return iso
+
+
+def _ends(row: dict) -> str:
+    if row.get("once"):
+        return f"spent {_when(row.get('spent'))}" if row.get("spent") else "after 1 match"
+    if row.get("expires"):
+        return ("expired " if row["state"] == "expired" else "") + _when(row["expires"])
+    if row.get("run"):
+        return "ended (proxy restarted)" if row["state"] == "ended" else "at proxy restart"
+    return "never"
+
+
+def _remove(store: OverrideStore, key: str) -> None:
+    rows = store.listing()
+    if key.isdigit() and not any(o.id == key for _, _, o in rows):
+        n = int(key)
+        hint = next((f"; number {n} in the listing is now rule {o.id} ({describe_override(o)})"
+                     for i, _, o in rows if i == n), "")
+        fail(f"overrides are removed by id, not number (numbers shift when a rule is removed){hint}; "
+             f"`guardian-proxy overrides` lists the ids")
+    gone = store.remove(key)
+    typer.echo(f"removed override {gone.id}: {describe_override(gone)}")
 
 
 @app.command()
 def overrides(
     as_json: bool = typer.Option(False, "--json", help="Print a JSON list."),
-    remove: int = typer.Option(None, "--remove", help="Remove the override numbered N (see the listing)."),
+    remove: str = typer.Option(None, "--remove", metavar="ID", help="Remove the override with this id."),
     config: Path = CONFIG,
     state_dir: Path = _STATE,
 ) -> None:
-    """List the user overrides in match order (the last match wins), or remove one."""
+    """List the user overrides in match order (the last match wins) with id, term, when made, when they end and
+    how often they matched; or remove one by id."""
     store = _store(config, state_dir)
     try:
         if remove is not None:
-            gone = store.remove(remove)
-            typer.echo(f"removed override {remove}: {describe_override(gone)}")
-            return
-        rows = store.listing()
+            return _remove(store, remove)
+        rows = store.rows()
     except (GuardianError, OSError) as e:
         fail(str(e))
     if as_json:
-        print(json.dumps([{"n": n, "source": src, **o.model_dump(exclude_none=True)} for n, src, o in rows]))
+        print(json.dumps(rows))
         return
     if not rows:
         typer.echo(f"no overrides (store: {store.path})")
         return
-    for n, src, o in rows:
-        typer.echo(f"{n:>3}  {describe_override(o):<60} [{src}]")
+    typer.echo(f"{'ID':<7} {'RULE':<52} {'MADE':<16}  {'ENDS':<24} {'MATCHED':>7}  {'LAST MATCH':<16}  SOURCE")
+    for r in rows:
+        o = Override.model_validate({k: r[k] for k in Override.model_fields if k in r})
+        state = "" if r["state"] == "active" else f" [{r['state']}]"
+        typer.echo(f"{r['id']:<7} {describe_override(o) + state:<52} {_when(r.get('created')):<16}  "
+                   f"{_ends(r):<24} {r['matched']:>7}  {_when(r.get('last_matched')):<16}  {r['source']}")
 
 
 # --------------------------------------------------------------------------- sweep
@@ -149,7 +212,7 @@ def sweep_request(text: str) -> RawRequest:
                       headers=[("content-type", "text/plain; charset=utf-8")])
 
 
-def sweep_stats(gw, texts: list[str], context: str, likelihood: float) -> dict:
+def sweep_stats(gw, texts: list[str], context: str, likelihood: float, tick=lambda: None) -> dict:
     """Evaluate every text through the gateway with the context and L fixed; shares are over all texts
     (a text in which nothing personal was found is allowed), R_mean over the texts that were scored,
     level means over the transformed ones (final = start until escalation changes it)."""
@@ -162,6 +225,7 @@ def sweep_stats(gw, texts: list[str], context: str, likelihood: float) -> dict:
     errors = 0
     for text in texts:
         d = gw.evaluate(sweep_request(text), context=context, likelihood=likelihood, log=False)
+        tick()
         kinds[d.action] += 1
         errors += bool(d.rule and "-error-" in d.rule)  # a stage failed: the tier's fail mode decided
         tier = d.risk.tier if d.risk is not None else "none"
@@ -188,6 +252,7 @@ def sweep(
     context: list[str] = typer.Option(None, "--context", help="Context name (repeatable; default: all)."),
     limit: int = typer.Option(None, "--limit", min=1, help="Only the first N texts."),
     config: Path = CONFIG,
+    progress: bool = PROGRESS,
 ) -> None:
     """The published context sweep: each text through the gateway with the context and L fixed.
 
@@ -206,5 +271,6 @@ def sweep(
     unknown = [c for c in names if c not in gw.tables.contexts]
     if unknown:
         fail(f"unknown context {', '.join(unknown)}; known: {', '.join(gw.tables.contexts)}")
-    out = {f"{lk:g}": {c: sweep_stats(gw, texts, c, lk) for c in names} for lk in likelihood}
+    with BatchProgress("sweep", "evaluations", total=len(texts) * len(names) * len(likelihood), show=progress) as bar:
+        out = {f"{lk:g}": {c: sweep_stats(gw, texts, c, lk, bar.advance) for c in names} for lk in likelihood}
     print(json.dumps(out[f"{likelihood[0]:g}"] if len(likelihood) == 1 else out))

@@ -1,14 +1,19 @@
-"""Overrides from the dashboard's buttons, through the shared persistent store (guardian_proxy.overrides).
+"""Overrides from the dashboard's buttons and the block page, through the shared persistent store
+(guardian_proxy.overrides).
 
 The store is `<state_dir>/overrides.yaml`; the running Gateway re-reads it when it changes, so a click
-applies to the next request and survives restarts. Numbers are those of `guardian-proxy overrides`
-(config entries first, then the store's; the last matching entry wins).
+applies to the next request. Each rule has a stable id (`remove` takes it; a number, as old pages send, is
+the position in `guardian-proxy overrides` order). A rule lasts forever, `once`, for a duration ('1h') or
+until `restart` — the dashboard runs inside the proxy, so "until restart" is this process's run.
 """
 
 from __future__ import annotations
 
 from ..config import Override, Settings
+from ..override_terms import this_run, with_term
 from ..overrides import OverrideStore, normalize_domain
+
+TERMS_HELP = "for: forever | once | restart | a duration such as 30m, 1h, 2d"
 
 
 class DashboardOverrides:
@@ -20,13 +25,14 @@ class DashboardOverrides:
         return self.store.path
 
     def entries(self) -> list[dict]:
-        return [dict(o.model_dump(exclude_none=True), number=n, source=src) for n, src, o in self.store.listing()]
+        """Each rule with id, source, state, term, created, expires, matched, last_matched (and `number`)."""
+        return [dict(r, number=r["n"]) for r in self.store.rows()]
 
-    def add(self, action: str, domain: str, category: str | None = None) -> Override:
-        """Always allow / always deny a domain, or one category for a domain."""
+    def add(self, action: str, domain: str, category: str | None = None, term: str | None = None) -> Override:
+        """Allow / deny a domain, or one category for a domain, for a term (None: forever)."""
         o = Override(action=action, domain=normalize_domain(domain) or None, category=category or None)
-        self.store.add(o)
-        return o
+        return self.store.add_rule(with_term(o, term, run=this_run()))
 
-    def remove(self, number: int) -> Override:
-        return self.store.remove(number)
+    def remove(self, key: int | str) -> Override:
+        """Remove by id (a str) or, for old pages, by number (an int)."""
+        return self.store.remove(key)
