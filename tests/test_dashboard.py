@@ -233,8 +233,10 @@ def test_override_from_the_api_persists_and_reaches_the_gateway_store(dash, tmp_
         r = c.post("/api/overrides", json={"action": "allow", "domain": "Ads.DoubleClick.net", "category": "financial"})
         assert r.status_code == 200, r.text
         listed = r.json()["overrides"]
-        assert listed[-1] == {"action": "allow", "domain": "ads.doubleclick.net", "category": "financial",
-                              "number": 1, "source": "store"}
+        old_keys = ("action", "domain", "category", "number", "source")  # issue 17 added id, term, state, counts
+        assert {k: listed[-1][k] for k in old_keys} == {"action": "allow", "domain": "ads.doubleclick.net",
+                                                        "category": "financial", "number": 1, "source": "store"}
+        assert listed[-1]["id"] and listed[-1]["term"] == "forever" and listed[-1]["matched"] == 0
         assert [o.domain for o in gateway_store.current()] == ["ads.doubleclick.net"]
         assert "ads.doubleclick.net" in (dash.settings.state_dir / "overrides.yaml").read_text()
         bad = c.post("/api/overrides", json={"action": "allow", "domain": "x.example", "category": "nonsense"})

@@ -6,16 +6,23 @@ rewritten form of a transformed request (what actually left the machine). Never 
 spans are counted per type, and the original body is not read. Every string of the detail passes the log's
 masking function (guardian_proxy/logmask.py) — the rewritten body and URL too, so a value the rewrite missed is
 shown as `[TYPE]`, never as itself; only the policy statements' text (not from the request) is left as it is.
+
+"What left the machine" comes first and decoded: a rewritten query as [key, value] pairs (the page shows
+`key = value` lines), a JSON body pretty-printed, a form body as `key = value` lines; `left` says in one
+sentence what went (nothing for a block; the request as it was, not shown, for an allow). `plain` holds the
+explanation in plain words, then the numbers (wording.py).
 """
 
 from __future__ import annotations
 
+import json
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from ..codec import decode
 from ..decision_log import record
 from ..logmask import mask, mask_host, mask_value
 from ..types import Decision, RawRequest
+from . import wording
 
 MAX_REWRITTEN_CHARS = 4000
 #: detail fields that hold no text from the request (policy statements, numbers) and are not masked
@@ -38,8 +45,10 @@ def rewritten_form(req: RawRequest, d: Decision) -> dict | None:
                  "set_headers": sorted(rw.set_headers)}  # header names only
     if rw.url:
         s = urlsplit(rw.url)
-        query = "&".join(f"{mask(k)}={mask(v)}" for k, v in parse_qsl(s.query, keep_blank_values=True))
+        pairs = [[mask(k), mask(v)] for k, v in parse_qsl(s.query, keep_blank_values=True)]
+        query = "&".join(f"{k}={v}" for k, v in pairs)
         out["path"] = mask(unquote(s.path or "/")) + (f"?{query}" if query else "")
+        out["query"] = pairs
     if rw.body is not None:
         try:
             raw = decode(rw.body, req.header("content-encoding"), 8 * 1024 * 1024)
@@ -48,9 +57,37 @@ def rewritten_form(req: RawRequest, d: Decision) -> dict | None:
             out["body"] = None
             out["body_note"] = f"{len(rw.body)} bytes, not text"
         else:
+            text, out["body_format"] = pretty_body(text, req.header("content-type"))
             out["body"] = mask(text[:MAX_REWRITTEN_CHARS])
             out["body_truncated"] = len(text) > MAX_REWRITTEN_CHARS
     return out
+
+
+def pretty_body(text: str, content_type: str | None) -> tuple[str, str]:
+    """(text, format): JSON indented, a form as `key = value` lines, anything else as it is ("text")."""
+    ctype = (content_type or "").lower()
+    stripped = text.strip()
+    if stripped[:1] in ("{", "[") or "json" in ctype:
+        try:
+            return json.dumps(json.loads(stripped), indent=2, ensure_ascii=False), "json"
+        except ValueError:
+            pass
+    if "x-www-form-urlencoded" in ctype and stripped:
+        pairs = parse_qsl(stripped, keep_blank_values=True)
+        if pairs:
+            return "\n".join(f"{k} = {v}" for k, v in pairs), "form"
+    return text, "text"
+
+
+def left_words(d: Decision) -> str:
+    """One sentence: what of this request left the machine."""
+    if d.action == "deny":
+        return "Nothing left the machine: the request was blocked before it was sent."
+    if d.action == "transform" and d.rewrite is not None:
+        n = sum(d.rewrite.span_counts.values())
+        return (f"The rewritten request below left the machine ({n} value{'s' if n != 1 else ''} replaced, "
+                f"at L{d.final_level or d.start_level}).")
+    return "The request left as it was (its content is not shown: the dashboard never shows what was sent as is)."
 
 
 def detail_of(req: RawRequest, d: Decision, rec: dict | None = None) -> dict:
@@ -69,6 +106,8 @@ def detail_of(req: RawRequest, d: Decision, rec: dict | None = None) -> dict:
     if r is not None:
         rec["factors"] = r.model_dump()
     rec["rewritten"] = rewritten_form(req, d)
+    rec["left"] = left_words(d)
+    rec["plain"] = wording.plain(rec, r)
     rec = mask_value(rec, _NOT_FROM_REQUEST)
     rec["six"]["host"] = mask_host(a.host)
     if isinstance(rec.get("host"), str):

@@ -1,7 +1,9 @@
 """The dashboard's memory: recent decisions, their details, live aggregates, and the SSE subscribers.
 
 `publish` is called from the proxy's worker threads and never blocks: each subscriber has a bounded queue,
-and a subscriber that falls behind is dropped (its browser reconnects and re-reads the snapshot).
+and a subscriber that falls behind is dropped (its browser reconnects and re-reads the snapshot). A subscriber
+may carry a filter (query.py): it is sent only the decisions that match. Every summary carries its plain-words
+verdict and reason (wording.py), so the row and the detail read alike.
 """
 
 from __future__ import annotations
@@ -15,23 +17,28 @@ from collections import OrderedDict, deque
 from pathlib import Path
 
 from ..logmask import mask_record
+from . import wording
+from .sites import group_by_site
 from .stats import Stats
 
 SUMMARY_FIELDS = ("ts", "id", "method", "scheme", "host", "path", "recipient", "categories", "purposes", "basis",
                   "L", "l_path", "u", "R", "tier", "action", "start_level", "final_level", "rounds", "latency_ms",
-                  "explanation", "override", "rule", "flags", "spans")
+                  "explanation", "override", "rule", "flags", "spans", "site")
 
 
 def summary(rec: dict) -> dict:
-    return {k: rec.get(k) for k in SUMMARY_FIELDS if k in rec}
+    s = {k: rec.get(k) for k in SUMMARY_FIELDS if k in rec}
+    s["verdict"], s["why"] = wording.verdict(rec), wording.why(rec)
+    return s
 
 
 class Subscriber:
     """One SSE reader: a bounded queue of JSON strings; None or `dropped` ends the stream."""
 
-    def __init__(self, size: int):
+    def __init__(self, size: int, keep=None):
         self.q: queue.Queue = queue.Queue(size)
         self.dropped = False
+        self.keep = keep  # a filter (query.Query) or None: every decision
 
     def get(self, timeout: float) -> str | None:
         return self.q.get(timeout=timeout)
@@ -60,6 +67,8 @@ class Hub:
                     self.details.popitem(last=False)
             subs = list(self._subs)
         for sub in subs:
+            if sub.keep is not None and not sub.keep(s):
+                continue
             try:
                 sub.q.put_nowait(msg)
             except queue.Full:  # too slow: drop it; the browser reconnects and re-reads the snapshot
@@ -77,8 +86,8 @@ class Hub:
                 n += 1
         return n
 
-    def subscribe(self) -> Subscriber:
-        sub = Subscriber(self.queue_size)
+    def subscribe(self, keep=None) -> Subscriber:
+        sub = Subscriber(self.queue_size, keep)
         with self._lock:
             self._subs.append(sub)
         return sub
@@ -104,11 +113,20 @@ class Hub:
             except queue.Full:
                 pass
 
-    def snapshot(self, limit: int = 200) -> dict:
+    def snapshot(self, limit: int = 200, keep=None) -> dict:
+        """The latest `limit` decisions (those `keep` matches, when given) and the aggregates over all."""
         with self._lock:
-            recent = list(self.recent)[-limit:]
+            recent = list(self.recent)
             stats = self.stats.to_dict()
-        return {"recent": recent, "stats": stats}
+        if keep is not None:
+            recent = [s for s in recent if keep(s)]
+        return {"recent": recent[-limit:], "stats": stats, "matched": len(recent) if keep is not None else None}
+
+    def sites(self, keep=None) -> list[dict]:
+        """The recent decisions grouped by the page that made them (sites.py), those `keep` matches."""
+        with self._lock:
+            recent = list(self.recent)
+        return group_by_site(s for s in recent if keep is None or keep(s))
 
     def stats_dict(self) -> dict:
         with self._lock:

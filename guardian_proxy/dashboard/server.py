@@ -4,14 +4,18 @@ never touches the proxy's event loop. Routes:
     GET  /                      the page (token once in ?token=, then a cookie)
     GET  /static/<file>         script and style shipped in guardian_proxy/static
     GET  /proxy.pac             proxy auto-config for browsers (no token: it holds only the proxy address)
-    GET  /api/snapshot          recent decisions + aggregates
+    GET  /api/snapshot?q=F      recent decisions (those filter F matches, query.py) + aggregates
     GET  /api/stats             aggregates
-    GET  /api/events            server-sent events: one `decision` event per decision
+    GET  /api/events?q=F        server-sent events: one `decision` event per decision (that F matches)
+    GET  /api/sites?q=F         recent decisions grouped by the page that made them (sites.py)
     GET  /api/decision/<id>     the log-safe detail of one decision
     GET  /api/config            settings (secrets masked), mode, model status
     GET  /api/overrides         overrides in force
-    POST /api/overrides         {"action": "allow"|"deny", "domain": D, "category": C?}  → immediate, persisted
-    POST /api/overrides/remove  {"number": n}  (numbered as `guardian-proxy overrides` lists them)
+    POST /api/overrides         {"action": "allow"|"deny", "domain": D, "category": C?, "for": T?}  → immediate,
+                                persisted; T: forever (default) | once | restart | a duration (30m, 1h, 2d)
+    POST /api/overrides/remove  {"id": ID}  (or, from old pages, {"number": n}: a position, which shifts)
+    GET  /block/view?grant=G    one decision, from the block page's link (block_actions.py: G is its proof)
+    POST /block/allow           the block page's buttons (form: grant, for=once|1h|forever) → 303 to the blocked URL
 """
 
 from __future__ import annotations
@@ -19,15 +23,19 @@ from __future__ import annotations
 import json
 import logging
 import queue
+import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 from pydantic import ValidationError
 
 from ..errors import GuardianError
 from ..resources import PACKAGE_DIR
+from ..risk import describe_override
+from . import block_actions
+from . import query as query_mod
 from .hub import Hub
 from .security import HEADERS
 
@@ -37,11 +45,25 @@ TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf
          ".png": "image/png", ".html": "text/html; charset=utf-8"}
 KEEPALIVE_S = 15.0
 MAX_POST = 16 * 1024
+#: bounds against a flood of connections (README "Under load, faults and attack"): at most MAX_HANDLERS handler
+#: threads at once (each open live view holds one); a request head must be complete within HEAD_TIMEOUT_S, and a
+#: socket read or write that waits longer fails. At the cap a new connection replaces the oldest one still
+#: sending its head; when none is, it gets a 503 and is closed.
+MAX_HANDLERS = 64
+HEAD_TIMEOUT_S = 10.0
+_BUSY = (b"HTTP/1.0 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n"
+         b"Connection: close\r\n\r\nbusy\n")
 
 
 class Handler(BaseHTTPRequestHandler):
     server_version = "guardian-dashboard"
     app = None  # the DashboardServer, set on a subclass per server
+    timeout = HEAD_TIMEOUT_S  # the socket's timeout (StreamRequestHandler.setup)
+
+    def parse_request(self) -> bool:
+        ok = super().parse_request()
+        self.server.head_done(self.request)  # the head is complete: no longer under the head deadline
+        return ok
 
     def log_message(self, fmt, *args):  # quiet: requests are not worth a line each
         log.debug("dashboard: " + fmt, *args)
@@ -70,6 +92,8 @@ class Handler(BaseHTTPRequestHandler):
             return self._send(200, self.app.pac().encode(), "application/x-ns-proxy-autoconfig")
         if path == "/favicon.ico":
             return self._send(204, b"", "image/x-icon")
+        if path == "/block/view":  # from the block page: cross-site by design, the grant is the proof
+            return self._send(*_reply(block_actions.view_get(self.app, self.path, self.headers)))
         ok, why = self.app.guard.same_site(self.headers)
         if not ok:
             return self._error(403, why)
@@ -87,12 +111,18 @@ class Handler(BaseHTTPRequestHandler):
         if not g.can_read(self.path, self.headers):
             return self._error(401, "token required")
         a = self.app
-        if path == "/api/snapshot":
-            return self._json(a.hub.snapshot())
+        if path in ("/api/snapshot", "/api/events", "/api/sites"):
+            try:
+                keep = query_mod.parse((parse_qs(urlsplit(self.path).query).get("q") or [""])[0]) or None
+            except ValueError as e:
+                return self._error(400, str(e))
+            if path == "/api/snapshot":
+                return self._json(a.hub.snapshot(keep=keep))
+            if path == "/api/sites":
+                return self._json({"sites": a.hub.sites(keep)})
+            return self._events(keep)
         if path == "/api/stats":
             return self._json(a.hub.stats_dict())
-        if path == "/api/events":
-            return self._events()
         if path.startswith("/api/decision/"):
             d = a.hub.detail(path.rsplit("/", 1)[1])
             return self._json(d) if d is not None else self._error(404, "unknown decision (too old?)")
@@ -104,6 +134,11 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:  # noqa: N802
         path = urlsplit(self.path).path
+        if path == "/block/allow":  # the block page's buttons: cross-site by design, the grant is the proof
+            n = int(self.headers.get("Content-Length") or 0)
+            if n > MAX_POST:
+                return self._error(413, "too large")
+            return self._send(*_reply(block_actions.allow_post(self.app, self.headers, self.rfile.read(n))))
         ok, why = self.app.guard.same_site(self.headers)
         if not ok:
             return self._error(403, why)
@@ -121,13 +156,13 @@ class Handler(BaseHTTPRequestHandler):
         store = self.app.overrides
         try:
             if path == "/api/overrides":
-                if body.get("action") not in ("allow", "deny") or not isinstance(body.get("domain"), str):
-                    return self._error(400, "expected {action: allow|deny, domain, category?}")
-                o = store.add(body["action"], body["domain"], body.get("category"))
-                log.warning("dashboard override: always %s %s%s", o.action, o.domain,
-                            f" ({o.category})" if o.category else "")
+                if body.get("action") not in ("allow", "deny") or not isinstance(body.get("domain"), str) or \
+                        not isinstance(body.get("for") or "", str):
+                    return self._error(400, "expected {action: allow|deny, domain, category?, for?}")
+                o = store.add(body["action"], body["domain"], body.get("category"), body.get("for"))
+                log.warning("dashboard override %s: %s", o.id, describe_override(o))
             elif path == "/api/overrides/remove":
-                store.remove(int(body.get("number", -1)))
+                store.remove(str(body["id"]) if body.get("id") is not None else int(body.get("number", -1)))
             else:
                 return self._error(404, "not found")
         except ValidationError as e:
@@ -148,9 +183,9 @@ class Handler(BaseHTTPRequestHandler):
             return self._error(404, "not found")
         self._send(200, f.read_bytes(), TYPES.get(f.suffix, "application/octet-stream"))
 
-    def _events(self) -> None:
+    def _events(self, keep=None) -> None:
         hub: Hub = self.app.hub
-        sub = hub.subscribe()
+        sub = hub.subscribe(keep)
         try:
             self.send_response(200)
             for k, v in {**HEADERS, "Content-Type": "text/event-stream", "Connection": "close"}.items():
@@ -182,13 +217,92 @@ class Handler(BaseHTTPRequestHandler):
 
 NO_TOKEN_PAGE = (b"<!doctype html><meta charset='utf-8'><title>guardian-proxy dashboard</title>"
                  b"<body>"
-                 b"<h1>guardian-proxy dashboard</h1><p>Open the address <code>guardian-proxy run</code> printed "
-                 b"at start: it carries this run's token (<code>?token=...</code>).</p></body>")
+                 b"<h1>guardian-proxy dashboard</h1><p>Open the address <code>guardian-proxy dashboard</code> prints "
+                 b"(<code>guardian-proxy dashboard --open</code> opens it): it carries the dashboard's token "
+                 b"(<code>?token=...</code>).</p></body>")
+
+
+def _reply(r: tuple[int, bytes, dict]) -> tuple[int, bytes, str, dict]:
+    """A block_actions answer (status, body, headers) as `Handler._send` arguments."""
+    code, body, headers = r
+    headers = dict(headers)
+    return code, body, headers.pop("Content-Type", "text/plain"), headers
 
 
 class _Server(ThreadingHTTPServer):
+    """A thread per connection, at most `max_handlers` at once; heads past `head_timeout_s` are cut (their socket
+    shut down by the serving thread's `service_actions`, which runs every poll interval)."""
+
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = 128
+    max_handlers = MAX_HANDLERS
+    head_timeout_s = HEAD_TIMEOUT_S
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._slots = threading.Semaphore(self.max_handlers)
+        self._heads: dict = {}  # socket → deadline of its request head (oldest first)
+        self._heads_lock = threading.Lock()
+
+    def process_request(self, request, client_address):
+        if not self._slots.acquire(blocking=False):
+            self._cut_oldest_head()
+            if not self._slots.acquire(timeout=1.0):
+                return self._busy(request)
+        with self._heads_lock:
+            self._heads[request] = time.monotonic() + self.head_timeout_s
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._release(request)
+            raise
+
+    def process_request_thread(self, request, client_address):
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._release(request)
+
+    def head_done(self, request) -> None:
+        with self._heads_lock:
+            self._heads.pop(request, None)
+
+    def service_actions(self) -> None:
+        now = time.monotonic()
+        with self._heads_lock:
+            late = [s for s, t in self._heads.items() if t < now]
+            for s in late:
+                del self._heads[s]
+        for s in late:
+            self._cut(s)
+
+    def _release(self, request) -> None:
+        self.head_done(request)
+        self._slots.release()
+
+    def _cut_oldest_head(self) -> None:
+        with self._heads_lock:
+            oldest = next(iter(self._heads), None)
+            if oldest is not None:
+                del self._heads[oldest]
+        if oldest is not None:
+            self._cut(oldest)
+
+    @staticmethod
+    def _cut(sock) -> None:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)  # its thread's read returns: the handler ends, the slot is freed
+        except OSError:
+            pass
+
+    def _busy(self, request) -> None:
+        try:
+            request.setblocking(False)
+            request.sendall(_BUSY)
+        except OSError:
+            pass
+        self.shutdown_request(request)
 
 
 def make_server(app, host: str, port: int) -> tuple[_Server, threading.Thread]:

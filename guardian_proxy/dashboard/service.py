@@ -1,13 +1,19 @@
 """`Dashboard`: what `guardian-proxy run` starts beside the proxy (see server.py for the routes).
 
-    dash = Dashboard(gateway.settings, port=8081, proxy=("127.0.0.1", 8080), mode=None)
+    dash = Dashboard(gateway.settings, port=8081, proxy=("127.0.0.1", 8080), mode=None,
+                     run_options={"ssl_insecure": False, "redirect_upstream": None, "ca": "/path/ca.pem"})
     if dash.start(): print(dash.url)          # a busy port: start() is False and dash.error says why
     dash.publish(raw_request, decision)       # per decision, from any thread; never raises
     dash.stop()
+
+The token is the state dir's (security.TokenFile): the same address works after a restart. The configuration
+view's "run" options (--ssl-insecure, --redirect-upstream, the CA path, the confdir) are those given in
+`run_options`, completed from `<state_dir>/runtime.json` (written by the running proxy) for any not given.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 
@@ -15,12 +21,15 @@ from ..config import Settings
 from ..types import Decision, RawRequest
 from .hub import Hub, tail_records
 from .override_store import DashboardOverrides
-from .security import Guard
+from .security import Guard, stable_token
 from .server import STATIC_DIR, make_server
 
 log = logging.getLogger("guardian_proxy.dashboard")
 HOST = "127.0.0.1"
 SECRET_SETTINGS = ("proxyauth", "log_salt")
+RUNTIME_FILE = "runtime.json"
+#: the `run` flags the configuration view shows, in this order (from run_options, else runtime.json)
+RUN_OPTIONS = ("ssl_insecure", "redirect_upstream", "ca", "confdir", "listen", "pid", "version")
 STATUS_TTL_S = 60.0
 
 
@@ -43,12 +52,16 @@ def pac_text(proxy_host: str, proxy_port: int) -> str:
 
 class Dashboard:
     def __init__(self, settings: Settings, port: int = 8081, proxy: tuple[str, int] | None = None,
-                 mode: str | None = None, token: str | None = None, overrides=None):
+                 mode: str | None = None, token: str | None = None, overrides=None, run_options: dict | None = None):
         self.settings = settings
         self.port = port
         self.proxy = proxy or (settings.host, settings.port)
         self.mode = mode or "regular"
-        self.guard = Guard(port, token)
+        self.run_options = dict(run_options or {})
+        self.token_file = None
+        if token is None:
+            token, self.token_file = stable_token(settings.state_dir)
+        self.guard = Guard(port, token, self.token_file)
         self.hub = Hub()
         self.overrides = DashboardOverrides(settings, overrides)  # overrides: the Gateway's store, if given
         self.error: str | None = None
@@ -68,7 +81,7 @@ class Dashboard:
 
     @property
     def url(self) -> str:
-        """The address to open: it carries this run's token."""
+        """The address to open: it carries the dashboard's token (the same across restarts)."""
         return f"{self.base_url}/?token={self.guard.token}"
 
     @property
@@ -84,7 +97,7 @@ class Dashboard:
             return False
         if self.port == 0:  # an OS-chosen port (tests)
             self.port = httpd.server_address[1]
-            self.guard = Guard(self.port, self.guard.token)
+            self.guard = Guard(self.port, self.guard.token, self.token_file)
         self.hub.seed(tail_records(self.settings.decision_log))
         self._httpd = httpd
         thread.start()
@@ -106,6 +119,10 @@ class Dashboard:
             from .detail import detail_of
 
             rec = record(req, decision)
+            if decision.six.site and "site" not in rec:  # the page that made the request (the per-site view)
+                from ..logmask import mask_host
+
+                rec["site"] = mask_host(decision.six.site)
             self.hub.publish(rec, detail_of(req, decision, rec))
         except Exception:
             log.exception("dashboard: could not publish decision %s", getattr(decision, "id", "?"))
@@ -127,11 +144,36 @@ class Dashboard:
             self._status = (now, all_status(self.settings))
         return self._status[1]
 
+    def run_view(self) -> dict:
+        """How the proxy was started: `run_options`, completed from the runtime file for what they lack
+        (None: not known)."""
+        runtime = read_runtime(self.settings.state_dir)
+        out = {k: self.run_options.get(k, runtime.get(k)) for k in RUN_OPTIONS}
+        for k, v in self.run_options.items():
+            out.setdefault(k, v)
+        if isinstance(out.get("redirect_upstream"), list | tuple):
+            host, port = out["redirect_upstream"]
+            out["redirect_upstream"] = f"{host}:{port}"
+        out = {k: str(v) if k in ("ca", "confdir") and v is not None else v for k, v in out.items()}
+        out["given"] = sorted(k for k in out if k in self.run_options or k in runtime)  # the rest: not known
+        return out
+
     def config_view(self) -> dict:
         cfg = self.settings.model_dump(mode="json")
         for k in SECRET_SETTINGS:
             if cfg.get(k):
                 cfg[k] = "***"
-        return {"settings": cfg, "mode": self.mode, "proxy": f"{self.proxy[0]}:{self.proxy[1]}",
+        return {"settings": cfg, "mode": self.mode, "proxy": f"{self.proxy[0]}:{self.proxy[1]}", "run": self.run_view(),
                 "dashboard": self.base_url, "pac_url": self.pac_url, "decision_log": str(self.settings.decision_log),
                 "started": self.started, "models": self.model_status(), "subscribers": self.hub.subscribers}
+
+
+def read_runtime(state_dir) -> dict:
+    """`<state_dir>/runtime.json` (what the running proxy wrote about itself), or {} when absent or unreadable."""
+    from pathlib import Path
+
+    try:
+        data = json.loads((Path(state_dir) / RUNTIME_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}

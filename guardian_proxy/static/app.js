@@ -4,7 +4,9 @@
 const TOKEN = document.querySelector('meta[name="guardian-token"]').content;
 const MAX_ROWS = 200;
 const WORDS = { allow: "allowed", transform: "rewritten", deny: "blocked" };
-const state = { rows: [], statsTimer: null, es: null };
+const state = { rows: [], statsTimer: null, sitesTimer: null, es: null, q: "", paused: false, pending: [],
+                lost: false, retryTimer: null, backoff: 1000, filterTimer: null };
+const RETRY_MAX_MS = 10000;
 
 // ------------------------------------------------------------------ helpers
 
@@ -26,7 +28,7 @@ async function api(path, opts = {}) {
   const headers = { "X-Guardian-Token": TOKEN, ...(opts.body ? { "Content-Type": "application/json" } : {}) };
   const r = await fetch(path, { ...opts, headers, credentials: "same-origin" });
   const data = await r.json().catch(() => ({}));
-  if (!r.ok) throw new Error(data.error || `HTTP ${r.status}`);
+  if (!r.ok) throw Object.assign(new Error(data.error || `HTTP ${r.status}`), { status: r.status });
   return data;
 }
 
@@ -40,6 +42,15 @@ function badge(action, level) {
   return h("span", { class: `badge ${action}` }, text);
 }
 
+// "rewritten L2" and, when escalation raised the level, what was asked for: never one level beside another unsaid
+function levelTag(d) {
+  return d.action === "transform" && d.start_level && d.final_level && d.final_level > d.start_level
+    ? h("span", { class: "tag", title: "the guesser re-identified the person at the level asked for" }, `asked L${d.start_level}`)
+    : null;
+}
+
+const withQ = (path) => (state.q ? `${path}?q=${encodeURIComponent(state.q)}` : path);
+
 function flash(text, kind = "ok") {
   let box = document.getElementById("flashes");
   if (!box) document.body.appendChild(box = h("div", { id: "flashes" }));
@@ -52,14 +63,15 @@ function flash(text, kind = "ok") {
 
 function row(d) {
   const tr = h("tr", { class: `decision ${d.action}`, "data-id": d.id, "data-host": d.host, "data-action": d.action,
-                       onclick: () => openDetail(d.id) },
+                       "data-site": d.site || "", onclick: () => openDetail(d.id) },
     h("td", { class: "nowrap" }, fmtTime(d.ts)),
-    h("td", {}, badge(d.action, d.final_level || d.start_level), d.override ? h("span", { class: "tag" }, "override") : null),
+    h("td", {}, badge(d.action, d.final_level || d.start_level), levelTag(d),
+      d.override ? h("span", { class: "tag" }, "override") : null),
     h("td", { class: "req" }, h("b", {}, d.method || ""), " ", d.host || "", h("span", { class: "muted" }, d.path || "")),
     h("td", {}, words(d.recipient)),
     h("td", { class: "cats" }, cats(d.categories)),
     h("td", { class: "num" }, fmtNum(d.R)),
-    h("td", { class: "why" }, d.explanation || ""));
+    h("td", { class: "why" }, d.why !== undefined ? d.why : d.explanation || ""));
   return tr;
 }
 
@@ -99,30 +111,166 @@ function scheduleStats() {
 }
 
 async function loadSnapshot() {
-  const snap = await api("/api/snapshot");
+  const snap = await api(withQ("/api/snapshot"));
   document.querySelector("#decisions tbody").replaceChildren();
+  state.pending = [];
+  renderPending();
   for (const d of snap.recent) addDecision(d, false);
   renderStats(snap.stats);
+  document.getElementById("filter-note").textContent = state.q ? `${snap.matched} matching` : "";
 }
 
-function connect() {
+function setLive(text, cls) {
   const live = document.getElementById("live");
-  const es = new EventSource("/api/events");
+  live.textContent = text;
+  live.className = `pill ${cls}`;
+}
+
+// The event stream, filtered by the server. After a restart (the stream ends, the port is closed for a while) it
+// comes back by itself: the browser retries while it can, and when it gives up (readyState CLOSED) the page probes
+// the API with growing pauses and opens a new stream once it answers; the gap is filled from the snapshot.
+function connect() {
+  if (state.es) state.es.close();
+  clearTimeout(state.retryTimer);
+  const es = new EventSource(withQ("/api/events"));
   state.es = es;
   es.addEventListener("open", () => {
-    live.textContent = "live";
-    live.className = "pill on";
+    if (es !== state.es) return;
+    setLive("live", "on");
+    state.backoff = 1000;
+    if (state.lost) {
+      state.lost = false;
+      loadSnapshot().catch(console.warn);
+      loadConfig().catch(console.warn);
+    }
   });
   es.addEventListener("decision", (ev) => {
-    addDecision(JSON.parse(ev.data), true);
+    if (es !== state.es) return;
+    const d = JSON.parse(ev.data);
+    if (state.paused) {
+      state.pending.push(d);
+      renderPending();
+    } else {
+      addDecision(d, true);
+      scheduleSites();
+    }
     scheduleStats();
   });
   es.addEventListener("error", () => {
-    live.textContent = "reconnecting…";
-    live.className = "pill off";
-    // EventSource reconnects by itself; fill the gap once it is back
-    es.addEventListener("open", () => loadSnapshot().catch(console.warn), { once: true });
+    if (es !== state.es) return;
+    state.lost = true;
+    setLive("reconnecting…", "off");
+    if (es.readyState === EventSource.CLOSED) retryLater();
   });
+}
+
+function retryLater() {
+  clearTimeout(state.retryTimer);
+  state.retryTimer = setTimeout(async () => {
+    try {
+      await api("/api/stats");
+      connect();
+    } catch (e) {
+      if (e.status === 401) setLive("token changed: open the address `guardian-proxy dashboard` prints", "warn");
+      state.backoff = Math.min(RETRY_MAX_MS, state.backoff * 2);
+      retryLater();
+    }
+  }, state.backoff);
+}
+
+// ------------------------------------------------------------------ filter and pause
+
+function currentQuery() {
+  const text = document.getElementById("filter").value.trim();
+  const action = document.getElementById("filter-action").value;
+  return [text, action ? `action:${action}` : ""].filter(Boolean).join(" ");
+}
+
+async function applyFilter() {
+  const q = currentQuery();
+  const input = document.getElementById("filter");
+  try {
+    const prev = state.q;
+    state.q = q;
+    await loadSnapshot().catch((e) => { state.q = prev; throw e; });
+    input.classList.remove("invalid");
+    input.title = "";
+    connect();
+    if (!document.getElementById("tab-sites").classList.contains("hidden")) loadSites().catch(console.warn);
+  } catch (e) {
+    input.classList.add("invalid");
+    input.title = e.message;
+    document.getElementById("filter-note").textContent = e.message;
+  }
+}
+
+function filterSoon() {
+  clearTimeout(state.filterTimer);
+  state.filterTimer = setTimeout(applyFilter, 250);
+}
+
+function renderPending() {
+  const n = state.pending.length;
+  document.getElementById("pending").textContent = state.paused ? `paused · ${n} new` : "";
+}
+
+function togglePause() {
+  const b = document.getElementById("pause");
+  state.paused = !state.paused;
+  b.textContent = state.paused ? "Resume" : "Pause";
+  b.classList.toggle("paused", state.paused);
+  if (!state.paused) {
+    for (const d of state.pending) addDecision(d, true);
+    state.pending = [];
+    scheduleSites();
+  }
+  renderPending();
+}
+
+// ------------------------------------------------------------------ per-site view
+
+const hostsOf = (t) => (t.hosts.length === 1 && t.hosts[0] === t.domain ? "" : t.hosts.join(", "));
+
+function renderSites(list) {
+  const box = document.getElementById("sites");
+  if (!list.length) return box.replaceChildren(h("p", { class: "muted" }, "no decisions yet"));
+  box.replaceChildren(...list.map((g) => h("section", { class: "site", "data-site": g.site || "" },
+    h("h3", {}, g.site ? `on ${g.site}: ${g.third_parties} third part${g.third_parties === 1 ? "y" : "ies"} ` +
+                         `got requests` : "no page known (apps, command-line tools, the browser itself)",
+      h("span", { class: "muted" }, ` · ${g.requests} requests (${g.own_requests} to the site itself) · ` +
+        `${g.actions.allow} allowed / ${g.actions.transform} rewritten / ${g.actions.deny} blocked `),
+      g.site ? h("button", { class: "ov", "data-testid": "site-filter", onclick: () => showSite(g.site) }, "show requests") : null),
+    g.third.length ? h("table", { class: "grid" },
+      h("thead", {}, h("tr", {}, ...["third party", "recipient", "requests", "allowed / rewritten / blocked",
+        "received as is", "received rewritten", "stopped", "max R"].map((t) => h("th", {}, t)))),
+      h("tbody", {}, ...g.third.map((t) => h("tr", { "data-domain": t.domain },
+        h("td", {}, t.domain, h("div", { class: "hosts" }, hostsOf(t))),
+        h("td", {}, words(t.recipient)),
+        h("td", { class: "num" }, t.requests),
+        h("td", { class: "nowrap" }, `${t.actions.allow} / ${t.actions.transform} / ${t.actions.deny}`),
+        h("td", { class: "cats" }, cats(t.as_is)),
+        h("td", { class: "cats" }, cats(t.rewritten)),
+        h("td", { class: "cats" }, cats(t.blocked)),
+        h("td", { class: "num" }, fmtNum(t.max_R))))))
+      : h("p", { class: "muted" }, "no third parties"))));
+}
+
+async function loadSites() {
+  renderSites((await api(withQ("/api/sites"))).sites);
+}
+
+function scheduleSites() {
+  if (state.sitesTimer || document.getElementById("tab-sites").classList.contains("hidden")) return;
+  state.sitesTimer = setTimeout(() => {
+    state.sitesTimer = null;
+    if (!state.paused) loadSites().catch(console.warn);
+  }, 500);
+}
+
+function showSite(site) {
+  document.getElementById("filter").value = `site:${site}`;
+  showTab("overview");
+  applyFilter();
 }
 
 // ------------------------------------------------------------------ detail view
@@ -162,6 +310,27 @@ function section(title, ...content) {
   return h("section", { class: "dsec" }, h("h3", {}, title), ...content);
 }
 
+// What left the machine, decoded: a rewritten query as key = value lines, a body pretty-printed by the server.
+function leftSection(d) {
+  const rw = d.rewritten;
+  const content = [h("p", {}, d.left || (d.action === "deny" ? "Nothing left the machine: the request was blocked."
+    : d.action === "allow" ? "The request left as it was." : ""))];
+  if (rw) {
+    content.push(h("h4", {}, "Rewritten form, decoded"));
+    const path = (rw.path || "").split("?")[0];
+    content.push(kv([["request", `${d.method} ${d.scheme}://${d.host}${path || d.path || ""}`]]));
+    if (rw.query && rw.query.length) {
+      content.push(h("pre", { class: "left query", "data-testid": "left-query" }, rw.query.map(([k, v]) => `${k} = ${v}`).join("\n")));
+    }
+    if (rw.body !== undefined && rw.body !== null) {
+      content.push(h("pre", { class: "left body", "data-testid": "left-body" }, rw.body + (rw.body_truncated ? "\n…" : "")));
+    } else {
+      content.push(h("p", { class: "muted" }, rw.body_note || "body unchanged"));
+    }
+  }
+  return section("What left the machine", ...content);
+}
+
 async function openDetail(id) {
   let d;
   try { d = await api(`/api/decision/${encodeURIComponent(id)}`); } catch (e) { return flash(e.message, "err"); }
@@ -170,8 +339,15 @@ async function openDetail(id) {
   document.getElementById("detail-title").replaceChildren(badge(d.action, d.final_level || d.start_level), " ", d.host);
   const six = d.six || { domain: d.host, categories: d.categories, recipient: d.recipient, purposes: d.purposes,
                          basis: d.basis };
+  const p = d.plain || { verdict: d.verdict, why: d.why !== undefined ? d.why : d.explanation,
+                         numbers: typeof d.R === "number" ? `R ${fmtNum(d.R)} (${d.tier || "?"} tier)` : null };
   const parts = [
-    h("p", { class: "explain" }, d.explanation || ""),
+    h("div", { class: "plain", "data-testid": "plain" },
+      h("p", {}, h("b", {}, p.verdict || WORDS[d.action] || d.action), p.why ? `: ${p.why}` : ""),
+      p.levels ? h("p", { class: "levels" }, p.levels) : null,
+      p.rule ? h("p", { class: "rule" }, `Rule: ${p.rule}.`) : null,
+      p.numbers ? h("p", { class: "numbers" }, p.numbers) : null),
+    leftSection(d),
     kv([["decision id", d.id], ["time", new Date(d.ts * 1000).toLocaleString()], ["request", `${d.method} ${d.scheme}://${d.host}${d.path}`],
         ["override", d.override], ["rule", d.rule], ["latency", `${fmtNum(d.latency_ms, 1)} ms`]]),
     section("Action (six-tuple)", kv([
@@ -186,11 +362,11 @@ async function openDetail(id) {
     ["L (violation likelihood)", `${fmtNum(lk.value, 3)} via ${lk.path || "–"} path${lk.u !== null && lk.u !== undefined ? `, u ${fmtNum(lk.u, 3)}` : ""}`],
     ["reason", lk.reason || undefined],
     ...(f ? [["Sd · Mtr · Mp · Mb", `${fmtNum(f.Sd)} · ${fmtNum(f.Mtr)} · ${fmtNum(f.Mp)} · ${fmtNum(f.Mb)}`],
-             ["Seff", fmtNum(f.Seff, 3)], ["MT", fmtNum(f.MT)], ["R", fmtNum(f.R, 3)],
+             ["Seff", fmtNum(f.Seff, 3)], ["MT", fmtNum(f.MT)], ["R", p.numbers || fmtNum(f.R, 3)],
              ["tier", `${f.tier}: allow ≤ ${fmtNum(f.allow_ceiling)}, deny ≥ ${fmtNum(f.deny_floor)}`]]
          : [["R", fmtNum(d.R, 3)], ["tier", d.tier]])]),
     f ? Charts.riskBar(f) : null));
-  parts.push(section("Levels", kv([["start level", d.start_level ? `L${d.start_level}` : "–"],
+  parts.push(section("Levels", kv([["start level (asked for)", d.start_level ? `L${d.start_level}` : "–"],
     ["final level", d.final_level ? `L${d.final_level}` : "–"], ["escalation rounds", d.rounds],
     ["rewritten spans", cats(d.spans)]])));
   const ev = d.evidence_detail;
@@ -203,13 +379,6 @@ async function openDetail(id) {
         : h("p", { class: "muted" }, "no policy statements found for this destination")));
   } else if (d.evidence && d.evidence.length) {
     parts.push(section("Policy evidence", h("p", { class: "muted" }, `statement ids: ${d.evidence.join(", ")}`)));
-  }
-  if (d.rewritten) {
-    const rw = d.rewritten;
-    parts.push(section("Rewritten form (what left the machine)",
-      rw.path ? kv([["path", rw.path]]) : null,
-      rw.body !== undefined && rw.body !== null ? h("pre", { class: "rewritten" }, rw.body + (rw.body_truncated ? "\n…" : ""))
-        : h("p", { class: "muted" }, rw.body_note || "body unchanged")));
   }
   parts.push(section("Override", overrideButtons(six.domain || d.host, six.categories)));
   body.replaceChildren(...parts);
@@ -239,7 +408,14 @@ async function loadConfig() {
   document.getElementById("proxy-addr").textContent = `proxy ${c.proxy} · ${c.mode} mode`;
   document.querySelector("#models tbody").replaceChildren(...c.models.map((m) => h("tr", { class: `state-${m.state}` },
     h("td", {}, m.name), h("td", {}, h("span", { class: `badge ${m.state}` }, m.state)), h("td", {}, m.detail))));
+  const run = c.run || {};
+  const given = new Set(run.given || []);
+  const shown = (k, show) => (given.has(k) ? show(run[k]) : "not known (the proxy did not say)");
   document.getElementById("proxy-info").replaceChildren(...kv([["proxy", c.proxy], ["mode", c.mode],
+    ["--ssl-insecure", shown("ssl_insecure", (v) => (v ? "on: upstream TLS certificates are NOT verified"
+                                                       : "off (upstream certificates verified)"))],
+    ["--redirect-upstream", shown("redirect_upstream", (v) => v || "off")],
+    ["CA certificate", shown("ca", (v) => v || "–")], ["mitmproxy confdir", shown("confdir", (v) => v || "–")],
     ["PAC file", c.pac_url], ["decision log", c.decision_log], ["started", new Date(c.started * 1000).toLocaleString()]]).childNodes);
   document.getElementById("settings").textContent = JSON.stringify(c.settings, null, 2);
   document.getElementById("overrides-file").textContent = `${c.settings.state_dir}/overrides.yaml`;
@@ -251,9 +427,14 @@ function showTab(name) {
   for (const s of document.querySelectorAll(".tab-body")) s.classList.toggle("hidden", s.id !== `tab-${name}`);
   if (name === "overrides") api("/api/overrides").then((r) => renderOverrides(r.overrides)).catch(console.warn);
   if (name === "config") loadConfig().catch(console.warn);
+  if (name === "sites") loadSites().catch(console.warn);
 }
 
 document.querySelectorAll("nav .tab").forEach((b) => b.addEventListener("click", () => showTab(b.dataset.tab)));
+document.getElementById("filter").addEventListener("input", filterSoon);
+document.getElementById("filter").addEventListener("keydown", (e) => { if (e.key === "Enter") { clearTimeout(state.filterTimer); applyFilter(); } });
+document.getElementById("filter-action").addEventListener("change", applyFilter);
+document.getElementById("pause").addEventListener("click", togglePause);
 document.getElementById("detail-close").addEventListener("click", () => document.getElementById("detail").classList.add("hidden"));
 document.addEventListener("keydown", (e) => { if (e.key === "Escape") document.getElementById("detail").classList.add("hidden"); });
 

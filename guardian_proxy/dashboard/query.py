@@ -1,0 +1,86 @@
+"""The live view's filter: one line of terms, every term must match (AND), case does not matter.
+
+    host:shop.example        the host contains this text
+    action:blocked           allow|allowed, transform|rewritten, deny|blocked (a word or the log's name)
+    category:contact         the decision carries this category (a prefix is enough: `cat:fin`)
+    recipient:ad network     the recipient class contains this text (`_` and space alike): ad_network, analytics …
+    site:shop.example        the page that made the request (the per-site view's key)
+    anything else            a word found in the host, path, recipient, categories, verdict or explanation
+
+`-term` negates a term (`-action:allowed`). The same filter serves the snapshot, the event stream (a
+subscriber only gets what matches) and the per-site view, so the page and the API never disagree.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+
+KEYS = {"host": "host", "h": "host", "action": "action", "a": "action", "category": "category", "cat": "category",
+        "c": "category", "recipient": "recipient", "r": "recipient", "to": "recipient", "site": "site",
+        "page": "site"}
+ACTION_WORDS = {"allow": "allow", "allowed": "allow", "transform": "transform", "rewritten": "transform",
+                "rewrite": "transform", "deny": "deny", "denied": "deny", "blocked": "deny", "block": "deny"}
+
+
+def _norm(text) -> str:
+    return str(text or "").lower().replace("_", " ")
+
+
+@dataclass
+class Query:
+    terms: list[tuple[str, str, bool]] = field(default_factory=list)  # (key or "", value, negated)
+    text: str = ""
+
+    def __bool__(self) -> bool:
+        return bool(self.terms)
+
+    def __call__(self, rec: dict) -> bool:
+        return all(_term(rec, k, v) != neg for k, v, neg in self.terms)
+
+
+def parse(text: str | None) -> Query:
+    """A Query from the filter line; an unknown `key:` is a plain word; ValueError for a bad action."""
+    text = (text or "").strip()
+    try:
+        parts = shlex.split(text)
+    except ValueError:  # an unclosed quote: take the words as they are
+        parts = text.split()
+    terms = []
+    for p in parts:
+        neg = p.startswith("-") and len(p) > 1
+        p = p[1:] if neg else p
+        key, sep, value = p.partition(":")
+        k = KEYS.get(key.lower()) if sep else None
+        if k is None:
+            terms.append(("", _norm(p), neg))
+            continue
+        value = value.strip()
+        if not value:
+            continue
+        if k == "action":
+            if value.lower() not in ACTION_WORDS:
+                raise ValueError(f"action:{value}? use allowed, rewritten or blocked")
+            value = ACTION_WORDS[value.lower()]
+        terms.append((k, _norm(value) if k != "action" else value, neg))
+    return Query(terms, text)
+
+
+def _term(rec: dict, key: str, value: str) -> bool:
+    if key == "action":
+        return rec.get("action") == value
+    if key == "host":
+        return value in _norm(rec.get("host"))
+    if key == "site":
+        return value in _norm(rec.get("site"))
+    if key == "recipient":
+        return value in _norm(rec.get("recipient"))
+    cats = [_norm(c) for c, n in (rec.get("categories") or {}).items() if isinstance(n, int | float) and n > 0]
+    if key == "category":
+        return any(c.startswith(value) for c in cats)
+    hay = " ".join([_norm(rec.get(f)) for f in ("host", "path", "recipient", "site", "verdict", "why", "explanation")]
+                   + cats + [ACTION_WORDS_BACK.get(rec.get("action"), "")])
+    return value in hay
+
+
+ACTION_WORDS_BACK = {"allow": "allowed", "transform": "rewritten", "deny": "blocked"}
