@@ -16,10 +16,12 @@ import time
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 
 from ..types import RawRequest
 from .app import app
-from .common import CONFIG, console, fail, settings_from
+from .common import CONFIG, console, fail, json_line, settings_from
+from .progress import PROGRESS, BatchProgress, loading
 
 BATCH_URL = "https://batch.anonymize.invalid/v1/text"
 
@@ -65,6 +67,15 @@ def run_line(gw, rec: dict, context: str | None, likelihood: float | None, chunk
             "categories": d.six.categories, "R": round(d.risk.R, 4) if d.risk else None}
 
 
+def _count_texts(path: Path) -> int | None:
+    """Non-empty lines of the input (the progress total), or None when it cannot be read here."""
+    try:
+        with open(path, "rb") as f:
+            return sum(1 for line in f if line.strip())
+    except OSError:
+        return None
+
+
 @app.command()
 def anonymize(
     input: Path = typer.Option(..., "--input", "-i", help="JSONL with id and text ('-' for stdin)."),
@@ -78,9 +89,12 @@ def anonymize(
     max_rounds: int = typer.Option(None, "--max-rounds", min=0, max=5, help="Escalation rounds (default 5)."),
     seed: str = typer.Option(None, "--seed", help="Fix the surrogates (reproducible output)."),
     chunk_chars: int = typer.Option(20000, "--chunk-chars", min=1000, help="Split longer texts into chunks."),
+    progress: bool = PROGRESS,
     config: Path = CONFIG,
 ) -> None:
-    """Anonymize JSONL texts through the full controller (or at a fixed --level)."""
+    """Anonymize JSONL texts through the full controller (or at a fixed --level).
+
+    Only the JSON lines go to stdout (with -o -); progress and the summary go to stderr."""
     from ..config import Override
 
     s = settings_from(config)
@@ -97,7 +111,9 @@ def anonymize(
     from ..pipeline import Gateway
 
     try:
-        gw = Gateway.from_settings(s, with_log=False)
+        with loading():
+            gw = Gateway.from_settings(s, with_log=False)
+            gw.overrides.live = False  # offline: it neither counts override matches nor spends a once rule
     except NotImplementedError as e:
         fail(str(e))
     if seed is not None and hasattr(gw.transformer, "seed"):
@@ -105,23 +121,29 @@ def anonymize(
     src = sys.stdin if str(input) == "-" else open(input, encoding="utf-8")  # noqa: SIM115
     dst = sys.stdout if str(output) == "-" else open(output, "w", encoding="utf-8")  # noqa: SIM115
     n = 0
+    bar = BatchProgress("anonymize", "texts", show=progress)
+    if bar.show and src is not sys.stdin:
+        bar.total = _count_texts(input)
     try:
-        for line_no, line in enumerate(src, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except ValueError:
-                fail(f"{input}:{line_no}: not JSON")
-            try:
-                out = run_line(gw, rec, context, likelihood, chunk_chars)
-            except KeyError as e:
-                fail(str(e))
-            dst.write(json.dumps(out, ensure_ascii=False) + "\n")
-            n += 1
+        with bar:
+            for line_no, line in enumerate(src, 1):
+                if not line.strip():
+                    continue
+                try:
+                    rec = json.loads(line)
+                except ValueError:
+                    fail(f"{input}:{line_no}: not JSON")
+                try:
+                    out = run_line(gw, rec, context, likelihood, chunk_chars)
+                except KeyError as e:
+                    fail(str(e))
+                dst.write(json_line(out) + "\n")
+                dst.flush()
+                n += 1
+                bar.advance()
     finally:
         if dst is not sys.stdout:
             dst.close()
         if src is not sys.stdin:
             src.close()
-    console.print(f"[dim]{n} texts anonymized → {output}[/]")
+    console.print(f"[dim]{n} texts anonymized → {escape(str(output))}[/]", soft_wrap=True, highlight=False)

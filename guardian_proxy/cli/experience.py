@@ -6,9 +6,10 @@ import json
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 
 from .app import app
-from .common import CONFIG, STATE_DIR, console, settings_from
+from .common import CONFIG, STATE_DIR, console, json_line, one_line, settings_from, stdout_console
 
 experience_app = typer.Typer(help="Cases the agent guard caught despite guidance (encrypted at rest).",
                              no_args_is_help=True)
@@ -23,18 +24,19 @@ def _log(config: Path | None, state_dir: Path | None):
 
 @experience_app.command("list")
 def list_cases(state_dir: Path = STATE_DIR, config: Path = CONFIG,
-               as_json: bool = typer.Option(False, "--json")) -> None:
+               as_json: bool = typer.Option(False, "--json", help="Print the cases as one JSON array.")) -> None:
     """Count and summarise the cases (no conversation text is printed)."""
     cases = _log(config, state_dir).cases()
     rows = [{"ts": c["ts"], "api": c["api"], "tool": c["leaking_action"]["tool"], "removed": c["removed"],
              "types": c["types"], "relationship": c["relationship"]} for c in cases]
     if as_json:
-        print(json.dumps(rows))
+        print(json_line(rows))
         return
-    console.print(f"{len(rows)} case(s)")
+    out = stdout_console()  # the cases are the data: stdout, one case a line
+    out.print(f"{len(rows)} case(s)", highlight=False)
     for r in rows:
-        console.print(f"{r['ts']:.0f} {r['api']} {r['tool']} removed {r['removed']} ({', '.join(r['types'])}) "
-                      f"→ {r['relationship']}")
+        out.print(escape(one_line(f"{r['ts']:.0f} {r['api']} {r['tool']} removed {r['removed']} "
+                                  f"({', '.join(r['types'])}) → {r['relationship']}")), highlight=False)
 
 
 @experience_app.command("export")

@@ -6,17 +6,16 @@ import json
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from ..resources import policies_dir
 from .app import app
-from .common import CONFIG, STATE_DIR, fail, settings_from
+from .common import CONFIG, STATE_DIR, DataOut, fail, settings_from
 
 policy_app = typer.Typer(help="Privacy policies: the shipped corpus and the ones you add or the proxy learns.",
                          no_args_is_help=True)
 app.add_typer(policy_app, name="policy")
-out = Console()
+out = DataOut()
 
 
 def _stage(config: Path | None, state_dir: Path | None):

@@ -15,16 +15,15 @@ import time
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from .app import app
-from .common import CONFIG, STATE_DIR, fail, settings_from
+from .common import CONFIG, STATE_DIR, DataOut, fail, settings_from
 
 sessions_app = typer.Typer(help="Chat sessions with AI services: list them or wipe their pseudonym mappings.",
                            no_args_is_help=True)
 app.add_typer(sessions_app, name="sessions")
-out = Console()
+out = DataOut()
 
 
 def _vault(config: Path | None, state_dir: Path | None):

@@ -1,23 +1,25 @@
-"""`guardian-proxy stats`: what left the machine, to whom, and what was stopped (a compact rich table)."""
+"""`guardian-proxy stats`: what left the machine, to whom, and what was stopped (a compact rich table).
+
+On a terminal the tables fit its width; piped or redirected they are never wrapped: each row is one line
+(a destination, its counts and categories), as wide as it needs, without escape codes unless `--color`.
+`--json` prints one JSON object on one line.
+"""
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from ..dashboard.stats import ACTIONS, Stats, summarize
 from .app import app
-from .common import CONFIG, STATE_DIR, existing_log, fail, warn
+from .common import COLOR, CONFIG, STATE_DIR, existing_log, fail, json_line, one_line, stdout_console, warn
 from .filters import RecordFilter, parse_since
 from .logread import LogReader
 
-out = Console()
 _WORDS = {"allow": "allowed", "transform": "rewritten", "deny": "blocked"}
 _STYLE = {"allow": "green", "transform": "yellow", "deny": "red"}
 
@@ -26,6 +28,11 @@ def _counts(c: dict, limit: int = 4) -> str:
     items = sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))
     text = " ".join(f"{k}×{v}" for k, v in items[:limit])
     return text + (f" +{len(items) - limit}" if len(items) > limit else "") if text else "-"
+
+
+def _cell(text: str) -> str:
+    """A table cell from log text: one line (control characters escaped), not read as markup."""
+    return escape(one_line(text))
 
 
 def tables(s: Stats, top: int = 10) -> list[Table]:
@@ -43,21 +50,21 @@ def tables(s: Stats, top: int = 10) -> list[Table]:
                       ("received rewritten", "left"), ("max R", "right")):
         dest.add_column(col, justify=just, overflow="fold")
     for d in s.top_destinations(top):
-        dest.add_row(escape(d.host), escape((d.recipient or "-").replace("_", " ")), str(d.requests),
+        dest.add_row(_cell(d.host), _cell((d.recipient or "-").replace("_", " ")), str(d.requests),
                      str(d.actions.get("allow", 0)), str(d.actions.get("transform", 0)), str(d.actions.get("deny", 0)),
-                     escape(_counts(d.as_is)), escape(_counts(d.rewritten)), "-" if d.max_r is None else f"{d.max_r:.2f}")
+                     _cell(_counts(d.as_is)), _cell(_counts(d.rewritten)), "-" if d.max_r is None else f"{d.max_r:.2f}")
 
     cats = Table(title="Categories sent (decisions)", title_justify="left", show_edge=False)
     for col in ("category", "as is", "rewritten", "blocked"):
         cats.add_column(col, justify="left" if col == "category" else "right")
     for c, n in sorted(s.categories.items(), key=lambda kv: -sum(kv[1].values())):
-        cats.add_row(escape(c), str(n.get("allow", 0)), str(n.get("transform", 0)), str(n.get("deny", 0)))
+        cats.add_row(_cell(c), str(n.get("allow", 0)), str(n.get("transform", 0)), str(n.get("deny", 0)))
 
     blocked = Table(title="Blocked", title_justify="left", show_edge=False)
     for col in ("host", "blocked", "categories stopped"):
         blocked.add_column(col, justify="right" if col == "blocked" else "left")
     for d in s.top_blocked(top):
-        blocked.add_row(escape(d.host), str(d.actions["deny"]), escape(_counts(d.blocked)))
+        blocked.add_row(_cell(d.host), str(d.actions["deny"]), _cell(_counts(d.blocked)))
     return [acts, dest, cats, blocked]
 
 
@@ -67,6 +74,7 @@ def stats_cmd(
     top: int = typer.Option(10, "--top", min=1, help="Rows in the destination and blocked tables."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
     log_file: Path = typer.Option(None, "--log", help="Decision log (default <state-dir>/decisions.jsonl)."),
+    color: bool = COLOR,
     state_dir: Path = STATE_DIR,
     config: Path = CONFIG,
 ) -> None:
@@ -82,8 +90,9 @@ def stats_cmd(
     if reader.note():
         warn(reader.note())
     if as_json:
-        print(json.dumps(s.to_dict(top), ensure_ascii=False))
+        print(json_line(s.to_dict(top)))
         return
+    out = stdout_console(color)
     window = "all time" if start is None else f"since {time.strftime('%Y-%m-%d %H:%M', time.localtime(start))}"
     lat = s.latency()
     head = (f"[bold]{s.total}[/] decisions {window}: " + ", ".join(
