@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import html
 import ipaddress
 import json
 import logging
@@ -25,8 +24,12 @@ from mitmproxy.net.http import url as mitm_url
 from mitmproxy.proxy import server_hooks
 
 from . import codec
+from .config import LimitSettings
+from .connections import ConnectionGuard
+from .errors import BodyTooLarge, GuardianError
 from .failure import Ticket
 from .pipeline import Gateway
+from .response_bodies import Held, Tee
 from .types import TRACKER_CLASSES, Decision, RawRequest
 
 log = logging.getLogger("guardian_proxy")
@@ -164,7 +167,10 @@ def _cors(flow: http.HTTPFlow) -> dict[str, str]:
             "access-control-expose-headers": "x-guardian-decision", "vary": "Origin"}
 
 
-def blocked_response(decision: Decision, flow: http.HTTPFlow) -> http.Response:
+def blocked_response(decision: Decision, flow: http.HTTPFlow, dashboard=None) -> http.Response:
+    """The answer to a blocked request, by `block_kind`. The page (kind "page") links to the decision on the
+    running dashboard and offers "Allow once" / "for 1 hour" / "always" buttons (guardian_proxy/dashboard/
+    block_actions.py); `dashboard` defaults to the running GuardianAddon's, none: the page without them."""
     reason = decision.explanation or "blocked by policy"
     kind = block_kind(flow, decision)
     head = {"x-guardian-decision": decision.id, "x-guardian-blocked": kind, "cache-control": "no-store"}
@@ -173,15 +179,19 @@ def blocked_response(decision: Decision, flow: http.HTTPFlow) -> http.Response:
     if kind == "silent":
         return http.Response.make(204, b"", {**head, **_cors(flow)})
     if kind == "page":
-        body = (
-            "<!doctype html><html><head><meta charset='utf-8'><title>Blocked by guardian-proxy</title></head>"
-            "<body style='font-family:sans-serif;max-width:40em;margin:3em auto'>"
-            "<h1>Blocked by guardian-proxy</h1>"
-            f"<p>This request to <b>{html.escape(decision.six.host)}</b> was stopped before it left your machine.</p>"
-            f"<p>{html.escape(reason)}</p><p><small>Decision id: <code>{decision.id}</code></small></p>"
-            "</body></html>"
-        ).encode()
-        return http.Response.make(403, body, {**head, "content-type": "text/html; charset=utf-8"})
+        from .dashboard.block_actions import page
+
+        if dashboard is None:
+            try:
+                dashboard = getattr(ctx.master.addons.get("guardianaddon"), "dashboard", None)
+            except Exception:  # no master (a unit test), or no guardian addon: no dashboard to point at
+                dashboard = None
+        try:
+            body, extra = page(decision, real_url(flow), flow.request.headers, dashboard)
+        except Exception:  # the buttons must never cost the block itself
+            log.exception("block page: could not add the dashboard's actions")
+            body, extra = page(decision, real_url(flow), flow.request.headers, None)
+        return http.Response.make(403, body, {**head, **extra, "content-type": "text/html; charset=utf-8"})
     body = json.dumps({"error": "blocked_by_guardian_proxy", "decision_id": decision.id,
                        "host": decision.six.host, "reason": reason}).encode()
     return http.Response.make(403, body, {**head, **_cors(flow), "content-type": "application/json"})
@@ -239,10 +249,24 @@ class UpstreamRedirect:
         self._sni.pop(client.id, None)
 
 
+def parse_hostport(value: str) -> tuple[str, int]:
+    host, sep, port = value.strip().rpartition(":")
+    if not sep or not host or not port.isdigit():
+        raise ValueError(f"expected HOST:PORT, got {value!r}")
+    return host.strip("[]"), int(port)
+
+
 class GuardianAddon:
-    def __init__(self, gateway: Gateway, redirect_upstream: tuple[str, int] | None = None, workers: int | None = None,
-                 eval_timeout_s: float = 60.0, dashboard=None):
+    """The addon. `guardian-proxy run` builds the gateway itself (early errors, the banner) and hands it in; loaded
+    by mitmproxy (`mitmdump -s`/`mitmweb -s`, guardian_proxy/mitmproxy_addon.py) it has none and builds one from
+    its `guardian_*` options when mitmproxy is running (`running`), every `--set` applied by then. Until it has
+    one, requests are refused (503), never passed undecided; a gateway that cannot be built stops mitmproxy with
+    one line saying what to fix."""
+
+    def __init__(self, gateway: Gateway | None = None, redirect_upstream: tuple[str, int] | None = None,
+                 workers: int | None = None, eval_timeout_s: float = 60.0, dashboard=None):
         self.gateway = gateway
+        self.standalone = gateway is None  # loaded by mitmproxy itself: options build the gateway
         self.dashboard = dashboard  # guardian_proxy.dashboard.Dashboard or None
         # one thread of its own: decisions reach the dashboard in order and never wait behind evaluations
         self.dash_pool = ThreadPoolExecutor(1, thread_name_prefix="guardian-dash") if dashboard is not None else None
@@ -255,11 +279,75 @@ class GuardianAddon:
         self.big_pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="guardian-big")
         self.learn_pool: ThreadPoolExecutor | None = None  # learning policies while browsing (response hook)
         self._learn_queued = 0
+        # bounds on responses (what a stage may hold, how far a chat answer may decompress)
+        self.limits = getattr(getattr(gateway, "settings", None), "limits", None) or LimitSettings()
         self._ws_demask: dict[str, object] = {}  # flow id → the de-masker of a chat WebSocket's server messages
         self._refused: set[str] = set()  # client connection ids of raw TCP/UDP connections that were blocked
 
+    # ------------------------------------------------------------------ mitmproxy options (load, configure)
+
+    def load(self, loader) -> None:
+        """The guardian's mitmproxy options: `--set guardian_…=…` for mitmdump/mitmweb and for
+        `guardian-proxy run` alike (which also has its own flags for them)."""
+        loader.add_option("guardian_config", str | None, None, "guardian-proxy settings file (YAML).")
+        loader.add_option("guardian_state_dir", str | None, None,
+                          "State directory: decision log, vault, overrides, learned policies "
+                          "(default $GUARDIAN_STATE_DIR or ~/.local/state/guardian-proxy).")
+        loader.add_option("guardian_log", str | None, None, "Decision log file (default <state dir>/decisions.jsonl).")
+        loader.add_option("guardian_dashboard_port", int, 8081, "Live dashboard on 127.0.0.1:N (0: off).")
+        loader.add_option("guardian_redirect_upstream", str | None, None,
+                          "Send every request to HOST:PORT, keeping its Host and SNI (tests, benchmarks).")
+
+    def configure(self, updated: set[str]) -> None:
+        """Options are read once: the redirect whenever it changes; the rest build the gateway in `running`
+        (standalone) and cannot change afterwards (a new state dir mid-run would split the log and the vault)."""
+        from mitmproxy import exceptions
+
+        if "guardian_redirect_upstream" in updated and self.standalone:
+            value = ctx.options.guardian_redirect_upstream
+            try:
+                self.redirect = UpstreamRedirect(parse_hostport(value)) if value else None
+            except ValueError as e:
+                raise exceptions.OptionsError(f"guardian_redirect_upstream: {e}") from None
+        fixed = {"guardian_config", "guardian_state_dir", "guardian_log", "guardian_dashboard_port"} & updated
+        if fixed and self.standalone and self.gateway is not None:
+            raise exceptions.OptionsError(f"{', '.join(sorted(fixed))} cannot change while the proxy runs; restart it")
+
+    def running(self) -> None:
+        if not self.standalone or self.gateway is not None:
+            return
+        from .errors import GuardianError
+        from .standalone import build
+
+        o = ctx.options
+        spec = o.mode[0] if o.mode else None
+        try:
+            built = build(o.guardian_config, o.guardian_state_dir, o.guardian_log, o.guardian_dashboard_port,
+                          (o.listen_host or "127.0.0.1", o.listen_port or 8080), spec)
+        except GuardianError as e:
+            log.error("guardian-proxy cannot start: %s", e)
+            ctx.master.shutdown()
+            return
+        self.gateway, self.dashboard = built.gateway, built.dashboard
+        self.eval_timeout_s = self.gateway.settings.limits.eval_timeout_s
+        self.limits = self.gateway.settings.limits
+        if self.dashboard is not None:
+            self.dash_pool = ThreadPoolExecutor(1, thread_name_prefix="guardian-dash")
+        from . import runtime
+
+        listen = [(str(a[0]), int(a[1])) for a in ctx.master.addons.get("proxyserver").listen_addrs()]
+        runtime.write(self.gateway.settings.state_dir, runtime.info(
+            listen, spec or "regular", self.dashboard.url if self.dashboard is not None else None, o.confdir,
+            ca_cert_path(o.confdir)))
+        log.warning("guardian-proxy: deciding every request; decision log %s%s", self.gateway.settings.decision_log,
+                    f"; dashboard {self.dashboard.url}" if self.dashboard is not None else "")
+
     async def request(self, flow: http.HTTPFlow) -> None:
         if flow.response or flow.error:
+            return
+        if self.gateway is None:  # loaded by mitmproxy and not built (yet): nothing passes undecided
+            flow.response = http.Response.make(503, b"guardian-proxy is not ready: no request passes undecided\n",
+                                               {"content-type": "text/plain; charset=utf-8", "retry-after": "5"})
             return
         raw = to_raw(flow)
         decision = await self._evaluate(raw, inline=True)
@@ -299,48 +387,100 @@ class GuardianAddon:
                 pass
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
-        """Chat streams of a session pass chunk by chunk through stage 7's de-masking callable (never buffered
-        whole); it decodes a compressed stream, so the client gets it uncompressed. Every other stream (SSE,
-        NDJSON, AWS event-stream, gRPC, or a body of unknown length) passes chunk by chunk untouched."""
+        """Every response passes chunk by chunk as it arrives (never buffered whole), except the ones a stage
+        reads, which are held within `limits.max_inspected_response_bytes` (README "Under load, faults and
+        attack"):
+
+        - a chat stream of a session passes through stage 7's de-masking callable; it decodes a compressed
+          stream (bounded, session/stream.py), so the client gets it uncompressed;
+        - a session's whole chat answer is de-masked once complete: with a Content-Length within the bound
+          mitmproxy holds it and `response` de-masks it in the pool; without one `Held` holds it up to the bound
+          and de-masks it at its end (on the event loop: the bound keeps that short); over the bound it passes as
+          it comes, not de-masked (one log line);
+        - a privacy-policy page streams too, and `Tee` keeps a copy up to the bound for learning;
+        - everything else (SSE, downloads, pages, media, however large) streams untouched."""
         g = flow.metadata.get("guardian") or {}
         if flow.response is None or flow.response.stream:
             return
         if not g.get("session"):
-            if self._streams(flow):
-                flow.response.stream = True
+            flow.response.stream = self._policy_tee(flow) or True
             return
         h = flow.response.headers
         try:
             stream = self.gateway.chat_stream(g, h.get("content-type"), h.get("content-encoding"))
         except Exception as e:
             log.warning("guardian: chat stream of %s left as is (%s)", flow.request.host, type(e).__name__)
-            return
+            stream = None
         if stream is None:
             if is_stream(h.get("content-type")):
                 flow.response.stream = True  # a stream the session cannot read passes as it comes
+            else:
+                self._hold_chat_answer(flow, g)
             return
         if stream.decodes:
             h.pop("content-encoding", None)
+        self._unsized(flow)
+        flow.response.stream = never_empty(stream)
+
+    @staticmethod
+    def _unsized(flow: http.HTTPFlow) -> None:
+        """A body whose length changes on its way: no Content-Length, chunked to an HTTP/1 client."""
+        h = flow.response.headers
         h.pop("content-length", None)
         if flow.request.http_version.startswith("HTTP/1") and "chunked" not in h.get("transfer-encoding", "").lower():
             h["transfer-encoding"] = "chunked"
-        flow.response.stream = never_empty(stream)
 
-    def _streams(self, flow: http.HTTPFlow) -> bool:
-        """A response outside a session that is passed on as it arrives: a stream by its type, or a body of
-        unknown length (chunked, or HTTP/2 without Content-Length) that no later stage reads — a privacy
-        policy page is buffered for learning."""
-        h = flow.response.headers
-        if is_stream(h.get("content-type")):
-            return True
-        if "content-length" in h or flow.request.method == "HEAD":
-            return False
-        url = flow.metadata.get("guardian_url") or real_url(flow)
-        wants = getattr(self.gateway, "wants_policy", None)
+    @staticmethod
+    def _length(flow: http.HTTPFlow) -> int | None:
         try:
-            return not (flow.request.method == "GET" and wants is not None and wants(url, h.get("content-type", "")))
+            n = int(flow.response.headers.get("content-length", ""))
+        except ValueError:
+            return None
+        return n if n >= 0 else None
+
+    def _hold_chat_answer(self, flow: http.HTTPFlow, g: dict) -> None:
+        """A session's whole (non-streamed) chat answer, held within the bound for de-masking (see
+        `responseheaders`)."""
+        limit = self.limits.max_inspected_response_bytes
+        n = self._length(flow)
+        if flow.request.method == "HEAD" or flow.response.status_code in (204, 304) or (n is not None and n <= limit):
+            return  # mitmproxy holds it (at most `limit` bytes); `response` de-masks it in the pool
+        host = flow.request.host
+
+        def over() -> None:
+            log.warning("guardian: chat response of %s passed without de-masking: over the %d-byte bound", host, limit)
+
+        if n is not None:
+            over()
+            flow.response.stream = True
+            return
+        headers = flow.response.headers.copy()
+        self._unsized(flow)
+        flow.response.stream = Held(limit, lambda body: self._demasked_wire(g, headers, body, host), over)
+
+    def _policy_tee(self, flow: http.HTTPFlow) -> Tee | None:
+        """A privacy-policy page (stage 2 learns from it): streamed, with a copy of at most the bound kept for
+        learning once it has ended; None for any other response."""
+        r, resp = flow.request, flow.response
+        if r.method != "GET" or resp.status_code != 200:
+            return None
+        wants = getattr(self.gateway, "wants_policy", None)
+        url, ctype = flow.metadata.get("guardian_url") or real_url(flow), resp.headers.get("content-type", "")
+        try:
+            if wants is None or not wants(url, ctype):
+                return None
         except Exception:
-            return True
+            return None
+        limit, host, encoding = self.limits.max_inspected_response_bytes, r.host, resp.headers.get("content-encoding")
+
+        def over() -> None:
+            log.info("guardian: policy page on %s not learned: over the %d-byte cap", host, limit)
+
+        n = self._length(flow)
+        if n is not None and n > limit:
+            over()
+            return None
+        return Tee(limit, lambda raw: self._queue_learn(url, ctype, encoding, raw), over)
 
     # ------------------------------------------------------------------ WebSockets
 
@@ -412,22 +552,45 @@ class GuardianAddon:
     def websocket_end(self, flow: http.HTTPFlow) -> None:
         self._ws_demask.pop(flow.id, None)
 
+    def _demasked(self, g: dict, raw: bytes | None, headers) -> bytes | None:
+        """Stage 7 on a whole chat answer as received: decoded within `limits.max_decoded_bytes` (raises
+        BodyTooLarge past it), de-masked and guarded; the new decoded body, or None to leave it."""
+        body = codec.decode(raw or b"", headers.get("content-encoding"), self.limits.max_decoded_bytes)
+        return self.gateway.chat_response(g, body, headers.get("content-type"))
+
+    def _left_as_is(self, host: str, e: Exception) -> None:
+        if isinstance(e, BodyTooLarge):  # a compression bomb, or an answer no chat sends: the client gets it as sent
+            log.warning("guardian: chat response of %s passed without de-masking: it decodes past the %d-byte bound",
+                        host, self.limits.max_decoded_bytes)
+        else:  # undecodable body or a de-masking error: the response passes as received
+            log.warning("guardian: chat response of %s left as is (%s)", host, type(e).__name__)
+
+    def _demasked_wire(self, g: dict, headers, raw: bytes, host: str) -> bytes:
+        """`Held`'s end: the answer de-masked and encoded again as its Content-Encoding says, or as received."""
+        try:
+            new = self._demasked(g, raw, headers)
+            return codec.encode(new, headers.get("content-encoding")) if new is not None else raw
+        except Exception as e:
+            self._left_as_is(host, e)
+            return raw
+
     def _chat_response(self, flow: http.HTTPFlow, g: dict) -> None:
         """A whole (non-streamed) chat response: surrogates back to real values and the agent guard on its
-        tool calls (stage 7). Runs in the pool: decompressing, de-masking and recompressing are CPU work."""
+        tool calls (stage 7). Runs in the pool: decompressing, de-masking and recompressing are CPU work.
+        Decompression is bounded like a request's (`limits.max_decoded_bytes`): past it, and on any error, the
+        response passes exactly as received (compressed, untouched)."""
         try:
-            body = flow.response.get_content(strict=True)
-            new = self.gateway.chat_response(g, body or b"", flow.response.headers.get("content-type"))
-        except Exception as e:  # undecodable body or a de-masking error: the response passes as received
-            log.warning("guardian: chat response of %s left as is (%s)", flow.request.host, type(e).__name__)
+            new = self._demasked(g, flow.response.raw_content, flow.response.headers)
+        except Exception as e:
+            self._left_as_is(flow.request.host, e)
             return
         if new is not None:
             flow.response.content = new  # re-encoded as Content-Encoding says; Content-Length updated
 
     async def response(self, flow: http.HTTPFlow) -> None:
-        """A session's whole chat response is de-masked in the pool (the flow waits for it, the event loop
-        does not). Then, learn while browsing: a privacy-policy page (URL, then title heuristics) goes to
-        stage 2's ingestion on a one-thread pool of its own; that response passes untouched and unwaited."""
+        """A session's whole chat response that mitmproxy held (within the bound, see `responseheaders`) is
+        de-masked in the pool (the flow waits for it, the event loop does not). Then, learn while browsing: a
+        held privacy-policy page goes to stage 2's ingestion (a streamed one was handed over by its `Tee`)."""
         g = flow.metadata.get("guardian") or {}
         if g.get("session") and flow.response and not flow.response.stream:
             try:
@@ -447,17 +610,22 @@ class GuardianAddon:
                 return
         except Exception:
             return
-        if len(raw) > MAX_POLICY_PAGE_BYTES:
+        limit = self.limits.max_inspected_response_bytes
+        if len(raw) > limit:
             log.info("guardian: policy page on %s not learned: %d bytes, over the %d-byte cap", flow.request.host,
-                     len(raw), MAX_POLICY_PAGE_BYTES)
+                     len(raw), limit)
             return
+        self._queue_learn(url, ctype, flow.response.headers.get("content-encoding"), raw)
+
+    def _queue_learn(self, url: str, ctype: str, encoding: str | None, raw: bytes) -> None:
+        """A policy page's body to stage 2's ingestion, on a one-thread pool of its own (never the event loop)."""
         if self.learn_pool is None:
             self.learn_pool = ThreadPoolExecutor(1, thread_name_prefix="guardian-learn")
         if self._learn_queued >= 8:  # a burst of policy pages: drop rather than queue without bound
             return
         self._learn_queued += 1
         try:
-            self.learn_pool.submit(self._learn, url, ctype, flow.response.headers.get("content-encoding"), raw)
+            self.learn_pool.submit(self._learn, url, ctype, encoding, raw)
         except RuntimeError:  # shutting down
             self._learn_queued -= 1
 
@@ -513,6 +681,9 @@ class GuardianAddon:
     async def tcp_start(self, flow) -> None:
         """A raw connection is decided on its destination before it opens (one decision line): a tracker's host
         is refused (`raw-stream-tracker`); mitmproxy then never connects (`server_connect`)."""
+        if self.gateway is None:  # not ready: nothing passes undecided
+            self._refused.add(flow.client_conn.id)
+            return
         raw = self._stream_raw(flow)
         decision = await self._evaluate(raw)
         if decision.action == "deny":
@@ -578,12 +749,30 @@ class GuardianAddon:
             self.redirect.client_disconnected(client)
 
     def done(self) -> None:
+        if self.standalone and self.gateway is not None:
+            from . import runtime
+
+            runtime.remove(self.gateway.settings.state_dir)
+            if self.dashboard is not None:
+                self.dashboard.stop()
         self.pool.shutdown(wait=False, cancel_futures=True)
         self.big_pool.shutdown(wait=False, cancel_futures=True)
         if self.learn_pool is not None:
             self.learn_pool.shutdown(wait=False, cancel_futures=True)
         if self.dash_pool is not None:
             self.dash_pool.shutdown(wait=False, cancel_futures=True)
+
+
+def close_client(client_id: str, why: str) -> None:
+    """Close one client connection now (for ConnectionGuard): its handler task is cancelled, as mitmproxy's own
+    inactivity timeout does; the client_disconnected hook follows."""
+    ps = ctx.master.addons.get("proxyserver")
+    handler = getattr(ps, "connections", {}).get(client_id) if ps is not None else None
+    if handler is None:
+        return
+    io = handler.transports.get(handler.client)
+    if io is not None and io.handler is not None:
+        io.handler.cancel(why)
 
 
 def ca_cert_path(confdir: str) -> Path:
@@ -613,22 +802,40 @@ def write_wireguard_client_conf(master, confdir: str) -> Path | None:
 
 
 async def _serve(gateway: Gateway, host: str, port: int, confdir: str, redirect: tuple[str, int] | None,
-                 ssl_insecure: bool, proxyauth: str | None, mode: str | None, on_ready, dashboard=None) -> None:
+                 ssl_insecure: bool, proxyauth: str | None, mode: str | None, on_ready, dashboard=None,
+                 sets: list[str] | None = None, verbosity: str = "warn") -> None:
     from mitmproxy import options
     from mitmproxy.tools.dump import DumpMaster
 
     opts = options.Options(listen_host=host, listen_port=port, confdir=confdir)
     master = DumpMaster(opts, with_termlog=True, with_dumper=False)
+    from .logmask import mask_handlers
+
+    mask_handlers()  # mitmproxy's own lines (a TLS handshake warning names the host) pass the log's masking too
     if dashboard is not None and not dashboard.start():  # a busy port is a warning (dashboard.error), never fatal
         dashboard = None
     master.addons.add(GuardianAddon(gateway, redirect, eval_timeout_s=gateway.settings.limits.eval_timeout_s,
                                     dashboard=dashboard))
-    updates = {"ssl_insecure": ssl_insecure, "termlog_verbosity": "warn", "connection_strategy": "lazy"}
+    # header and idle timeouts, per-client and total connection caps (guardian_proxy/connections.py)
+    master.addons.add(ConnectionGuard.from_limits(close_client, gateway.settings.limits))
+    updates = {"ssl_insecure": ssl_insecure, "termlog_verbosity": verbosity, "connection_strategy": "lazy"}
     if proxyauth:
         updates["proxyauth"] = proxyauth
     if mode:
         updates["mode"] = [mode]
     opts.update(**updates)
+    if sets:  # every other mitmproxy option, as `mitmdump --set` takes it (the addons' options are known by now)
+        from mitmproxy import exceptions
+
+        try:
+            opts.set(*sets)
+        except exceptions.OptionsError as e:
+            import difflib
+
+            msg = str(e)
+            unknown = msg.partition("Unknown option(s):")[2].replace(",", " ").split()
+            near = [m for k in unknown for m in difflib.get_close_matches(k, list(opts.keys()), 2)]
+            raise GuardianError(f"--set: {msg}" + (f" (did you mean {', '.join(near)}?)" if near else "")) from None
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         try:
@@ -653,7 +860,9 @@ async def _serve(gateway: Gateway, host: str, port: int, confdir: str, redirect:
 
 def run_proxy(gateway: Gateway, host: str, port: int, confdir: str = "~/.mitmproxy",
               redirect: tuple[str, int] | None = None, ssl_insecure: bool = False, proxyauth: str | None = None,
-              mode: str | None = None, on_ready=None, dashboard=None) -> None:
+              mode: str | None = None, on_ready=None, dashboard=None, sets: list[str] | None = None,
+              verbosity: str = "warn") -> None:
     """Run mitmproxy with the guardian addon until SIGINT/SIGTERM; `dashboard` (a not yet started
     guardian_proxy.dashboard.Dashboard) runs beside it on its own thread."""
-    asyncio.run(_serve(gateway, host, port, confdir, redirect, ssl_insecure, proxyauth, mode, on_ready, dashboard))
+    asyncio.run(_serve(gateway, host, port, confdir, redirect, ssl_insecure, proxyauth, mode, on_ready, dashboard,
+                       sets, verbosity))

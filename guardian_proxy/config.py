@@ -7,11 +7,20 @@ default so `guardian-proxy run` works with no file at all. Factor tables come fr
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from .errors import ConfigError
 from .resources import default_state_dir, factor_tables_dir
@@ -172,13 +181,24 @@ class LimitSettings(_Strict):
 
 
 class LLMSettings(_Strict):
-    backend: Literal["none", "llama_cpp", "transformers"] = "none"
+    """The LLM back end (guardian_proxy/llm): `llama_cpp` / `transformers` read `model_path`;
+    `openai_compatible` talks to a local server (Ollama, llama.cpp's server, vLLM, LM Studio) at `base_url`
+    serving `model`, with an optional key (`api_key`, or the environment variable named by `api_key_env`;
+    never logged). A base URL that is not loopback or a private address is refused unless `allow_remote`."""
+
+    backend: Literal["none", "llama_cpp", "transformers", "openai_compatible"] = "none"
     model_path: str | None = None
     n_threads: int | None = None
     n_ctx: int = 4096
-    timeout_s: float = 20.0
+    timeout_s: float = Field(default=20.0, gt=0)
     max_tokens: int = 256
     chat_format: str | None = None  # llama_cpp: None = the GGUF's own chat template
+    # openai_compatible (guardian_proxy/llm/openai_compatible.py)
+    base_url: str | None = None  # e.g. http://127.0.0.1:11434/v1 (Ollama)
+    model: str | None = None  # the served model's name, e.g. "llama3.2:3b"
+    api_key: SecretStr | None = None  # sent as "Authorization: Bearer …"; shown as ********** everywhere
+    api_key_env: str | None = None  # or: the name of an environment variable holding the key
+    allow_remote: bool = False  # True: a base URL outside loopback / private addresses is accepted
 
 
 class LikelihoodSettings(_Strict):
@@ -224,7 +244,12 @@ class SessionSettings(_Strict):
 
 
 class Override(_Strict):
-    """always allow / always deny / force a level, for a domain, owner, category or recipient class."""
+    """always allow / always deny / force a level, for a domain, owner, category or recipient class.
+
+    Each rule has a stable `id` (given on the first write; never reused for another rule) and a term:
+    forever (no term field), `once` (the next matching request, then `spent` is set), `expires` (a time),
+    or `run` (until the proxy restarts: the run "pid:start" of the proxy it was made for). `created` is
+    when it was made. The term rules are in guardian_proxy/override_terms.py."""
 
     action: Literal["allow", "deny", "level"]
     domain: str | None = None
@@ -232,20 +257,43 @@ class Override(_Strict):
     category: str | None = None
     recipient: str | None = None
     level: int | None = Field(default=None, ge=1, le=5)
+    id: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$")
+    created: datetime | None = None
+    once: bool | None = None
+    expires: datetime | None = None
+    run: str | None = None
+    spent: datetime | None = None
 
     @field_validator("category")
     @classmethod
     def _cat(cls, v: str | None) -> str | None:
+        from .suggest import canonical, unknown
+
         if v is not None and v not in CATEGORIES:
-            raise ValueError(f"unknown category {v!r}; expected one of {', '.join(CATEGORIES)}")
+            hit = canonical(v, CATEGORIES)
+            if hit is None:
+                raise ValueError(unknown("category", v, CATEGORIES))
+            return hit
         return v
 
     @field_validator("recipient")
     @classmethod
     def _rec(cls, v: str | None) -> str | None:
+        from .suggest import canonical, unknown
+
         if v is not None and v not in RECIPIENT_CLASSES:
-            raise ValueError(f"unknown recipient class {v!r}")
+            hit = canonical(v, RECIPIENT_CLASSES)
+            if hit is None:
+                raise ValueError(unknown("recipient class", v, RECIPIENT_CLASSES))
+            return hit
         return v
+
+    @field_validator("created", "expires", "spent")
+    @classmethod
+    def _aware(cls, v: datetime | None) -> datetime | None:
+        from datetime import UTC
+
+        return v.replace(tzinfo=UTC) if v is not None and v.tzinfo is None else v
 
     @model_validator(mode="after")
     def _target(self) -> Override:
@@ -253,6 +301,8 @@ class Override(_Strict):
             raise ValueError("an override needs a domain, owner, category or recipient")
         if self.action == "level" and self.level is None:
             raise ValueError("action 'level' needs level: 1..5")
+        if sum(bool(x) for x in (self.once, self.expires, self.run)) > 1:
+            raise ValueError("an override has one term: once, expires or run (until restart), not several")
         return self
 
 

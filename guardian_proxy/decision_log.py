@@ -30,6 +30,7 @@ from urllib.parse import parse_qsl, quote, urlsplit
 
 from . import logmask
 from .logmask import mask
+from .private import make_dirs
 from .types import Action, Decision, RawRequest
 
 _DATA_SEGMENT = re.compile(r"[%@=+~]|\d{6}")  # encoded text, e-mail, key=value, long numbers
@@ -86,6 +87,7 @@ def record(req: RawRequest, d: Decision) -> dict:
         "path": safe_path(req.url, a),
         "recipient": a.recipient,
         "role": a.role,
+        "site": a.site,  # the registrable domain of the page that made the request (the dashboard's Sites view)
         "categories": dict(a.categories),
         "purposes": list(a.purposes),
         "basis": a.basis,
@@ -132,7 +134,7 @@ class DecisionLog:
         self.max_bytes = max(0, int(max_bytes))
         self.backups = max(0, int(backups))
         self.retention_days = retention_days
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        make_dirs(self.path.parent)  # a new directory is 0700 (guardian_proxy/private.py)
         self._lock = threading.Lock()
         self._fd: int | None = None
         self._torn = False  # the last write stopped mid-line

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import typer
 
+from .. import runtime
 from ..errors import GuardianError
 from .app import app
 from .common import CONFIG, console, fail, settings_from
@@ -105,6 +106,33 @@ def check_bind(addrs: list[Listen], allow_remote: bool, proxyauth: str | None) -
         fail(f"--allow-remote needs proxy authentication to listen on {where}: pass --proxyauth USER:PASS")
 
 
+def check_free(addrs: list[Listen]) -> None:
+    """A port already taken is said in one line with the fix, before any model loads (mitmproxy would say it
+    seconds later, with its advice and tracebacks). The dashboard's port is only a warning later (it is optional)."""
+    import errno
+    import socket
+
+    for a in addrs:
+        if a.port == 0:
+            continue
+        kind = socket.SOCK_DGRAM if a.mode in ("wireguard", "dns") else socket.SOCK_STREAM
+        host = a.host or "::"
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        with socket.socket(family, kind) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                sock.bind((host, a.port))
+            except OSError as e:
+                if e.errno == errno.EADDRINUSE:
+                    fail(f"port {a.port} on {a.where} is already in use (another proxy running? "
+                         f"`guardian-proxy doctor` says): stop it, or pass --port N")
+                if e.errno == errno.EADDRNOTAVAIL:
+                    fail(f"cannot listen on {a.where}: no such address on this machine; pass --host 127.0.0.1")
+                if e.errno == errno.EACCES:
+                    fail(f"cannot listen on {a.where}: ports below 1024 need privileges; pass --port 8080")
+                fail(f"cannot listen on {a.where}: {e.strerror}")
+
+
 def parse_hostport(value: str) -> tuple[str, int]:
     host, sep, port = value.rpartition(":")
     if not sep or not host or not port.isdigit():
@@ -132,10 +160,40 @@ def client_address(host: str, port: int) -> str:
     return hostport(host, port)
 
 
+#: `--set KEY=VALUE` keys that are this command's own flags: they go through the same rules (the loopback rule for
+#: listen_host and mode) — mitmproxy's spelling and the guardian option name both work
+_SET_FLAGS = {"listen_host": "host", "listen_port": "port", "ssl_insecure": "ssl_insecure", "confdir": "confdir",
+              "mode": "mode", "proxyauth": "proxyauth", "guardian_config": "config", "guardian_state_dir": "state_dir",
+              "guardian_log": "log", "guardian_dashboard_port": "dashboard_port",
+              "guardian_redirect_upstream": "redirect_upstream"}
+_TRUE = ("true", "1", "yes", "on", "")
+
+
+def split_sets(sets: list[str]) -> tuple[dict[str, str], list[str]]:
+    """`--set` specs → (this command's own flags by name, the rest for mitmproxy as given)."""
+    own: dict[str, str] = {}
+    rest: list[str] = []
+    for spec in sets:
+        key, _, value = spec.partition("=")
+        if key.strip() in _SET_FLAGS:
+            own[_SET_FLAGS[key.strip()]] = value
+        else:
+            rest.append(spec)
+    return own, rest
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        typer.echo(f"guardian-proxy {version('guardian-proxy')} (mitmproxy {version('mitmproxy')})")
+        raise typer.Exit()
+
+
 @app.command()
 def run(
-    host: str = typer.Option(None, help="Address to listen on (default 127.0.0.1)."),
-    port: int = typer.Option(None, help="Port to listen on (default 8080)."),
+    host: str = typer.Option(None, "--host", "--listen-host", help="Address to listen on (default 127.0.0.1)."),
+    port: int = typer.Option(None, "--port", "-p", "--listen-port", help="Port to listen on (default 8080)."),
     config: Path = CONFIG,
     state_dir: Path = typer.Option(None, "--state-dir", help="Decision log, vault, overrides, user policies."),
     log: Path = typer.Option(None, "--log", help="Decision log file (default <state-dir>/decisions.jsonl)."),
@@ -144,14 +202,39 @@ def run(
         None, "--redirect-upstream", help="Send every upstream connection to HOST:PORT, keeping Host and SNI."),
     allow_remote: bool = typer.Option(False, "--allow-remote", help="Permit a non-loopback bind (needs --proxyauth)."),
     proxyauth: str = typer.Option(None, "--proxyauth", help="USER:PASS required from clients."),
-    ssl_insecure: bool = typer.Option(False, "--ssl-insecure", help="Do not verify upstream TLS certificates."),
+    ssl_insecure: bool = typer.Option(False, "--ssl-insecure", "-k", help="Do not verify upstream TLS certificates."),
     mode: list[str] = typer.Option(None, "--mode", help="mitmproxy mode: regular (default), transparent, "
                                    "wireguard[:CONF][@PORT], socks5, upstream:URL, each [@[HOST:]PORT] "
                                    "(mitmproxy 11 syntax); the loopback rule applies to HOST too."),
     dashboard_port: int = typer.Option(None, "--dashboard-port", min=0, max=65535,
                                        help="Live dashboard on 127.0.0.1:N (default 8081; 0 = off)."),
+    sets: list[str] = typer.Option(None, "--set", metavar="KEY=VALUE",
+                                   help="Any mitmproxy option (ignore_hosts, upstream_cert, …) or guardian option "
+                                        "(guardian_state_dir, guardian_config, …), as `mitmdump --set`."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Errors only on the console."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="mitmproxy's informational lines too."),
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                 help="Print the versions and exit."),
 ) -> None:
-    """Start the proxy (127.0.0.1:8080 by default) with the embedded defaults."""
+    """Start the proxy (127.0.0.1:8080 by default) with the embedded defaults. mitmproxy's own spellings work too
+    (`-p/--listen-port`, `--listen-host`, `-k/--ssl-insecure`, `--mode`, `--set KEY=VALUE`, `-q`, `-v`)."""
+    own, mitm_sets = split_sets(sets or [])
+    try:
+        host = host if host is not None else own.get("host")
+        port = port if port is not None else (int(own["port"]) if "port" in own else None)
+        dashboard_port = dashboard_port if dashboard_port is not None else \
+            (int(own["dashboard_port"]) if "dashboard_port" in own else None)
+    except ValueError as e:
+        fail(f"--set: expected a number ({e})")
+    config = config or (Path(own["config"]) if own.get("config") else None)
+    state_dir = state_dir or (Path(own["state_dir"]) if own.get("state_dir") else None)
+    log = log or (Path(own["log"]) if own.get("log") else None)
+    confdir = own.get("confdir") or confdir
+    redirect_upstream = redirect_upstream or own.get("redirect_upstream") or None
+    proxyauth = proxyauth or own.get("proxyauth") or None
+    ssl_insecure = ssl_insecure or own.get("ssl_insecure", "false").strip().lower() in _TRUE
+    if own.get("mode"):
+        mode = [*(mode or []), own["mode"]]
     s = settings_from(config, state_dir, log, host=host, port=port, allow_remote=allow_remote or None,
                       proxyauth=proxyauth, dashboard_port=dashboard_port)
     specs = []
@@ -172,6 +255,7 @@ def run(
     spec = addrs[0].spec if addrs else (specs[0] if specs else None)
     mode_name = addrs[0].mode if addrs else (split_listen(spec)[0] if spec else "regular")
     redirect = parse_hostport(redirect_upstream) if redirect_upstream else None
+    check_free(addrs)
     try:
         check_state(s)  # before any model loads: one line naming the file and the fix
     except GuardianError as e:
@@ -194,34 +278,55 @@ def run(
         first = addrs[0] if addrs else Listen(s.host, s.port, mode_name, spec)
         chost = client_address(first.host, first.port).rsplit(":", 1)[0].strip("[]")
         dash = Dashboard(gateway.settings, port=s.dashboard_port, proxy=(chost, first.port), mode=spec,
-                         overrides=getattr(gateway, "overrides", None))
+                         overrides=getattr(gateway, "overrides", None),
+                         run_options={"ssl_insecure": ssl_insecure, "redirect_upstream": redirect_upstream,
+                                      "confdir": str(Path(confdir).expanduser()),
+                                      "ca": str(ca_cert_path(confdir))})
+
+    def say(text: str) -> None:  # one line each, never wrapped (the banner is read by scripts and tests)
+        console.print(text, soft_wrap=True, highlight=False)
 
     def ready() -> None:
         ca = ca_cert_path(confdir)
         bound = bound_addresses(addrs, dash.port if dash is not None and dash.running else None)
         if mode_name == "regular":
             where = ", ".join(f"http://{hostport(h, p)}" for h, p in bound)
-            console.print(f"[bold green]guardian-proxy[/] listening on {where}", soft_wrap=True, highlight=False)
+            say(f"[bold green]guardian-proxy[/] listening on {where}")
         else:
             where = ", ".join(hostport(h, p) for h, p in bound)
-            console.print(f"[bold green]guardian-proxy[/] listening on {where + ' ' if where else ''}in {mode_name} "
-                          f"mode ({spec})", soft_wrap=True, highlight=False)
+            say(f"[bold green]guardian-proxy[/] listening on {where + ' ' if where else ''}in {mode_name} "
+                f"mode ({spec})")
         if mode_name == "wireguard":
-            console.print(f"WireGuard client configuration: {Path(confdir).expanduser() / 'wireguard-client.conf'}")
+            say(f"WireGuard client configuration: {Path(confdir).expanduser() / 'wireguard-client.conf'}")
         if dash is not None and dash.running:
-            console.print(f"dashboard: {dash.url}")
-            console.print(f"PAC file for browsers: {dash.pac_url}")
+            say(f"dashboard: {dash.url}")
+            say(f"PAC file for browsers: {dash.pac_url}")
         elif dash is not None:
-            console.print(f"[yellow]warning:[/] {dash.error}")
-        console.print(f"decision log: {s.decision_log}")
-        console.print(f"CA certificate: {ca}")
-        console.print("  trust it to inspect HTTPS: Firefox → Settings → Certificates → Import; "
-                      f"Debian/Ubuntu: sudo cp {ca} /usr/local/share/ca-certificates/mitmproxy.crt && "
-                      "sudo update-ca-certificates; macOS: open it in Keychain Access and set 'Always Trust'")
+            say(f"[yellow]warning:[/] {dash.error}")
+        say(f"decision log: {s.decision_log}")
+        say(f"CA certificate: {ca}")
+        runtime.write(s.state_dir, runtime.info(bound, spec or mode_name, dash.url if dash is not None and dash.running
+                                                else None, confdir, ca))
+        say("  trust it to inspect HTTPS: Firefox → Settings → Certificates → Import; "
+            f"Debian/Ubuntu: sudo cp {ca} /usr/local/share/ca-certificates/mitmproxy.crt && "
+            "sudo update-ca-certificates; macOS: open it in Keychain Access and set 'Always Trust'")
         scheme = {"regular": "HTTPS_PROXY=http", "socks5": "ALL_PROXY=socks5h"}.get(mode_name)
         if scheme and bound:
-            console.print(f"  command-line tools: {scheme}://{client_address(*bound[0])} SSL_CERT_FILE={ca}",
-                          soft_wrap=True, highlight=False)
+            say(f"  command-line tools: {scheme}://{client_address(*bound[0])} SSL_CERT_FILE={ca}")
 
-    run_proxy(gateway, s.host.strip("[]"), s.port, confdir=confdir, redirect=redirect, ssl_insecure=ssl_insecure,
-              proxyauth=s.proxyauth, mode=spec, on_ready=ready, dashboard=dash)
+    try:
+        run_proxy(gateway, s.host.strip("[]"), s.port, confdir=confdir, redirect=redirect, ssl_insecure=ssl_insecure,
+                  proxyauth=s.proxyauth, mode=spec, on_ready=ready, dashboard=dash, sets=mitm_sets,
+                  verbosity="error" if quiet else "info" if verbose else "warn")
+    except GuardianError as e:
+        fail(str(e))
+    finally:
+        runtime.remove(s.state_dir)
+
+
+@app.command("addon-path")
+def addon_path() -> None:
+    """Print the path of the mitmproxy script: `mitmdump -s "$(guardian-proxy addon-path)"` (or mitmweb -s)."""
+    from importlib.util import find_spec
+
+    typer.echo(find_spec("guardian_proxy.mitmproxy_addon").origin)
