@@ -26,6 +26,7 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass
 
+from .checksums import luhn_sum
 from .types import ENTITIES, Action, RawRequest, Span, TextField
 
 WINDOW_S = 120.0
@@ -56,17 +57,7 @@ class _State:
 
 
 def _luhn_sums(digits: str) -> tuple[int, int]:
-    sums = []
-    for first_doubled in (False, True):
-        total, alt = 0, first_doubled
-        for c in reversed(digits):
-            d = ord(c) - 48
-            if alt:
-                d = d * 2 - 9 if d > 4 else d * 2
-            total += d
-            alt = not alt
-        sums.append(total)
-    return sums[0], sums[1]
+    return luhn_sum(digits), luhn_sum(digits, last_doubled=True)
 
 
 def _ssn_area(d: str) -> bool:

@@ -24,6 +24,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from .config import Override
+from .runtime import alive
 
 RUNTIME_FILE = "runtime.json"
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -56,21 +57,9 @@ def _start_ticks(pid: int) -> str | None:
     return fields[19] if len(fields) > 19 else None
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    except OSError:
-        return False
-    return True
-
-
 def run_of(pid: int) -> str | None:
     """The run id of a live process ("pid:start"; "pid" where the start time is unknown), None if none."""
-    if pid <= 0 or not _alive(pid):
+    if pid <= 0 or not alive(pid):
         return None
     start = _start_ticks(pid)
     return f"{pid}:{start}" if start is not None else str(pid)
