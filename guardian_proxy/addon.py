@@ -19,13 +19,14 @@ import signal
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from mitmproxy import ctx, http
+from mitmproxy import ctx, exceptions, http
 from mitmproxy.net.http import url as mitm_url
 from mitmproxy.proxy import server_hooks
 
 from . import codec
 from .config import LimitSettings
 from .connections import ConnectionGuard
+from .domains import split_hostport
 from .errors import BodyTooLarge, GuardianError
 from .failure import Ticket
 from .pipeline import Gateway
@@ -78,10 +79,10 @@ def destination(flow: http.HTTPFlow) -> tuple[str, str | None]:
     return host, (claimed if claimed and claimed != host else None)
 
 
-def real_url(flow: http.HTTPFlow) -> str:
-    """The request's URL with the host it really goes to (`destination`), never the Host header's."""
+def real_url(flow: http.HTTPFlow, host: str | None = None) -> str:
+    """The request's URL with the host it really goes to (`destination`, unless given), never the Host header's."""
     r = flow.request
-    host, _ = destination(flow)
+    host = host if host is not None else destination(flow)[0]
     if r.first_line_format == "authority":
         return f"{host}:{r.port}"
     return mitm_url.unparse(r.scheme, host, r.port, r.path)
@@ -96,8 +97,8 @@ def to_raw(flow: http.HTTPFlow) -> RawRequest:
     client = None
     if flow.client_conn and flow.client_conn.peername:
         client = str(flow.client_conn.peername[0])
-    _, claimed = destination(flow)
-    return RawRequest(method=r.method, url=real_url(flow), headers=[(k, v) for k, v in r.headers.items(multi=True)],
+    host, claimed = destination(flow)
+    return RawRequest(method=r.method, url=real_url(flow, host), headers=[(k, v) for k, v in r.headers.items(multi=True)],
                       body=r.raw_content or b"", client=client, claimed_host=claimed)
 
 
@@ -249,13 +250,6 @@ class UpstreamRedirect:
         self._sni.pop(client.id, None)
 
 
-def parse_hostport(value: str) -> tuple[str, int]:
-    host, sep, port = value.strip().rpartition(":")
-    if not sep or not host or not port.isdigit():
-        raise ValueError(f"expected HOST:PORT, got {value!r}")
-    return host.strip("[]"), int(port)
-
-
 class GuardianAddon:
     """The addon. `guardian-proxy run` builds the gateway itself (early errors, the banner) and hands it in; loaded
     by mitmproxy (`mitmdump -s`/`mitmweb -s`, guardian_proxy/mitmproxy_addon.py) it has none and builds one from
@@ -301,12 +295,10 @@ class GuardianAddon:
     def configure(self, updated: set[str]) -> None:
         """Options are read once: the redirect whenever it changes; the rest build the gateway in `running`
         (standalone) and cannot change afterwards (a new state dir mid-run would split the log and the vault)."""
-        from mitmproxy import exceptions
-
         if "guardian_redirect_upstream" in updated and self.standalone:
             value = ctx.options.guardian_redirect_upstream
             try:
-                self.redirect = UpstreamRedirect(parse_hostport(value)) if value else None
+                self.redirect = UpstreamRedirect(split_hostport(value)) if value else None
             except ValueError as e:
                 raise exceptions.OptionsError(f"guardian_redirect_upstream: {e}") from None
         fixed = {"guardian_config", "guardian_state_dir", "guardian_log", "guardian_dashboard_port"} & updated
@@ -825,8 +817,6 @@ async def _serve(gateway: Gateway, host: str, port: int, confdir: str, redirect:
         updates["mode"] = [mode]
     opts.update(**updates)
     if sets:  # every other mitmproxy option, as `mitmdump --set` takes it (the addons' options are known by now)
-        from mitmproxy import exceptions
-
         try:
             opts.set(*sets)
         except exceptions.OptionsError as e:

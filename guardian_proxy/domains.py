@@ -37,3 +37,11 @@ def registrable_domain(host: str) -> str:
     if ":" in host or host.replace(".", "").isdigit() or host.count(".") < 2:
         return host
     return ".".join(host.split(".")[-2:])
+
+
+def split_hostport(value: str) -> tuple[str, int]:
+    """`HOST:PORT` (IPv6 in brackets or not) → (host, port); a ValueError saying the form otherwise."""
+    host, sep, port = value.strip().rpartition(":")
+    if not sep or not host or not port.isdigit():
+        raise ValueError(f"expected HOST:PORT, got {value!r}")
+    return host.strip("[]"), int(port)

@@ -16,17 +16,16 @@ it is listed as expired / spent / ended until the next change of the file drops 
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from pathlib import Path
 
+from . import runtime
 from .config import Override
 from .runtime import alive
 
-RUNTIME_FILE = "runtime.json"
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 _PART = re.compile(r"(?<!\d)(\d{1,9})([smhdw])")  # no match starts inside a run of digits: linear on any input
 
@@ -84,19 +83,8 @@ def run_alive(run: str) -> bool:
 
 def running_proxy_run(state_dir: Path) -> str | None:
     """The run id of the proxy that wrote `<state_dir>/runtime.json`, None when no proxy runs."""
-    try:
-        from . import runtime  # guardian_proxy.runtime (the runtime file's own reader), where present
-
-        info = runtime.read(state_dir)
-    except ImportError:
-        try:
-            info = json.loads((Path(state_dir) / RUNTIME_FILE).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            info = None
-    except Exception:  # noqa: BLE001 — an unreadable runtime file is "no proxy known"
-        info = None
-    pid = info.get("pid") if isinstance(info, dict) else None
-    return run_of(pid) if isinstance(pid, int) and not isinstance(pid, bool) else None
+    info = runtime.read(state_dir)  # None when absent, unreadable or its process is gone
+    return run_of(info["pid"]) if info is not None else None
 
 
 def state(o: Override, at: datetime | None = None) -> str:
@@ -133,7 +121,7 @@ def with_term(o: Override, term: str | None, state_dir: Path | None = None, run:
     elif t in ("restart", "until-restart", "until_restart"):
         run = run or (running_proxy_run(state_dir) if state_dir is not None else None)
         if run is None:
-            raise ValueError(f"--until-restart: no running proxy found (no live {Path(state_dir or '.') / RUNTIME_FILE}); "
+            raise ValueError(f"--until-restart: no running proxy found (no live {runtime.path(state_dir or '.')}); "
                              "start `guardian-proxy run` first, or use --once or --for 1h")
         upd["run"] = run
     else:

@@ -68,7 +68,8 @@ def alive(pid: int) -> bool:
     return True
 
 
-def _load(state_dir: Path) -> dict | None:
+def load(state_dir: Path) -> dict | None:
+    """The record as written (a dead process's too), or None when absent, unreadable or malformed."""
     try:
         rec = json.loads(path(state_dir).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -84,7 +85,7 @@ def _load(state_dir: Path) -> dict | None:
 
 def read(state_dir: Path) -> dict | None:
     """The running proxy's record, or None (absent, unreadable, malformed, or its process is gone)."""
-    rec = _load(state_dir)
+    rec = load(state_dir)
     if rec is None or not alive(rec["pid"]):
         return None
     return rec
@@ -93,7 +94,7 @@ def read(state_dir: Path) -> dict | None:
 def remove(state_dir: Path) -> None:
     """Delete the file when it names this process (or a dead one, or cannot be read); never another live
     proxy's."""
-    rec = _load(state_dir)
+    rec = load(state_dir)
     if rec is not None and rec["pid"] != os.getpid() and alive(rec["pid"]):
         return
     try:

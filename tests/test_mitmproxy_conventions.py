@@ -99,8 +99,7 @@ def test_loads_in_mitmdump(tmp_path):
     try:
         _decide_through(port, up, tmp_path / "state")
         rt = json.loads((tmp_path / "state" / "runtime.json").read_text())
-        assert rt["pid"] == proc.pid and [["127.0.0.1", port]] == [a for a in rt["listen"] if a[1] == port] \
-            or any(a[1] == port for a in rt["listen"])
+        assert rt["pid"] == proc.pid and any(a[1] == port for a in rt["listen"])
     finally:
         _stop(proc)
         up.close()

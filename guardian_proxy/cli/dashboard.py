@@ -18,17 +18,13 @@ from urllib.parse import urlsplit
 
 import typer
 
+from .. import runtime
 from ..dashboard.security import TokenFile
-from ..dashboard.service import HOST, RUNTIME_FILE, read_runtime
-from ..runtime import alive
+from ..dashboard.service import HOST
 from .app import app
 from .common import CONFIG, STATE_DIR, console, fail, settings_from, warn
 
 PROBE_TIMEOUT_S = 2.0
-
-
-def pid_alive(pid) -> bool:
-    return isinstance(pid, int) and not isinstance(pid, bool) and alive(pid)
 
 
 def answers(host: str, port: int) -> bool:
@@ -48,11 +44,11 @@ def answers(host: str, port: int) -> bool:
 
 def locate(state_dir: Path, configured_port: int) -> dict:
     """{dashboard (base URL), pid, listen, source} of the running proxy's dashboard; fails (exit 1) when none runs."""
-    rt = read_runtime(state_dir)
+    rt = runtime.load(state_dir)
     if rt:
-        pid = rt.get("pid")
-        if not pid_alive(pid):
-            fail(f"no guardian-proxy is running ({state_dir / RUNTIME_FILE} names pid {pid}, which has exited): "
+        pid = rt["pid"]
+        if not runtime.alive(pid):
+            fail(f"no guardian-proxy is running ({runtime.path(state_dir)} names pid {pid}, which has exited): "
                  "start it with `guardian-proxy run`", 1)
         url = rt.get("dashboard_url")
         if not url:
@@ -60,12 +56,12 @@ def locate(state_dir: Path, configured_port: int) -> dict:
                  "port was busy: see its output)", 1)
         parts = urlsplit(str(url))
         return {"dashboard": f"{parts.scheme or 'http'}://{parts.netloc}", "pid": pid, "listen": rt.get("listen"),
-                "source": str(state_dir / RUNTIME_FILE)}
+                "source": str(runtime.path(state_dir))}
     if not configured_port:
-        fail(f"no guardian-proxy is running (no {state_dir / RUNTIME_FILE}) and the dashboard is off in the "
+        fail(f"no guardian-proxy is running (no {runtime.path(state_dir)}) and the dashboard is off in the "
              "settings (dashboard_port: 0)", 1)
     if not answers(HOST, configured_port):
-        fail(f"no guardian-proxy is running: no {state_dir / RUNTIME_FILE}, and no dashboard answers on "
+        fail(f"no guardian-proxy is running: no {runtime.path(state_dir)}, and no dashboard answers on "
              f"{HOST}:{configured_port}; start it with `guardian-proxy run`", 1)
     return {"dashboard": f"http://{HOST}:{configured_port}", "pid": None, "listen": None,
             "source": f"configured port {configured_port}"}

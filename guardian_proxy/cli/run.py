@@ -16,6 +16,7 @@ from pathlib import Path
 import typer
 
 from .. import runtime
+from ..domains import split_hostport
 from ..errors import GuardianError
 from .app import app
 from .common import CONFIG, console, fail, settings_from
@@ -134,10 +135,10 @@ def check_free(addrs: list[Listen]) -> None:
 
 
 def parse_hostport(value: str) -> tuple[str, int]:
-    host, sep, port = value.rpartition(":")
-    if not sep or not host or not port.isdigit():
-        fail(f"expected HOST:PORT, got {value!r}")
-    return host.strip("[]"), int(port)
+    try:
+        return split_hostport(value)
+    except ValueError as e:
+        fail(str(e))
 
 
 def bound_addresses(addrs: list[Listen], skip_port: int | None) -> list[tuple[str, int]]:

@@ -62,16 +62,21 @@ def check_decision_log(log: Path) -> None:
             from e
 
 
+def _key_bytes(key: Path, what: str, fix: str) -> bytes | None:
+    """An existing key file's bytes (None: not there yet, it is created on first use)."""
+    try:
+        return key.read_bytes().strip() if key.exists() else None
+    except OSError as e:
+        raise ConfigError(f"cannot read the {what} {key} ({_why(e)}): {fix}") from e
+
+
 def check_vault_key(state: Path) -> None:
-    """An existing vault key holds 32 base64-encoded bytes (a missing one is created on first use)."""
+    """An existing vault key holds 32 base64-encoded bytes."""
     key, db = state / "vault.key", state / "sessions.db"
     fix = f"restore it from a backup, or move it and {db.name} aside to start with no conversation sessions"
-    try:
-        if not key.exists():
-            return
-        raw = key.read_bytes().strip()
-    except OSError as e:
-        raise ConfigError(f"cannot read the vault key {key} ({_why(e)}): {fix}") from e
+    raw = _key_bytes(key, "vault key", fix)
+    if raw is None:
+        return
     try:
         ok = len(base64.b64decode(raw)) == 32  # as the vault reads it (session/vault.py)
     except ValueError:
@@ -81,15 +86,12 @@ def check_vault_key(state: Path) -> None:
 
 
 def check_experience_key(directory: Path) -> None:
-    """An existing experience key is a Fernet key (a missing one is created on first use)."""
+    """An existing experience key is a Fernet key."""
     key = directory / "key"
     fix = f"restore it from a backup, or move {directory} aside (its recorded cases cannot be read without it)"
-    try:
-        if not key.exists():
-            return
-        raw = key.read_bytes().strip()
-    except OSError as e:
-        raise ConfigError(f"cannot read the experience key {key} ({_why(e)}): {fix}") from e
+    raw = _key_bytes(key, "experience key", fix)
+    if raw is None:
+        return
     from cryptography.fernet import Fernet
 
     try:

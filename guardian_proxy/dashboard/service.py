@@ -13,7 +13,6 @@ view's "run" options (--ssl-insecure, --redirect-upstream, the CA path, the conf
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 
@@ -27,7 +26,6 @@ from .server import STATIC_DIR, make_server
 log = logging.getLogger("guardian_proxy.dashboard")
 HOST = "127.0.0.1"
 SECRET_SETTINGS = ("proxyauth", "log_salt")
-RUNTIME_FILE = "runtime.json"
 #: the `run` flags the configuration view shows, in this order (from run_options, else runtime.json)
 RUN_OPTIONS = ("ssl_insecure", "redirect_upstream", "ca", "confdir", "listen", "pid", "version")
 STATUS_TTL_S = 60.0
@@ -169,11 +167,7 @@ class Dashboard:
 
 
 def read_runtime(state_dir) -> dict:
-    """`<state_dir>/runtime.json` (what the running proxy wrote about itself), or {} when absent or unreadable."""
-    from pathlib import Path
+    """What the running proxy wrote about itself (guardian_proxy/runtime.py), or {} when none runs."""
+    from .. import runtime
 
-    try:
-        data = json.loads((Path(state_dir) / RUNTIME_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+    return runtime.read(state_dir) or {}
