@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import ipaddress
 import json
 import logging
 import os
@@ -26,7 +25,7 @@ from mitmproxy.proxy import server_hooks
 from . import codec
 from .config import LimitSettings
 from .connections import ConnectionGuard
-from .domains import split_hostport
+from .domains import is_ip, split_hostport
 from .errors import BodyTooLarge, GuardianError
 from .failure import Ticket
 from .pipeline import Gateway
@@ -36,14 +35,6 @@ from .types import TRACKER_CLASSES, Decision, RawRequest
 log = logging.getLogger("guardian_proxy")
 
 MAX_POLICY_PAGE_BYTES = 4 * 1024 * 1024  # wire bytes of a privacy-policy page the proxy will learn from
-
-
-def _is_ip(host: str) -> bool:
-    try:
-        ipaddress.ip_address(host.strip("[]"))
-        return True
-    except ValueError:
-        return False
 
 
 def _name(authority: str | None) -> str | None:
@@ -69,11 +60,11 @@ def destination(flow: http.HTTPFlow) -> tuple[str, str | None]:
     r = flow.request
     host = r.host.strip("[]").lower().rstrip(".")
     claimed = _name(r.host_header)
-    if _is_ip(host):
+    if is_ip(host):
         sni = flow.client_conn.sni if flow.client_conn is not None else None
         if r.scheme == "https" and sni:
             host = sni.lower().rstrip(".")
-        elif r.scheme == "http" and claimed and not _is_ip(claimed):
+        elif r.scheme == "http" and claimed and not is_ip(claimed):
             r.host = claimed  # mitmproxy connects to this name; the Host header keeps its value
             host = claimed
     return host, (claimed if claimed and claimed != host else None)
@@ -661,7 +652,7 @@ class GuardianAddon:
         if url is None:
             host, port = flow.server_conn.address or ("", 0)
             sni = flow.client_conn.sni if flow.client_conn is not None else None
-            if _is_ip(str(host)) and sni:
+            if is_ip(str(host)) and sni:
                 host = sni
             scheme = raw_scheme(flow)
             url = flow.metadata["guardian_url"] = f"{scheme}://{mitm_url.hostport(scheme, host, port)}/"

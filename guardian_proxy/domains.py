@@ -45,3 +45,14 @@ def split_hostport(value: str) -> tuple[str, int]:
     if not sep or not host or not port.isdigit():
         raise ValueError(f"expected HOST:PORT, got {value!r}")
     return host.strip("[]"), int(port)
+
+
+def is_ip(host: str) -> bool:
+    """An IP address literal (IPv6 with or without brackets), not a name."""
+    import ipaddress
+
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+        return True
+    except ValueError:
+        return False

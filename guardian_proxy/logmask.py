@@ -14,9 +14,10 @@ body text, header values).
 from __future__ import annotations
 
 import functools
-import ipaddress
 import logging
 import re
+
+from .domains import is_ip
 
 #: where a value is glued to what comes before it: a word joined by `-`, `_`, `.` (`doe-123-45-6789`), or a URL's
 #: punctuation (`/415-555-0187`, `?ssn=…`), which some recognisers do not take for a boundary
@@ -61,11 +62,9 @@ def _mask_cached(text: str) -> str:
 def _mask_host_cached(host: str) -> str:
     if not _MAYBE.search(host):
         return host
-    try:
-        ipaddress.ip_address(host.strip("[]"))
+    if is_ip(host):
         return host  # where the request went, not the user's address
-    except ValueError:
-        return _mask(host, True)
+    return _mask(host, True)
 
 
 def _mask(text: str, host: bool) -> str:
