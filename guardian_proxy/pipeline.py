@@ -118,6 +118,18 @@ def unread_blocked(req: RawRequest, action: Action, recipient: str) -> bool:
     return not ((data is not None and known_binary(data[:64])) or ctype.startswith(PROTOCOL_BINARY_TYPES))
 
 
+def unwritable(req: RawRequest, action: Action) -> tuple[str, str] | None:
+    """(rule, why) when a rewrite of this request cannot be put where its values sit: raw TCP/UDP bytes have no
+    format to rewrite in, and a host name cannot change without changing where the request goes."""
+    if req.scheme in RAW_SCHEMES:
+        return "raw-stream-data", f"raw {req.scheme.upper()} bytes have no format to rewrite in, so the connection " \
+                                  "is closed"
+    if any(sp.path == HOST_PATH for sp in action.spans):
+        return "host-name-data", "personal data is spelled into the host name, which cannot be rewritten without " \
+                                 "changing where the request goes"
+    return None
+
+
 class Gateway:
     def __init__(self, settings: Settings, tables: FactorTables, extractor: ExtractStage, evidence: EvidenceStage,
                  likelihood: LikelihoodStage, transformer: TransformStage, decision_log: DecisionLog | None = None,
@@ -325,11 +337,10 @@ class Gateway:
         if override is not None and not personal and override.action != "level":
             kind, _, explanation, text = risk_mod.apply_override(override, "no personal data found")
             return Decision(action=kind, six=action, rule="override", explanation=explanation, override=text)
-        raw_stream = req.scheme in RAW_SCHEMES
-        if raw_stream and action.recipient in TRACKER_CLASSES and override is None:
+        if req.scheme in RAW_SCHEMES and high_risk and override is None:
             return Decision(action="deny", six=action, rule="raw-stream-tracker",
                             explanation=f"a raw {req.scheme.upper()} connection (not HTTP) to "
-                                        f"{action.recipient.replace('_', ' ')}: blocked by rule")
+                                        f"{recipient.replace('_', ' ')}: blocked by rule")
         if unreadable and self.settings.unparsed_rule == "block_high_risk" and \
                 (override is None or override.action != "allow") and unread_blocked(req, action, recipient):
             what = "a tracker" if high_risk else f"{recipient.replace('_', ' ')} with no role in your own flows"
@@ -362,14 +373,10 @@ class Gateway:
                      rule=None if override is not None else risk_mod.stated_rule(r, kind))
         if norm is not None:
             d.extra["norm"] = norm.name
-        if kind == "transform" and raw_stream:
-            d.action, kind, d.rule = "deny", "deny", "raw-stream-data"
-            d.explanation = (f"{explanation}; blocked: raw {req.scheme.upper()} bytes have no format to rewrite "
-                             f"in, so the connection is closed")
-        if kind == "transform" and any(sp.path == HOST_PATH for sp in action.spans):
-            d.action, kind, d.rule = "deny", "deny", "host-name-data"
-            d.explanation = (f"{explanation}; blocked: personal data is spelled into the host name, which cannot be "
-                             f"rewritten without changing where the request goes")
+        stuck = unwritable(req, action) if kind == "transform" else None
+        if stuck is not None:  # a rewrite that cannot be put where the values sit blocks instead
+            d.action, kind, d.rule = "deny", "deny", stuck[0]
+            d.explanation = f"{explanation}; blocked: {stuck[1]}"
         if kind == "transform" and run_transform:
             d.rewrite, d.final_level, d.rounds = run_stage("transform", self.transformer.transform, req, action, level)
             d.extra["anonymize"] = d.rewrite.stats  # levels, rounds, counts: no values
