@@ -243,6 +243,32 @@ class SessionSettings(_Strict):
     pseudonymize_before_tau: list[str] = Field(default_factory=lambda: ["direct"])
 
 
+class StateSettings(_Strict):
+    """Where the shared state lives (guardian_proxy/state): conversation sessions (CPE, graph, the encrypted
+    pseudonym vault), overrides, learned policies, the recent decisions and the split-value window.
+
+    `local` (the default): files and SQLite under `state_dir`; one machine needs nothing else, and every worker
+    process of this gateway shares them. `redis`: everything in the Redis server at `url`, under `prefix`, so
+    several gateways act as one. The vault key is then given to every gateway alike: the file `key_file`, or
+    the environment variable `key_env` (base64 of 32 random bytes; `guardian-proxy state new-key` makes one).
+    `gateway_id` names this gateway in the fleet view (default: host name and proxy port)."""
+
+    backend: Literal["local", "redis"] = "local"
+    url: str | None = None  # redis://127.0.0.1:6379/0 (rediss:// for TLS; a password in the URL is never logged)
+    prefix: str = Field(default="guardian", pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+    key_file: Path | None = None  # vault key (redis: required unless key_env is set); local: <state_dir>/vault.key
+    key_env: str = "GUARDIAN_VAULT_KEY"
+    gateway_id: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")
+    recent_decisions: int = Field(default=10_000, gt=0)  # decisions kept in the shared feed (redis)
+    timeout_s: float = Field(default=2.0, gt=0)  # per Redis command; past it the stage's fail rule applies
+
+    @model_validator(mode="after")
+    def _url(self) -> StateSettings:
+        if self.backend == "redis" and not self.url:
+            raise ValueError("state.backend redis needs state.url (redis://HOST:PORT/DB)")
+        return self
+
+
 class Override(_Strict):
     """always allow / always deny / force a level, for a domain, owner, category or recipient class.
 
@@ -329,6 +355,10 @@ class Settings(_Strict):
     agents: AgentSettings = Field(default_factory=AgentSettings)
     overrides: list[Override] = Field(default_factory=list)
     factor_tables_dir: Path | None = None
+    # evaluation processes (guardian_proxy/workers.py), each with its own models: None = one per core; 0 = in
+    # threads of the proxy process itself (one GIL: the way before workers, for tests and very small machines)
+    workers: int | None = Field(default=None, ge=0, le=256)
+    state: StateSettings = Field(default_factory=StateSettings)
 
     @property
     def decision_log(self) -> Path:

@@ -88,3 +88,24 @@ def pytest_sessionfinish(session, exitstatus):
     else:
         print(f"ERROR: {message}")
     session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory):
+    """A real redis-server for the whole run (skips, saying why, where it is not installed)."""
+    from tests.support import redis_server as rs
+
+    if not rs.available():
+        pytest.skip(rs.SKIP_REASON)
+    server = rs.start(tmp_path_factory.mktemp("redis"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def redis_prefix(request) -> str:
+    """A key prefix of this test's own, so tests sharing the server never see each other's keys."""
+    import re
+    import uuid
+
+    return re.sub(r"[^A-Za-z0-9_.-]", "-", request.node.name)[:40] + "-" + uuid.uuid4().hex[:8]
