@@ -1,4 +1,5 @@
-"""User overrides that persist: `<state_dir>/overrides.yaml`, merged with `settings.overrides`.
+"""User overrides that persist, merged with `settings.overrides`: `<state_dir>/overrides.yaml` (state.backend
+local), or the fleet's list in Redis (state.backend redis: guardian_proxy/state/overrides_redis.py).
 
     overrides:
       - {action: deny,  domain: tracker.example}
@@ -7,14 +8,16 @@
 
 The effective list is the config file's entries first, then the store's, and the LAST matching entry
 wins (guardian_proxy.risk.find_override), so what the user adds from the CLI or the dashboard beats the
-config. The store re-reads the file whenever its size, mtime or inode changes, so a running proxy, the
-dashboard and the CLI see each other's changes on the next request. Writers take an exclusive lock on a
-sibling `.lock` file and replace the file atomically; a reader never sees half a file.
+config. Several processes hold a store on the same state (the proxy, its worker processes, the CLI, the
+dashboard; with Redis every gateway of the fleet), and none trusts its copy: the local store stats the file
+at every request, the Redis store reads a generation counter at most every 0.5 s, and both reload the list
+only when it changed. Writes are atomic against every other writer (a file lock and a rename; WATCH/MULTI).
 
-A file that cannot be used while the proxy runs — it does not validate, is not YAML, is not UTF-8, cannot
-be read (permissions), or a directory stands in its place — keeps the last good list, with one warning per
-change of the file; the user's deny overrides go on applying. At load (`for_settings`, `guardian-proxy run`)
-the same file is an error, in one line naming the file and the fix.
+A store that cannot be used while the proxy runs — the file does not validate, is not YAML, is not UTF-8,
+cannot be read (permissions), a directory stands in its place; Redis does not answer — keeps the last good
+list, with one warning per change of the file (per outage of Redis, asked again every RETRY_S); the user's
+deny overrides go on applying. At load (`for_settings`, `guardian-proxy run`) a bad file is an error, in one
+line naming the file and the fix.
 
 Every rule has a stable id (`guardian-proxy overrides` shows it, `--remove ID` removes it): numbers are
 positions and change when a rule is removed, ids never do. A rule written before ids existed gets an id
@@ -22,43 +25,78 @@ derived from its content (the same in every process) and keeps it once the file 
 can last forever, once, for a time or until the proxy restarts (guardian_proxy/override_terms.py); one
 that no longer applies is listed as spent / expired / ended and dropped at the next add or remove.
 
-Match counts: the running proxy counts each rule it applies and adds the counts to the sidecar
-`overrides.counts.json` ({id: {matched, last}}) at most every FLUSH_S seconds (a once rule at once, with
-its `spent` time written into overrides.yaml), under the same lock; the CLI and the dashboard add what
-this process has not written yet. The proxy never rewrites overrides.yaml for a count.
+A once rule is spent exactly once across all processes and gateways: its first claim makes the back end's
+spent mark (a file made with O_EXCL; HSETNX), and whoever finds the mark made does not get the rule.
+Match counts: the running proxy counts each rule it applies and adds the counts to the store
+(`overrides.counts.json` {id: {matched, last}} under the lock; HINCRBY) at most every FLUSH_S seconds, so
+the counts of several processes add up; the CLI and the dashboard add what this process has not written yet.
+The proxy never rewrites overrides.yaml for a count.
 """
 
 from __future__ import annotations
 
 import atexit
-import contextlib
 import hashlib
 import json
 import logging
 import os
 import secrets
 import threading
+import time
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
+from typing import Protocol
 
-import yaml
 from pydantic import ValidationError
 
 from . import override_terms as terms
-from .config import Override, Settings, read_yaml, validation_problem
+from .config import Override, Settings, validation_problem
 from .errors import ConfigError
-from .private import make_dirs, open_append, write_atomic
+from .private import write_atomic
+from .state import StateUnavailable, uses_redis
+from .state.overrides_local import COUNTS_NAME, LocalOverrides
 
 log = logging.getLogger("guardian_proxy.overrides")
 
 FILE_NAME = "overrides.yaml"
-COUNTS_NAME = "overrides.counts.json"
+__all__ = ["COUNTS_NAME", "FILE_NAME", "OverrideBackend", "OverrideStore", "normalize_domain"]
 FLUSH_S = 2.0  # the proxy writes match counts at most this often
-_HEADER = ("# guardian-proxy user overrides (last match wins). Edit with `guardian-proxy allow|deny|level`,\n"
-           "# list/remove with `guardian-proxy overrides [--remove ID]`, or from the dashboard.\n")
+RETRY_S = 5.0  # a shared store that did not answer is asked again after this long (the last good list applies)
 _ID_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"
 _TARGET = ("domain", "owner", "category", "recipient")
+_STALE = object()
+
+
+class OverrideBackend(Protocol):
+    """Where the stored rules, their spent marks and match counts live (guardian_proxy/state/overrides_*).
+    Every method may raise StateUnavailable (Redis down or slow: bounded by state.timeout_s)."""
+
+    where: str  # the store in words, for messages (never a password)
+    shared: bool  # True: several gateways share it
+    check_s: float  # how often a reader asks `stamp` (0: at every request)
+
+    def stamp(self) -> object:
+        """Cheap: a value that changes whenever the rules may have."""
+
+    def load(self) -> list[Override]:
+        """The stored rules, with ids; ConfigError when they cannot be used."""
+
+    def update(self, change: Callable[[list[Override]], list[Override] | None]) -> None:
+        """Read, change and write the rules atomically against every other writer."""
+
+    def spend(self, key: str, when: datetime) -> bool:
+        """Spend a once rule: True for exactly one caller among all processes, False for every other."""
+
+    def spent(self) -> dict[str, datetime]:
+        """Every spent once rule: id → when."""
+
+    def counts(self) -> dict[str, dict]:
+        """id → {matched, last}, every process's counts added up."""
+
+    def flush(self, pending: dict[str, tuple[int, str]], spent: dict[str, datetime], keep: set[str]) -> None:
+        """Add this process's counts (and record its spent times); `keep`: the config's rule ids."""
 
 
 def normalize_domain(value: str) -> str:
@@ -95,6 +133,11 @@ def _parse(data, where: str) -> list[Override]:
         except ValidationError as e:
             raise ConfigError(f"overrides file {where}: entry {n}: {validation_problem(e)}; {FIX}") from e
     return out
+
+
+def _entries(data, where: str) -> list[Override]:
+    """A stored list (parsed YAML or JSON) → rules, those without an id given one derived from their content."""
+    return _identify(_parse(data, where), "")
 
 
 def _content_id(o: Override, prefix: str, seen: dict[str, int]) -> str:
@@ -146,80 +189,110 @@ def _flush_all() -> None:
 
 
 class OverrideStore:
-    """The config's overrides plus the persistent file's. `path=None` keeps only the config's."""
+    """The config's overrides plus the stored ones. `path=None` (and no `backend`) keeps only the config's.
+    `backend`: where the stored rules live (guardian_proxy/state: LocalOverrides on `path`, the default, or
+    RedisOverrides); see OverrideBackend."""
 
-    def __init__(self, path: Path | None, base: list[Override] | None = None):
+    def __init__(self, path: Path | None, base: list[Override] | None = None, backend: OverrideBackend | None = None):
         self.path = Path(path) if path is not None else None
         self.base = list(base or [])
-        self._stamp: tuple | None = None
+        if backend is None and self.path is not None:
+            backend = LocalOverrides(self.path, _entries, lambda p, t: self._atomic(p, t))
+        self.backend = backend
+        self._stamp: object = None
         self._entries: list[Override] = []
         self._lock = threading.Lock()
-        self._warned: tuple | None = None
+        self._warned: object = None
+        self._checked = float("-inf")  # when the back end was last asked whether the list changed
+        self._down: str | None = None  # why the back end could not be reached (warned once)
         # config entries keep their objects as given; their ids (derived from content) are kept beside them
         self._base_ids = {id(o): b.id for o, b in zip(self.base, _identify(self.base, "c"), strict=True)}
         #: False: what-ifs (`check`) look the rules up without counting or spending them
         self.live = True
         self._count_lock = threading.Lock()
         self._pending: dict[str, tuple[int, str]] = {}  # id → (matches not yet written, last match time)
-        self._spent: dict = {}  # once rules this process used: id → when (datetime)
+        self._spent: dict = {}  # once rules this process knows spent: id → when (datetime)
         self._spent_unsaved: set[str] = set()
         self._wake = threading.Event()
         self._flusher: threading.Thread | None = None
+        self._flusher_pid = 0
 
     @classmethod
     def for_settings(cls, settings: Settings) -> OverrideStore:
-        """The store of `<state_dir>/overrides.yaml`; a file that does not validate is a ConfigError here
-        (a proxy must not start with the user's overrides silently missing)."""
+        """The store of the configured back end (`settings.state`): `<state_dir>/overrides.yaml`, or the
+        fleet's list in Redis. A stored list that does not validate is a ConfigError here (a proxy must not
+        start with the user's overrides silently missing); Redis not answering is one warning, and the store
+        goes on asking (the config's overrides apply meanwhile)."""
+        if uses_redis(settings):
+            from .state.overrides_redis import RedisOverrides
+
+            store = cls(None, settings.overrides, RedisOverrides(settings, _entries))
+            try:
+                store.stored()
+            except StateUnavailable as e:
+                store._unavailable(e)
+            return store
         store = cls(Path(settings.state_dir) / FILE_NAME, settings.overrides)
         store.stored()
         return store
 
+    @property
+    def where(self) -> str:
+        """The store in words (a file, or `redis HOST:PORT/DB (prefix P)`)."""
+        return self.backend.where if self.backend is not None else "the config file only"
+
     # ------------------------------------------------------------------ reading
 
-    def _stat(self) -> tuple | None:
-        try:
-            st = os.stat(self.path)  # type: ignore[arg-type]
-        except (FileNotFoundError, NotADirectoryError):
-            return None
-        except OSError as e:  # cannot even stat it: unreadable, never "no overrides"
-            return ("unreadable", e.errno)
-        return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_mode)
-
-    def _read(self) -> list[Override]:
-        """The file's entries ([] when there is none); every way it can be unusable is a ConfigError."""
-        if self.path is None:
-            return []
-        try:
-            if not self.path.exists():
-                return []
-        except OSError as e:
-            raise ConfigError(f"cannot read overrides file {self.path} ({e.strerror}); {FIX}") from e
-        return _identify(_parse(read_yaml(self.path, "overrides file", FIX), str(self.path)), "")
+    def _unavailable(self, e: Exception) -> None:
+        if self._down is None:
+            log.warning("keeping the last good overrides: %s", e)
+        self._down = str(e)
 
     def stored(self, strict: bool = True) -> list[Override]:
-        """The file's entries, re-read only when the file changed. strict=False keeps the last good
-        list when the file cannot be used (a running proxy must not fail on a bad edit); strict=True
-        raises a one-line ConfigError."""
-        if self.path is None:
+        """The stored rules, re-read only when the back end says they changed (local: the file's stat, at
+        every call; Redis: the generation counter, at most every check_s). strict=False keeps the last good
+        list when the store cannot be used (a bad edit, Redis down: one warning; a running proxy must not
+        fail); strict=True raises a one-line ConfigError (StateUnavailable for Redis)."""
+        b = self.backend
+        if b is None:
             return []
-        with self._lock:
-            stamp = self._stat()
-            if stamp == self._stamp or (not strict and stamp is not None and stamp == self._warned):
-                return list(self._entries)
+        if not strict and b.check_s and time.monotonic() - self._checked < (RETRY_S if self._down else b.check_s):
+            return list(self._entries)
+        # a shared back end: one request asks, the others go on with the list they have meanwhile
+        if not self._lock.acquire(blocking=strict or not b.check_s):
+            return list(self._entries)
+        try:
+            self._checked = time.monotonic()
             try:
-                entries = self._read()
+                stamp = b.stamp()
+                if stamp == self._stamp or (not strict and stamp is not None and stamp == self._warned):
+                    self._down = None
+                    return list(self._entries)
+                entries = b.load()
+            except StateUnavailable as e:
+                if strict:
+                    raise
+                self._unavailable(e)
+                return list(self._entries)
             except Exception as e:  # noqa: BLE001 — a running proxy keeps the last good list, whatever broke
                 if strict:
                     if isinstance(e, ConfigError):
                         raise
-                    raise ConfigError(f"cannot read overrides file {self.path} ({type(e).__name__}); {FIX}") from e
+                    raise ConfigError(f"cannot read overrides file {b.where} ({type(e).__name__}); {FIX}") from e
                 if self._warned != stamp:
                     why = str(e) if isinstance(e, ConfigError) else type(e).__name__
-                    log.warning("ignoring the new %s (keeping the previous overrides): %s", self.path, why)
+                    log.warning("ignoring the new %s (keeping the previous overrides): %s", b.where, why)
                     self._warned = stamp
                 return list(self._entries)
-            self._entries, self._stamp = entries, stamp
+            self._entries, self._stamp, self._down = entries, stamp, None
             return list(entries)
+        finally:
+            self._lock.release()
+
+    def _changed(self) -> None:
+        """This process wrote the store: the next read asks the back end at once."""
+        self._checked = float("-inf")
+        self._stamp = _STALE
 
     def current(self) -> list[Override]:
         """The effective list, in match order (config first, then the store; last match wins), with
@@ -227,17 +300,36 @@ class OverrideStore:
         find_override skips them (their term is checked at every request)."""
         return Active(self.base + self.stored(strict=False), self.claim)
 
-    def listing(self) -> list[tuple[int, str, Override]]:
-        """(number, source, override) with numbers from 1 in match order (positions: they change)."""
-        rows = [("config", o) for o in self.base] + [("store", o) for o in self.stored()]
-        return [(i, src, self._overlay(o)) for i, (src, o) in enumerate(rows, 1)]
+    def _marks(self, strict: bool = True) -> dict:
+        """Every spent once rule the back end knows (any process's), plus this process's."""
+        try:
+            marks = dict(self.backend.spent()) if self.backend is not None else {}
+        except StateUnavailable:
+            if strict:
+                raise
+            marks = {}
+        marks.update(self._spent)
+        return marks
 
-    def rows(self) -> list[dict]:
+    def listing(self, strict: bool = True) -> list[tuple[int, str, Override]]:
+        """(number, source, override) with numbers from 1 in match order (positions: they change).
+        strict=False: the last good list when the store cannot be used."""
+        rows = [("config", o) for o in self.base] + [("store", o) for o in self.stored(strict)]
+        marks = self._marks(strict)
+        return [(i, src, self._overlay(o, marks)) for i, (src, o) in enumerate(rows, 1)]
+
+    def rows(self, strict: bool = True) -> list[dict]:
         """What `guardian-proxy overrides` and the dashboard show: each rule with its id, source, state,
-        term, when it was made, when it ends, how often it matched and when last."""
-        counts = self.counts()
+        term, when it was made, when it ends, how often it matched and when last. strict=False (the
+        dashboard): the last good list and this process's counts when the store cannot be used."""
+        try:
+            counts = self.counts()
+        except StateUnavailable:
+            if strict:
+                raise
+            counts = self.counts(stored=False)
         out = []
-        for n, src, o in self.listing():
+        for n, src, o in self.listing(strict):
             c = counts.get(o.id or "", {})
             out.append({"n": n, "id": o.id, "source": src, **o.model_dump(mode="json", exclude_none=True),
                         "state": terms.state(o), "term": terms.term_of(o),
@@ -248,40 +340,63 @@ class OverrideStore:
         """The rule's id (a config entry's derived one)."""
         return o.id or self._base_ids.get(id(o), "")
 
-    def _overlay(self, o: Override) -> Override:
+    def _overlay(self, o: Override, marks: dict | None = None) -> Override:
         if not o.id and id(o) in self._base_ids:
             o = o.model_copy(update={"id": self._base_ids[id(o)]})
-        spent = self._spent.get(o.id or "")
+        spent = (self._spent if marks is None else marks).get(o.id or "")
         return o.model_copy(update={"spent": spent}) if spent and o.once and o.spent is None else o
 
     # ------------------------------------------------------------------ matches
 
     def claim(self, o: Override) -> bool:
-        """The proxy applies `o` to a request: count it; a once rule is spent by its first claim (False for
-        every later one, so no second request gets it). With `live` False nothing is counted or spent."""
+        """The proxy applies `o` to a request: count it; a once rule is spent by its first claim in any
+        process (the back end's mark: False for every later claim, here or in another process, so no second
+        request gets it). When the mark cannot be made (the store is down) a deny once rule applies without
+        being spent and any other once rule does not apply. With `live` False nothing is counted or spent."""
         if not self.live:
             return not (o.once and (o.spent is not None or self.key(o) in self._spent))
         key = self.key(o)
         when = terms.now()
         stamp = when.isoformat()
-        with self._count_lock:
-            if o.once:
+        if o.once:
+            with self._count_lock:
                 if o.spent is not None or key in self._spent:
                     return False
-                self._spent[key] = when
+                self._spent[key] = when  # this process's other threads: taken
+            got = self._spend(key, when, o)
+            if got is None:  # the mark could not be made: the fail rule
+                with self._count_lock:
+                    self._spent.pop(key, None)
+                return o.action == "deny"
+            if not got:  # another process had it
+                return False
+            with self._count_lock:
                 self._spent_unsaved.add(key)
+        with self._count_lock:
             n, _ = self._pending.get(key, (0, stamp))
             self._pending[key] = (n + 1, stamp)
         self._start_flusher(now=bool(o.once))
         return True
 
+    def _spend(self, key: str, when, o: Override) -> bool | None:
+        if self.backend is None:
+            return True  # config only: this process is the only one
+        try:
+            got = self.backend.spend(key, when)
+        except (StateUnavailable, OSError) as e:
+            log.warning("cannot mark the once override %s spent in %s (%s): %s", key, self.backend.where, e,
+                        "it denies until it can" if o.action == "deny" else "it does not apply until it can")
+            return None
+        return got
+
     def _start_flusher(self, now: bool = False) -> None:
-        if self.path is None:
+        if self.backend is None:
             return
-        if self._flusher is None:
+        if self._flusher is None or self._flusher_pid != os.getpid():  # a forked worker starts its own
             with self._count_lock:
-                if self._flusher is None:
+                if self._flusher is None or self._flusher_pid != os.getpid():
                     _LIVE.add(self)
+                    self._flusher_pid = os.getpid()
                     self._flusher = threading.Thread(target=self._flush_loop, name="guardian-override-counts",
                                                      daemon=True)
                     self._flusher.start()
@@ -294,21 +409,10 @@ class OverrideStore:
             self._wake.clear()
             self.flush()
 
-    def _counts_path(self) -> Path | None:
-        return self.path.with_name(COUNTS_NAME) if self.path is not None else None
-
-    def _read_counts(self) -> dict:
-        p = self._counts_path()
-        try:
-            data = json.loads(p.read_text(encoding="utf-8")) if p is not None else {}
-        except (OSError, ValueError):
-            return {}
-        rules = data.get("rules") if isinstance(data, dict) else None
-        return {k: v for k, v in rules.items() if isinstance(v, dict)} if isinstance(rules, dict) else {}
-
-    def counts(self) -> dict[str, dict]:
-        """id → {matched, last}: the sidecar's counts plus this process's not yet written."""
-        out = {k: dict(v) for k, v in self._read_counts().items()}
+    def counts(self, stored: bool = True) -> dict[str, dict]:
+        """id → {matched, last}: the store's counts (every process's) plus this process's not yet written."""
+        have = self.backend.counts() if self.backend is not None and stored else {}
+        out = {k: dict(v) for k, v in have.items()}
         with self._count_lock:
             for key, (n, last) in self._pending.items():
                 c = out.setdefault(key, {"matched": 0})
@@ -317,9 +421,9 @@ class OverrideStore:
         return out
 
     def flush(self) -> None:
-        """Write the counts not yet written (and the spent once rules) under the store's lock. Never raises:
-        what could not be written is kept for the next try."""
-        if self.path is None:
+        """Add the counts not yet written (and the spent times) to the store. Never raises: what could not
+        be written is kept for the next try."""
+        if self.backend is None:
             return
         with self._count_lock:
             pending, self._pending = self._pending, {}
@@ -328,66 +432,29 @@ class OverrideStore:
         if not pending and not spent:
             return
         try:
-            with self._locked():
-                if pending:
-                    rules = self._read_counts()
-                    for key, (n, last) in pending.items():
-                        c = rules.setdefault(key, {"matched": 0})
-                        c["matched"] = int(c.get("matched", 0)) + n
-                        c["last"] = last
-                    live = set(self._base_ids.values()) | {o.id for o in self._read_or_last()}
-                    rules = {k: v for k, v in rules.items() if k in live or k in pending}
-                    self._atomic(self._counts_path(), json.dumps({"version": 1, "rules": rules}, indent=1))
-                if spent:
-                    entries = self._read()
-                    if any(o.id in spent and o.once and o.spent is None for o in entries):
-                        self._write([o.model_copy(update={"spent": spent[o.id]})
-                                     if o.id in spent and o.once and o.spent is None else o for o in entries])
+            self.backend.flush(pending, spent, set(self._base_ids.values()))
         except Exception as e:  # noqa: BLE001 — a count must never cost a request; retried next time
-            log.warning("could not write override counts next to %s: %s", self.path, e)
+            log.warning("could not write override counts to %s: %s", self.backend.where, e)
             with self._count_lock:
                 for key, (n, last) in pending.items():
                     m, _ = self._pending.get(key, (0, last))
                     self._pending[key] = (m + n, last)
                 self._spent_unsaved |= set(spent)
 
-    def _read_or_last(self) -> list[Override]:
-        try:
-            return self._read()
-        except ConfigError:
-            return list(self._entries)
-
     # ------------------------------------------------------------------ writing
-
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
-        if self.path is None:
-            raise ConfigError("no override store (no state directory)")
-        make_dirs(self.path.parent)
-        with os.fdopen(open_append(self.path.with_name(self.path.name + ".lock")), "a") as fh:
-            try:
-                import fcntl
-            except ImportError:  # not POSIX: the atomic replace still keeps readers safe
-                fcntl = None
-            if fcntl is not None:
-                fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                if fcntl is not None:
-                    fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
     def _atomic(self, path: Path, text: str) -> None:
         write_atomic(path, text)  # 0600 whatever the umask, renamed into place
 
-    def _write(self, entries: list[Override]) -> None:
-        assert self.path is not None
-        data = {"overrides": [o.model_dump(mode="json", exclude_none=True) for o in entries]}
-        self._atomic(self.path, _HEADER + yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
+    def _in_force(self, entries: list[Override], marks: dict | None = None) -> list[Override]:
+        """The entries that still apply (spent, expired and ended rules are dropped when the store is written)."""
+        return [o for o in entries if terms.state(self._overlay(o, marks)) == "active"]
 
-    def _in_force(self, entries: list[Override]) -> list[Override]:
-        """The entries that still apply (spent, expired and ended rules are dropped when the file is written)."""
-        return [o for o in entries if terms.state(self._overlay(o)) == "active"]
+    def _update(self, change) -> None:
+        if self.backend is None:
+            raise ConfigError("no override store (no state directory)")
+        self.backend.update(change)
+        self._changed()
 
     def add(self, override: Override) -> int:
         """Append (see `add_rule`); returns its number in `listing()`."""
@@ -397,19 +464,27 @@ class OverrideStore:
     def add_rule(self, override: Override) -> Override:
         """Append a rule with a new id and `created` now, replacing an earlier rule for the same target with
         the same kind of term (a rule for an hour does not remove the permanent one under it: when it ends,
-        that one applies again). Rules that no longer apply are dropped. Returns the rule as stored."""
-        with self._locked():
-            entries = self._in_force(self._read())
+        that one applies again). Rules that no longer apply are dropped. Returns the rule as stored. A store
+        shared by several gateways refuses an until-restart rule (it would end with one gateway's run)."""
+        if override.run and self.backend is not None and self.backend.shared:
+            raise ConfigError("until-restart names one gateway's run, and this store is shared by the fleet "
+                              f"({self.backend.where}); use --for DURATION or --once")
+        made: list[Override] = []
+
+        def change(entries: list[Override]) -> list[Override]:
+            entries = self._in_force(entries, self._marks())
             entries = [o for o in entries
                        if not (_target(o) == _target(override) and _term_kind(o) == _term_kind(override))]
             taken = {o.id for o in entries} | set(self._base_ids.values())
             rule = override.model_copy(update={"id": override.id if override.id and override.id not in taken
                                                else _new_id(taken),
                                                "created": override.created or terms.now().replace(microsecond=0)})
-            entries.append(rule)
-            self._write(entries)
-        self._last_added = rule.id
-        return rule
+            made[:] = [rule]
+            return entries + [rule]
+
+        self._update(change)
+        self._last_added = made[0].id
+        return made[0]
 
     def remove(self, key: int | str) -> Override:
         """Remove the rule with this id (a str), or — for old callers — the one numbered as in `listing()`
@@ -419,8 +494,9 @@ class OverrideStore:
                 raise ConfigError(f"override {key} comes from the config file; edit that file to remove it")
         elif 1 <= key <= len(self.base):
             raise ConfigError(f"override {key} comes from the config file; edit that file to remove it")
-        with self._locked():
-            entries = self._read()
+        gone: list[Override] = []
+
+        def change(entries: list[Override]) -> list[Override]:
             if isinstance(key, str):
                 idx = [i for i, o in enumerate(entries) if o.id == key]
                 if not idx:
@@ -433,6 +509,8 @@ class OverrideStore:
                 if not 0 <= i < len(entries):
                     total = len(self.base) + len(entries)
                     raise ConfigError(f"no override numbered {key} (there are {total})")
-            gone = entries.pop(i)
-            self._write(self._in_force(entries))
-        return gone
+            gone[:] = [entries.pop(i)]
+            return self._in_force(entries, self._marks())
+
+        self._update(change)
+        return gone[0]

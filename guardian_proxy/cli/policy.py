@@ -8,7 +8,9 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
+from ..errors import PolicyError
 from ..resources import policies_dir
+from ..state import StateUnavailable
 from .app import app
 from .common import CONFIG, STATE_DIR, DataOut, fail, settings_from
 
@@ -19,10 +21,21 @@ out = DataOut()
 
 
 def _stage(config: Path | None, state_dir: Path | None):
+    """The evidence stage on the configured back end (`<state_dir>/policies`, or the fleet's Redis)."""
     from ..policy import EvidenceStage
 
     s = settings_from(config, state_dir)
-    return EvidenceStage.from_dirs(policies_dir(), s.state_dir / "policies")
+    return EvidenceStage.for_settings(s, policies_dir())
+
+
+def _read(config: Path | None, state_dir: Path | None):
+    """The policy store, read now (the store not answering is a one-line failure, not an empty list)."""
+    store = _stage(config, state_dir).store
+    try:
+        store.refresh()
+    except (StateUnavailable, PolicyError) as e:
+        fail(str(e))
+    return store
 
 
 @policy_app.command("add")
@@ -39,7 +52,10 @@ def add(
     except OSError as e:
         fail(f"cannot read {file}: {e}")
     stage = _stage(config, state_dir)
-    report = stage.add(domain, content, origin=str(file.resolve()), name=name)
+    try:
+        report = stage.add(domain, content, origin=str(file.resolve()), name=name)
+    except (StateUnavailable, PolicyError) as e:
+        fail(f"not stored: {e}")
     out.print(report.message, highlight=False)
     if not report.stored:
         raise typer.Exit(1)
@@ -52,7 +68,7 @@ def list_cmd(
     config: Path = CONFIG,
 ) -> None:
     """List known policies: shipped (built from Open Terms Archive) and user (added or learned)."""
-    rows = [p.summary() for p in _stage(config, state_dir).store.all()]
+    rows = [p.summary() for p in _read(config, state_dir).all()]
     if as_json:
         print(json.dumps(rows, ensure_ascii=False))
         return
@@ -74,11 +90,14 @@ def show(
     """Show the policy that answers for DOMAIN and its statements."""
     from ..domains import registrable_domain
 
-    store = _stage(config, state_dir).store
+    store = _read(config, state_dir)
     policy = store.find(registrable_domain(domain) or domain)
     if policy is None:
         fail(f"no policy known for {domain} (add one: guardian-proxy policy add {domain} FILE)")
-    statements = policy.statements[:limit] if limit > 0 else policy.statements
+    try:
+        statements = policy.statements[:limit] if limit > 0 else policy.statements
+    except (StateUnavailable, PolicyError) as e:
+        fail(str(e))
     if as_json:
         print(json.dumps({**policy.summary(), "documents": policy.documents,
                           "statements": [s.model_dump() for s in statements]}, ensure_ascii=False))

@@ -15,17 +15,20 @@ from ..override_targets import check_owner
 from ..override_terms import with_term
 from ..overrides import OverrideStore, normalize_domain
 from ..risk import describe_override
+from ..state import StateUnavailable
 from ..types import RawRequest
 from .app import app
 from .common import CONFIG, fail, settings_from
 from .progress import PROGRESS, BatchProgress
 
 _DOMAIN_HELP = "Domain (a registrable domain covers its subdomains); '*' for any domain."
-_STATE = typer.Option(None, "--state-dir", help="Where overrides.yaml lives (default: the state directory).")
+_STATE = typer.Option(None, "--state-dir", help="Where overrides.yaml lives (default: the state directory; "
+                                                "with state.backend redis the rules live in Redis).")
 
 
-def _store(config: Path | None, state_dir: Path | None) -> OverrideStore:
-    s = settings_from(config, state_dir)
+def _store(config: Path | None, state_dir: Path | None, s=None) -> OverrideStore:
+    """The configured back end's store (a file in the state dir, or the fleet's Redis)."""
+    s = s if s is not None else settings_from(config, state_dir)
     try:
         store = OverrideStore.for_settings(s)
     except (GuardianError, OSError) as e:
@@ -51,15 +54,16 @@ def _add(action: str, domain: str | None, category: str | None, owner: str | Non
         fail("; ".join(err["msg"].removeprefix("Value error, ") for err in e.errors()))
     except ValueError as e:
         fail(str(e))
-    store = _store(config, state_dir)
+    s = settings_from(config, state_dir)
+    store = _store(config, state_dir, s)
     try:
-        o = with_term(o, term, store.path.parent if store.path is not None else None)
+        o = with_term(o, term, s.state_dir)
         rule = store.add_rule(o)
     except ValueError as e:
         fail(str(e))
-    except (GuardianError, OSError) as e:
+    except (GuardianError, OSError, StateUnavailable) as e:
         fail(str(e))
-    typer.echo(f"override {rule.id}: {describe_override(rule)}  (saved in {store.path}; a running proxy applies "
+    typer.echo(f"override {rule.id}: {describe_override(rule)}  (saved in {store.where}; a running proxy applies "
                f"it to the next request; remove it with `guardian-proxy overrides --remove {rule.id}`)")
 
 
@@ -166,13 +170,13 @@ def overrides(
         if remove is not None:
             return _remove(store, remove)
         rows = store.rows()
-    except (GuardianError, OSError) as e:
+    except (GuardianError, OSError, StateUnavailable) as e:
         fail(str(e))
     if as_json:
         print(json.dumps(rows))
         return
     if not rows:
-        typer.echo(f"no overrides (store: {store.path})")
+        typer.echo(f"no overrides (store: {store.where})")
         return
     typer.echo(f"{'ID':<7} {'RULE':<52} {'MADE':<16}  {'ENDS':<24} {'MATCHED':>7}  {'LAST MATCH':<16}  SOURCE")
     for r in rows:

@@ -42,6 +42,16 @@ class EvidenceStage:
     def from_dirs(cls, shipped: Path | None, user: Path | None, **kw) -> EvidenceStage:
         return cls(PolicyStore(shipped, user), **kw)
 
+    @classmethod
+    def for_settings(cls, settings, shipped: Path | None = None, **kw) -> EvidenceStage:
+        """The shipped corpus (default: the package's) and the configured back end's user policies
+        (`<state_dir>/policies`, or the fleet's Redis with state.backend redis)."""
+        if shipped is None:
+            from ..resources import policies_dir
+
+            shipped = policies_dir()
+        return cls(PolicyStore.for_settings(settings, shipped), **kw)
+
     # ------------------------------------------------------------------ retrieval
 
     def policy_for(self, action: Action) -> Policy | None:
@@ -97,7 +107,7 @@ class EvidenceStage:
             if page in self._learned:
                 return None
             self._learned.add(page)
-        existing = self.store.user.get(domain)
+        existing = self.store.user_policy(domain)  # any process's latest
         if existing and (any(d.get("kind") == "added" for d in existing.documents)
                          or len(existing.documents) >= MAX_LEARNED_DOCS
                          and not any(d.get("origin") == page for d in existing.documents)):

@@ -1,29 +1,42 @@
-"""The policy store: statements per owner, from the shipped corpus (`policies/`) and the user directory
-(`<state_dir>/policies`), both in the format policies/README.md describes.
+"""The policy store: statements per owner, from the shipped corpus (`policies/`) and the user's policies
+(added with `policy add` or learned while browsing): the directory `<state_dir>/policies` in the format
+policies/README.md describes (state.backend local), or the fleet's Redis (state.backend redis,
+guardian_proxy/state/policies_redis.py).
 
 A domain is looked up in the user store first, then through the shipped corpus's domain → owner map
 (`doubleclick.net` → `google.com`); a user policy for the owner's domain wins over the shipped one.
-Statements are read lazily, once per policy; the user index is re-read when another process (the CLI
-while the proxy runs) changed it. Writes are atomic (temporary file + rename) under a file lock.
+Statements are read lazily, once per policy. A policy one process learns (the proxy, from a browsed page)
+reaches every other (its worker processes, the CLI; with Redis every gateway) at its next lookup: each
+lookup asks whether the user's index changed (local: one stat; Redis: a generation counter, at most every
+0.5 s) and reloads only the entries that changed. Writes are atomic (temporary file + rename; MULTI) under
+an exclusive lock (a file lock; a Redis lock).
 """
 
 from __future__ import annotations
 
 import fcntl
 import json
+import logging
 import os
 import threading
 import time
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from ..errors import PolicyError
 from ..private import make_dirs, open_append, write_atomic
+from ..state import StateUnavailable
 from ..types import Statement
 from .retrieval import PolicyIndex
 
+log = logging.getLogger("guardian_proxy.policy")
+
 FORMAT = 1
+RETRY_S = 5.0  # a shared store that did not answer is asked again after this long
+_STALE = object()
 
 
 @dataclass
@@ -36,13 +49,14 @@ class Policy:
     documents: list[dict] = field(default_factory=list)
     count: int = 0
     kind: str | None = None
+    loader: Callable[[], list[Statement]] | None = field(default=None, repr=False, compare=False)  # no file
     _statements: list[Statement] | None = field(default=None, repr=False)
     _index: PolicyIndex | None = field(default=None, repr=False)
 
     @property
     def statements(self) -> list[Statement]:
         if self._statements is None:
-            self._statements = read_statements(self.file)
+            self._statements = self.loader() if self.loader is not None else read_statements(self.file)
         return self._statements
 
     @property
@@ -106,38 +120,146 @@ def index_json(policies: list[Policy], extra: dict | None = None) -> str:
     return json.dumps({"format": FORMAT, **(extra or {}), "policies": entries}, indent=1, ensure_ascii=False) + "\n"
 
 
+class PolicyBackend(Protocol):
+    """Where the user's policies live (`LocalPolicies` below; guardian_proxy/state/policies_redis.py). Every
+    method may raise StateUnavailable (Redis down or slow, bounded by state.timeout_s)."""
+
+    where: str  # in words, for messages
+    check_s: float  # how often a reader asks `stamp` (0: at every lookup)
+
+    def stamp(self) -> object:
+        """Cheap: a value that changes whenever a policy was added or changed."""
+
+    def load(self) -> dict[str, Policy]:
+        """domain → Policy (statements read lazily); PolicyError when the index cannot be used."""
+
+    def writing(self) -> AbstractContextManager:
+        """An exclusive lock against every other writer (process or gateway)."""
+
+    def statements_file(self, domain: str) -> Path:
+        """The policy's statements file (its name only, for a store without files)."""
+
+    def save(self, policy: Policy, statements: list[Statement], users: dict[str, Policy]) -> None:
+        """Store one policy's statements and its index entry (`users`: every user policy, it included)."""
+
+    def append_log(self, record: dict) -> None:
+        """One automatic ingestion (domains and counts, no page text)."""
+
+
+class LocalPolicies:
+    """`<state_dir>/policies`: index.json and statements/<domain>.jsonl, written atomically under `.lock`.
+    The change check is the index's (inode, size, mtime): one stat per lookup."""
+
+    check_s = 0.0
+
+    def __init__(self, user_dir: Path):
+        self.user_dir = Path(user_dir)
+        self.where = str(self.user_dir)
+        self._index = os.fspath(self.user_dir / "index.json")
+
+    def stamp(self) -> object:
+        try:
+            st = os.stat(self._index)
+        except OSError:
+            return None
+        return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+    def load(self) -> dict[str, Policy]:
+        return _load_index(self.user_dir, "user")
+
+    @contextmanager
+    def writing(self):
+        make_dirs(self.user_dir)
+        with os.fdopen(open_append(self.user_dir / ".lock"), "w") as lf:
+            fcntl.flock(lf, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lf, fcntl.LOCK_UN)
+
+    def statements_file(self, domain: str) -> Path:
+        return self.user_dir / "statements" / f"{domain}.jsonl"
+
+    def save(self, policy: Policy, statements: list[Statement], users: dict[str, Policy]) -> None:
+        _atomic_write(policy.file, "".join(statement_json(s) + "\n" for s in statements))  # before the index
+        _atomic_write(self.user_dir / "index.json", index_json(list(users.values())))
+
+    def append_log(self, record: dict) -> None:
+        with self.writing(), os.fdopen(open_append(self.user_dir / "learned.jsonl"), "a", encoding="utf-8") as f:
+            f.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+
+def _same(a: Policy, b: Policy) -> bool:
+    """The same index entry (then the loaded statements and retrieval index are kept)."""
+    return (a.name, a.file, a.domains, a.documents, a.count, a.kind) == \
+        (b.name, b.file, b.domains, b.documents, b.count, b.kind)
+
+
 class PolicyStore:
-    def __init__(self, shipped_dir: Path | None = None, user_dir: Path | None = None):
+    """The shipped corpus plus the user's policies (`backend`: LocalPolicies on `user_dir`, the default, or
+    the fleet's Redis). Several processes and gateways share the user's policies; none trusts its copy: every
+    lookup asks the back end whether they changed (local: a stat; Redis: a generation counter, at most every
+    0.5 s) and reloads only the entries that changed. The store not answering keeps the last good policies
+    (one warning)."""
+
+    def __init__(self, shipped_dir: Path | None = None, user_dir: Path | None = None,
+                 backend: PolicyBackend | None = None):
         self.shipped_dir = shipped_dir
         self.user_dir = user_dir
+        self.backend = backend if backend is not None else LocalPolicies(user_dir) if user_dir is not None else None
         self._lock = threading.RLock()
         self.shipped = _load_index(shipped_dir, "shipped") if shipped_dir else {}
         self.alias = {d: p.domain for p in self.shipped.values() for d in p.domains}
         self.user: dict[str, Policy] = {}
-        self._user_mtime = None
-        self._checked = 0.0
+        self._user_mtime: object = _STALE
+        self._checked = float("-inf")
+        self._down: str | None = None
         self._refresh_user(force=True)
+
+    @classmethod
+    def for_settings(cls, settings, shipped_dir: Path | None = None) -> PolicyStore:
+        """The configured back end (`settings.state`): `<state_dir>/policies`, or the fleet's Redis."""
+        from ..state import uses_redis
+
+        if uses_redis(settings):
+            from ..state.policies_redis import RedisPolicies
+
+            return cls(shipped_dir, None, RedisPolicies(settings))
+        return cls(shipped_dir, Path(settings.state_dir) / "policies")
 
     # ------------------------------------------------------------------ reading
 
-    def _refresh_user(self, force: bool = False) -> None:
-        if self.user_dir is None:
+    def _refresh_user(self, force: bool = False, strict: bool = False) -> None:
+        """Reload the user's policies when the back end says they changed (force: ask now). strict: raise
+        when the store cannot be read (a writer must not merge into a list it could not see)."""
+        b = self.backend
+        if b is None:
             return
         now = time.monotonic()
-        if not force and now - self._checked < 1.0:
+        if not force and now - self._checked < (RETRY_S if self._down else b.check_s):
             return
         self._checked = now
         try:
-            mtime = (self.user_dir / "index.json").stat().st_mtime_ns
-        except OSError:
-            mtime = None
-        if force or mtime != self._user_mtime:
-            with self._lock:
-                try:
-                    self.user = _load_index(self.user_dir, "user")
-                except PolicyError:
-                    self.user = {}
-                self._user_mtime = mtime
+            stamp = b.stamp()
+            if not force and stamp == self._user_mtime:
+                self._down = None
+                return
+            fresh = b.load()
+        except (PolicyError, StateUnavailable) as e:
+            if strict:
+                raise
+            if self._down is None:
+                log.warning("keeping the last good user policies: %s", e)
+            self._down = str(e)
+            return
+        with self._lock:
+            old = self.user
+            self.user = {d: old[d] if d in old and _same(old[d], p) else p for d, p in fresh.items()}
+            self._user_mtime, self._down = stamp, None
+
+    def refresh(self) -> None:
+        """Read the user's policies now; StateUnavailable / PolicyError when they cannot be (the CLI)."""
+        self._refresh_user(force=True, strict=True)
 
     def find(self, domain: str) -> Policy | None:
         """The policy that answers for a registrable domain, or None."""
@@ -150,6 +272,11 @@ class PolicyStore:
             return None
         return self.user.get(primary) or self.shipped.get(primary)
 
+    def user_policy(self, domain: str) -> Policy | None:
+        """The user's policy for exactly this domain (any process's latest), or None."""
+        self._refresh_user()
+        return self.user.get(domain)
+
     def all(self) -> list[Policy]:
         self._refresh_user()
         merged = dict(self.shipped)
@@ -160,22 +287,17 @@ class PolicyStore:
 
     @contextmanager
     def _write_lock(self):
-        if self.user_dir is None:
+        if self.backend is None:
             raise PolicyError("no user policy directory configured")
-        make_dirs(self.user_dir)
-        with self._lock, os.fdopen(open_append(self.user_dir / ".lock"), "w") as lf:
-            fcntl.flock(lf, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(lf, fcntl.LOCK_UN)
+        with self._lock, self.backend.writing():
+            yield
 
     def add(self, domain: str, statements: list[Statement], document: dict, name: str | None = None) -> Policy:
         """Store one document's statements for a domain in the user store. A document with the same
         `origin` replaces its earlier statements; other documents of the domain are kept."""
         domain = domain.lower().rstrip(".")
         with self._write_lock():
-            self._refresh_user(force=True)
+            self._refresh_user(force=True, strict=True)
             old = self.user.get(domain)
             origin = document.get("origin")
             kept_docs = [d for d in (old.documents if old else []) if d.get("origin") != origin]
@@ -190,21 +312,22 @@ class PolicyStore:
             merged = []
             for s in kept + [s.model_copy(update={"source": title}) for s in statements]:
                 merged.append(s.model_copy(update={"id": f"{domain}:{len(merged):04d}", "domain": domain}))
-            file = self.user_dir / "statements" / f"{domain}.jsonl"
-            _atomic_write(file, "".join(statement_json(s) + "\n" for s in merged))
-            policy = Policy(domain=domain, name=name or (old.name if old else domain), file=file, source="user",
+            policy = Policy(domain=domain, name=name or (old.name if old else domain),
+                            file=self.backend.statements_file(domain), source="user",
                             domains=sorted(set(old.domains if old else []) | {domain}),
                             documents=kept_docs + [document], count=len(merged), _statements=merged)
             users = dict(self.user)
             users[domain] = policy
-            _atomic_write(self.user_dir / "index.json", index_json(list(users.values())))
+            self.backend.save(policy, merged, users)
             self.user = users
-            self._user_mtime = (self.user_dir / "index.json").stat().st_mtime_ns
+            self._checked, self._user_mtime = float("-inf"), _STALE  # the next lookup reads the new stamp
             return policy
 
     def append_log(self, record: dict) -> None:
         """One line per automatic ingestion in `<user_dir>/learned.jsonl` (domains and counts, no page text)."""
-        if self.user_dir is None:
+        if self.backend is None:
             return
-        with self._write_lock(), os.fdopen(open_append(self.user_dir / "learned.jsonl"), "a", encoding="utf-8") as f:
-            f.write(json.dumps(record, ensure_ascii=False) + "\n")
+        try:
+            self.backend.append_log(record)
+        except StateUnavailable as e:
+            log.warning("could not record a learned policy in %s: %s", self.backend.where, e)
