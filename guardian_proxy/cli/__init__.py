@@ -7,5 +7,6 @@ from .dashboard import dashboard_cmd as _dashboard  # noqa: F401  (registers das
 from .experience import experience_app  # noqa: F401  (registers experience list|export)
 from .policy import policy_app  # noqa: F401  (registers policy add|list|show)
 from .sessions import sessions_app  # noqa: F401  (registers sessions list|wipe)
+from .state import state_app  # noqa: F401  (registers state new-key|status)
 
 __all__ = ["app"]

@@ -6,6 +6,10 @@ valid UTF-8 (cut inside a character, corrupted) or not a JSON object (torn by a 
 counted, and the command says so once on stderr. The live file's last line without its newline is not
 counted: it may be the one the proxy is writing now. A rotated file that cannot be read (permissions,
 a truncated gzip) is skipped from that point and counted as one unreadable part.
+
+`--fleet` reads the shared decision feed instead (guardian_proxy/state/decisions.py: every gateway of a Redis
+fleet, each record with its `gateway`), with the same checks per record. On the local back end there is one
+gateway and its log is the fleet: `--fleet` is refused with a one-line error saying so.
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ _NUMBER, _TEXT, _MAP = (int, float), (str,), (dict,)
 SHAPE = {"ts": _NUMBER, "R": _NUMBER, "L": _NUMBER, "Sd": _NUMBER, "Seff": _NUMBER, "latency_ms": _NUMBER,
          "final_level": _NUMBER, "start_level": _NUMBER, "action": _TEXT, "host": _TEXT, "method": _TEXT,
          "path": _TEXT, "recipient": _TEXT, "explanation": _TEXT, "rule": _TEXT, "tier": _TEXT, "id": _TEXT,
-         "override": _TEXT, "categories": _MAP, "spans": _MAP}
+         "override": _TEXT, "gateway": _TEXT, "categories": _MAP, "spans": _MAP}
 
 
 def _finite(v: int | float) -> bool:
@@ -58,16 +62,21 @@ def parse_line(raw: bytes) -> dict | None:
         rec = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):
         return None
+    return rec if well_formed(rec) else None
+
+
+def well_formed(rec) -> bool:
+    """A JSON object whose fields the commands read have the writer's types and finite numbers."""
     if not isinstance(rec, dict):
-        return None
+        return False
     for key, types in SHAPE.items():
         v = rec.get(key)
         if v is not None and (not isinstance(v, types) or (types is _NUMBER and not _finite(v))):
-            return None
+            return False
     for key in ("categories", "spans"):
         if any(not isinstance(n, _NUMBER) or not _finite(n) for n in (rec.get(key) or {}).values()):
-            return None
-    return rec
+            return False
+    return True
 
 
 class LogReader:
@@ -122,3 +131,44 @@ class LogReader:
         return (f"skipped {total} unreadable log line{'s' if total != 1 else ''} "
                 f"(torn, not UTF-8 or not a JSON object): {where}")
 
+
+
+class FleetReader:
+    """Records of the fleet's decision feed (state.backend redis), checked like log lines; `skipped` counts those
+    that are not well formed. `feed` raises StateUnavailable when Redis does not answer."""
+
+    def __init__(self, feed):
+        self.feed = feed
+        self.skipped = 0
+
+    def _checked(self, recs) -> Iterator[dict]:
+        for rec in recs:
+            if well_formed(rec):
+                yield rec
+            else:
+                self.skipped += 1
+
+    def records(self) -> Iterator[dict]:
+        return self._checked(self.feed.records())
+
+    def follow(self) -> Iterator[dict]:
+        return self._checked(self.feed.follow())
+
+    def note(self) -> str | None:
+        if not self.skipped:
+            return None
+        return f"skipped {self.skipped} malformed record{'s' if self.skipped != 1 else ''} in the decision feed"
+
+
+LOCAL_FLEET = ("--fleet reads the decision feed that a Redis fleet shares (state.backend: redis); this gateway's "
+               "state is local, so it is a fleet of one and its log is the fleet: run without --fleet")
+
+
+def open_fleet(settings):
+    """The fleet's feed for `--fleet`, or a ValueError naming why not (the local back end)."""
+    from ..state import uses_redis
+    from ..state.decisions import open_feed
+
+    if not uses_redis(settings):
+        raise ValueError(LOCAL_FLEET)
+    return FleetReader(open_feed(settings))

@@ -4,22 +4,39 @@ One decision a line. On a terminal the lines are coloured and wrap at its width;
 are never wrapped (one record = one line, whatever its length) and carry no escape codes unless `--color`.
 A control character or line separator in a field (a path with a newline) is shown escaped, never raw.
 `--json` prints each record as one JSON object on one line (JSON Lines).
+
+`--fleet` (state.backend redis) shows the decisions of every gateway of the fleet from the shared feed (the
+latest `state.recent_decisions`), each line with the gateway that decided it (`gateway` in --json); the same
+filters and formats. The local back end has one gateway, whose log is the fleet: there `--fleet` is an error.
 """
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 
 import typer
 from rich.markup import escape
 
+from ..errors import GuardianError
+from ..state import StateUnavailable
+from ..state.decisions import tail_lines
 from ..types import CATEGORIES
 from .app import app
-from .common import COLOR, CONFIG, STATE_DIR, existing_log, fail, json_line, one_line, stdout_console, warn
+from .common import (
+    COLOR,
+    CONFIG,
+    STATE_DIR,
+    existing_log,
+    fail,
+    json_line,
+    one_line,
+    settings_from,
+    stdout_console,
+    warn,
+)
 from .filters import RecordFilter, parse_since
-from .logread import LogReader
+from .logread import LogReader, open_fleet
 
 _COLOUR = {"allow": "green", "transform": "yellow", "deny": "red"}
 
@@ -36,42 +53,28 @@ def render(rec: dict) -> str:
     lvl = f" L{rec['final_level']}" if rec.get("final_level") else ""
     c = _COLOUR.get(action, "white")
     e = {k: escape(one_line(rec.get(k) or "")) for k in ("method", "host", "path", "recipient", "explanation")}
-    return (f"[dim]{ts}[/] [bold {c}]{escape(one_line(action)):<9}[/]{lvl:<3} {e['method']} {e['host']}"
+    gw = f"[magenta]{escape(one_line(rec['gateway']))}[/] " if rec.get("gateway") else ""  # a fleet's record
+    return (f"[dim]{ts}[/] {gw}[bold {c}]{escape(one_line(action)):<9}[/]{lvl:<3} {e['method']} {e['host']}"
             f"{e['path']} [cyan]{e['recipient']}[/] {escape(cats)} {rtxt}  [dim]{e['explanation']}[/]")
 
 
 def _follow(path: Path, reader: LogReader, poll: float = 0.25):
     """New complete lines as they are written; reopens the file when the log is rotated. Read as bytes:
     a line that is not UTF-8 or not JSON is skipped and counted (`reader.skipped`), never fatal."""
-    f = open(path, "rb")
-    f.seek(0, 2)
-    ino = os.fstat(f.fileno()).st_ino
-    buf = b""
+    for line in tail_lines(path, poll=poll):
+        rec = reader.count(line)
+        if rec is not None:
+            yield rec
+
+
+def fleet_reader(config: Path | None, state_dir: Path | None, log_file: Path | None):
+    """The fleet's feed for `--fleet`, or a one-line error: --log with it, or the local back end."""
+    if log_file is not None:
+        fail("--fleet reads the fleet's shared decision feed, not a log file: drop --log")
     try:
-        while True:
-            chunk = f.readline()
-            if chunk:
-                buf += chunk
-                if not buf.endswith(b"\n"):
-                    continue
-                line, buf = buf, b""
-                rec = reader.count(line)
-                if rec is not None:
-                    yield rec
-                continue
-            try:
-                st = os.stat(path)
-            except FileNotFoundError:
-                time.sleep(poll)
-                continue
-            if st.st_ino != ino or st.st_size < f.tell():  # rotated or truncated: start the new file
-                f.close()
-                f = open(path, "rb")
-                ino, buf = os.fstat(f.fileno()).st_ino, b""
-                continue
-            time.sleep(poll)
-    finally:
-        f.close()
+        return open_fleet(settings_from(config, state_dir))
+    except (ValueError, GuardianError) as e:
+        fail(str(e))
 
 
 @app.command("log")
@@ -84,20 +87,28 @@ def log_cmd(
     min_risk: float = typer.Option(None, "--min-risk", min=0.0, max=1.0, help="Only decisions with R at least this."),
     since: str = typer.Option(None, "--since", help="Only decisions newer than this: 24h, 30m, 7d or an ISO time."),
     log_file: Path = typer.Option(None, "--log", help="Decision log (default <state-dir>/decisions.jsonl)."),
+    fleet: bool = typer.Option(False, "--fleet", help="Every gateway of the fleet (state.backend redis): the "
+                                                      "shared decision feed, with the gateway of each decision."),
     color: bool = COLOR,
     state_dir: Path = STATE_DIR,
     config: Path = CONFIG,
 ) -> None:
     """Show the decision log (rotated files included, oldest first), one decision a line."""
-    path = existing_log(log_file, config, state_dir)
+    if fleet:
+        reader = fleet_reader(config, state_dir, log_file)
+    else:
+        path = existing_log(log_file, config, state_dir)
     if action and action not in ("allow", "transform", "deny"):
         fail(f"--action must be allow, transform or deny, got {action!r}")
     try:
         keep = RecordFilter(action=action, host=host, category=category, min_risk=min_risk, since=parse_since(since))
     except ValueError as e:
         fail(str(e))
-    reader = LogReader(path)
-    records = _follow(path, reader) if follow else reader.records()
+    if not fleet:
+        reader = LogReader(path)
+        records = _follow(path, reader) if follow else reader.records()
+    else:
+        records = reader.follow() if follow else reader.records()
     out = stdout_console(color)
     try:
         for rec in records:
@@ -110,6 +121,8 @@ def log_cmd(
                         out.file.flush()
     except KeyboardInterrupt:
         pass
+    except StateUnavailable as e:
+        fail(f"the fleet's decision feed cannot be read: {e}", 1)
     finally:
         if reader.note():
             warn(reader.note())

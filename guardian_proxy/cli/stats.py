@@ -3,6 +3,10 @@
 On a terminal the tables fit its width; piped or redirected they are never wrapped: each row is one line
 (a destination, its counts and categories), as wide as it needs, without escape codes unless `--color`.
 `--json` prints one JSON object on one line.
+
+`--fleet` (state.backend redis) counts the decisions of every gateway of the fleet from the shared feed (the
+latest `state.recent_decisions`), with a table of the decisions per gateway (`gateways` in --json). The local
+back end has one gateway, whose log is the fleet: there `--fleet` is an error.
 """
 
 from __future__ import annotations
@@ -15,10 +19,12 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..dashboard.stats import ACTIONS, Stats, summarize
+from ..state import StateUnavailable
 from .app import app
 from .common import COLOR, CONFIG, STATE_DIR, existing_log, fail, json_line, one_line, stdout_console, warn
 from .filters import RecordFilter, parse_since
 from .logread import LogReader
+from .logs import fleet_reader
 
 _WORDS = {"allow": "allowed", "transform": "rewritten", "deny": "blocked"}
 _STYLE = {"allow": "green", "transform": "yellow", "deny": "red"}
@@ -65,7 +71,14 @@ def tables(s: Stats, top: int = 10) -> list[Table]:
         blocked.add_column(col, justify="right" if col == "blocked" else "left")
     for d in s.top_blocked(top):
         blocked.add_row(_cell(d.host), str(d.actions["deny"]), _cell(_counts(d.blocked)))
-    return [acts, dest, cats, blocked]
+    if not s.gateways:
+        return [acts, dest, cats, blocked]
+    gws = Table(title="Gateways", title_justify="left", show_edge=False)
+    for col in ("gateway", "decisions", "allowed", "rewritten", "blocked"):
+        gws.add_column(col, justify="left" if col == "gateway" else "right")
+    for gw, c in s.top_gateways():
+        gws.add_row(_cell(gw), str(sum(c.values())), *(str(c.get(a, 0)) for a in ACTIONS))
+    return [acts, gws, dest, cats, blocked]
 
 
 @app.command("stats")
@@ -74,19 +87,24 @@ def stats_cmd(
     top: int = typer.Option(10, "--top", min=1, help="Rows in the destination and blocked tables."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
     log_file: Path = typer.Option(None, "--log", help="Decision log (default <state-dir>/decisions.jsonl)."),
+    fleet: bool = typer.Option(False, "--fleet", help="Every gateway of the fleet (state.backend redis): the "
+                                                      "shared decision feed, counted per gateway too."),
     color: bool = COLOR,
     state_dir: Path = STATE_DIR,
     config: Path = CONFIG,
 ) -> None:
     """Top destinations, categories sent, actions and blocked counts from the decision log."""
-    path = existing_log(log_file, config, state_dir)
+    reader = fleet_reader(config, state_dir, log_file) if fleet else LogReader(existing_log(log_file, config,
+                                                                                            state_dir))
     try:
         start = None if since.strip().lower() == "all" else parse_since(since)
     except ValueError as e:
         fail(str(e))
     keep = RecordFilter(since=start)
-    reader = LogReader(path)
-    s = summarize(r for r in reader.records() if keep(r))
+    try:
+        s = summarize(r for r in reader.records() if keep(r))
+    except StateUnavailable as e:
+        fail(f"the fleet's decision feed cannot be read: {e}", 1)
     if reader.note():
         warn(reader.note())
     if as_json:

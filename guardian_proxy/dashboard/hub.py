@@ -4,6 +4,11 @@
 and a subscriber that falls behind is dropped (its browser reconnects and re-reads the snapshot). A subscriber
 may carry a filter (query.py): it is sent only the decisions that match. Every summary carries its plain-words
 verdict and reason (wording.py), so the row and the detail read alike.
+
+A fleet (state.backend redis): the hub also holds the decisions of the other gateways (`publish_remote`, from the
+shared feed: guardian_proxy/state/decisions.py), each with its `gateway`; they count in the stats and the sites
+and reach the subscribers like this gateway's own. Their detail is kept by the gateway that decided them: here
+the detail is the log record and says which gateway that was.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from .stats import Stats
 
 SUMMARY_FIELDS = ("ts", "id", "method", "scheme", "host", "path", "recipient", "categories", "purposes", "basis",
                   "L", "l_path", "u", "R", "tier", "action", "start_level", "final_level", "rounds", "latency_ms",
-                  "explanation", "override", "rule", "flags", "spans", "site")
+                  "explanation", "override", "rule", "flags", "spans", "site", "gateway")
 
 
 def summary(rec: dict) -> dict:
@@ -45,8 +50,9 @@ class Subscriber:
 
 
 class Hub:
-    def __init__(self, recent: int = 500, details: int = 500, queue_size: int = 1000):
+    def __init__(self, recent: int = 500, details: int = 500, queue_size: int = 1000, gateway: str | None = None):
         self._lock = threading.Lock()
+        self.gateway = gateway  # this gateway's id in a fleet (None: one gateway)
         self.recent: deque[dict] = deque(maxlen=recent)
         self.details: OrderedDict[str, dict] = OrderedDict()
         self.max_details = details
@@ -74,6 +80,11 @@ class Hub:
             except queue.Full:  # too slow: drop it; the browser reconnects and re-reads the snapshot
                 sub.dropped = True
                 self.unsubscribe(sub)
+
+    def publish_remote(self, rec: dict) -> None:
+        """A decision of another gateway of the fleet (from the shared feed): no detail here. It passes the log's
+        masking function again, like a seeded record (that gateway may run an earlier version)."""
+        self.publish(mask_record(rec))
 
     def seed(self, records) -> int:
         """Load earlier decisions (from the log) without notifying subscribers. They pass the log's masking
@@ -120,7 +131,8 @@ class Hub:
             stats = self.stats.to_dict()
         if keep is not None:
             recent = [s for s in recent if keep(s)]
-        return {"recent": recent[-limit:], "stats": stats, "matched": len(recent) if keep is not None else None}
+        return {"recent": recent[-limit:], "stats": stats, "matched": len(recent) if keep is not None else None,
+                "gateway": self.gateway}
 
     def sites(self, keep=None) -> list[dict]:
         """The recent decisions grouped by the page that made them (sites.py), those `keep` matches."""
@@ -139,8 +151,17 @@ class Hub:
                 return d
             for s in reversed(self.recent):  # an earlier run's decision: the log record is all there is
                 if s.get("id") == decision_id:
-                    return dict(s)
+                    return self._elsewhere(dict(s))
         return None
+
+    def _elsewhere(self, s: dict) -> dict:
+        """A record decided by another gateway of the fleet says so: its detail is kept there."""
+        gw = s.get("gateway")
+        if self.gateway is not None and gw and gw != self.gateway:
+            s["elsewhere"] = gw
+            s["note"] = (f"Decided by the gateway {gw} of the fleet: the detail of this decision (what left, the "
+                         f"factors, the policy evidence) is kept by that gateway only.")
+        return s
 
 
 def tail_records(path: Path, max_bytes: int = 2 * 1024 * 1024) -> list[dict]:

@@ -9,14 +9,23 @@
 The token is the state dir's (security.TokenFile): the same address works after a restart. The configuration
 view's "run" options (--ssl-insecure, --redirect-upstream, the CA path, the confdir) are those given in
 `run_options`, completed from `<state_dir>/runtime.json` (written by the running proxy) for any not given.
+
+A fleet (state.backend redis): the view is every gateway's. The hub is seeded from the shared decision feed
+(guardian_proxy/state/decisions.py; the local log when Redis does not answer), and one background thread polls
+the feed (XREAD BLOCK, under state.timeout_s a call) for the other gateways' decisions; this gateway's own come
+through `publish`, with their detail, as before. A Redis that is down only pauses the others' decisions (one
+warning a minute); a request handler never waits on Redis.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 import time
 
 from ..config import Settings
+from ..errors import ConfigError
+from ..state import StateUnavailable, gateway_id, uses_redis
 from ..types import Decision, RawRequest
 from .hub import Hub, tail_records
 from .override_store import DashboardOverrides
@@ -29,6 +38,7 @@ SECRET_SETTINGS = ("proxyauth", "log_salt")
 #: the `run` flags the configuration view shows, in this order (from run_options, else runtime.json)
 RUN_OPTIONS = ("ssl_insecure", "redirect_upstream", "ca", "confdir", "listen", "pid", "version")
 STATUS_TTL_S = 60.0
+FEED_WARN_EVERY_S = 60.0
 
 
 def pac_text(proxy_host: str, proxy_port: int) -> str:
@@ -60,7 +70,12 @@ class Dashboard:
         if token is None:
             token, self.token_file = stable_token(settings.state_dir)
         self.guard = Guard(port, token, self.token_file)
-        self.hub = Hub()
+        self.fleet = uses_redis(settings)  # the decisions of every gateway sharing the Redis store
+        self.gateway = gateway_id(settings) if self.fleet else None
+        self.hub = Hub(gateway=self.gateway)
+        self._feed = None
+        self._poller: threading.Thread | None = None
+        self._stop_poll = threading.Event()
         self.overrides = DashboardOverrides(settings, overrides)  # overrides: the Gateway's store, if given
         self.error: str | None = None
         self.started = time.time()
@@ -96,12 +111,55 @@ class Dashboard:
         if self.port == 0:  # an OS-chosen port (tests)
             self.port = httpd.server_address[1]
             self.guard = Guard(self.port, self.guard.token, self.token_file)
-        self.hub.seed(tail_records(self.settings.decision_log))
+        last = self._seed()
         self._httpd = httpd
         thread.start()
+        if self.fleet and self._feed is not None:
+            self._poller = threading.Thread(target=self._poll, args=(last,), name="guardian-dashboard-feed",
+                                            daemon=True)
+            self._poller.start()
         return True
 
+    def _seed(self) -> str | None:
+        """The earlier decisions: the fleet's feed (redis), else this gateway's log. Returns the feed entry the
+        poller goes on from (None: not known yet)."""
+        if self.fleet:
+            try:
+                from ..state.decisions import open_feed
+
+                self._feed = open_feed(self.settings)
+                last = self._feed.last_id()
+                self.hub.seed(self._feed.recent(self.hub.recent.maxlen, end=last))
+                return last
+            except (StateUnavailable, ConfigError) as e:
+                log.warning("dashboard: the fleet's decisions are not shown yet (%s); this gateway's log is", e)
+        self.hub.seed(tail_records(self.settings.decision_log))
+        return None
+
+    def _poll(self, last: str | None) -> None:
+        """The other gateways' decisions, as the feed gets them (this gateway's own come through `publish`)."""
+        feed, warned = self._feed, None
+        while not self._stop_poll.is_set():
+            try:
+                if last is None:
+                    last = feed.last_id()
+                last, recs = feed.read_after(last)
+            except Exception as e:  # Redis down or slow: wait and retry; never ends the thread
+                now = time.monotonic()
+                if warned is None or now - warned >= FEED_WARN_EVERY_S:
+                    warned = now
+                    log.warning("dashboard: the fleet's decisions paused: %s", e)
+                self._stop_poll.wait(1.0)
+                continue
+            for rec in recs:
+                if rec.get("gateway") != self.gateway:
+                    self.hub.publish_remote(rec)
+
     def stop(self) -> None:
+        self._stop_poll.set()
+        if self._poller is not None:
+            self._poller.join(timeout=2 * self.settings.state.timeout_s + 1.0)
+            self._poller = None
         self.hub.close()
         if self._httpd is not None:
             self._httpd.shutdown()
@@ -117,6 +175,8 @@ class Dashboard:
             from .detail import detail_of
 
             rec = record(req, decision)
+            if self.gateway is not None:
+                rec["gateway"] = self.gateway
             if decision.six.site and "site" not in rec:  # the page that made the request (the per-site view)
                 from ..logmask import mask_host
 
@@ -163,7 +223,14 @@ class Dashboard:
                 cfg[k] = "***"
         return {"settings": cfg, "mode": self.mode, "proxy": f"{self.proxy[0]}:{self.proxy[1]}", "run": self.run_view(),
                 "dashboard": self.base_url, "pac_url": self.pac_url, "decision_log": str(self.settings.decision_log),
-                "started": self.started, "models": self.model_status(), "subscribers": self.hub.subscribers}
+                "started": self.started, "models": self.model_status(), "subscribers": self.hub.subscribers,
+                "fleet": self.fleet_view()}
+
+    def fleet_view(self) -> dict:
+        """Which store the view reads: this gateway alone (local), or a fleet (redis) and this gateway's id."""
+        from ..state import where
+
+        return {"backend": self.settings.state.backend, "where": where(self.settings), "gateway": self.gateway}
 
 
 def read_runtime(state_dir) -> dict:

@@ -4,6 +4,9 @@ Only log-safe fields are read (action, host, categories as counts, recipient, R,
 aggregates hold no personal values either; a host passes the log's masking function again (a log written by
 an earlier version may hold a value spelled into a host name). "Received" means what left the machine: categories of
 allowed requests went as is, those of transformed requests went rewritten, denied ones never left.
+
+Records of a fleet's feed carry `gateway` (the gateway that decided them): the actions are also counted per
+gateway (`gateways`; empty for a single gateway's log).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ ACTIONS = ("allow", "transform", "deny")
 HIST_BINS = 10
 BUCKET_S = 60  # decisions over time: one bucket a minute
 MAX_BUCKETS = 24 * 60
+MAX_GATEWAYS = 1000  # gateways counted apart; the rest are counted under "other"
 
 
 class Destination:
@@ -58,6 +62,7 @@ class Stats:
         self.latencies: list[float] = []
         self.first_ts: float | None = None
         self.last_ts: float | None = None
+        self.gateways: dict[str, Counter] = {}  # gateway id → {action: decisions} (fleet records only)
 
     def add(self, rec: dict) -> None:
         action = rec.get("action") or "?"
@@ -85,6 +90,10 @@ class Stats:
             d.max_r = r if d.max_r is None else max(d.max_r, r)
         if rec.get("override"):
             self.overrides += 1
+        gw = rec.get("gateway")
+        if gw:
+            gw = str(gw) if str(gw) in self.gateways or len(self.gateways) < MAX_GATEWAYS else "other"
+            self.gateways.setdefault(gw, Counter())[action] += 1
         if isinstance(rec.get("latency_ms"), int | float):
             self.latencies.append(float(rec["latency_ms"]))
             if len(self.latencies) > 20000:
@@ -104,6 +113,9 @@ class Stats:
     def top_blocked(self, n: int = 10) -> list[Destination]:
         hit = [d for d in self.destinations.values() if d.actions.get("deny")]
         return sorted(hit, key=lambda d: (-d.actions["deny"], d.host))[:n]
+
+    def top_gateways(self) -> list[tuple[str, Counter]]:
+        return sorted(self.gateways.items(), key=lambda kv: (-sum(kv[1].values()), kv[0]))
 
     def latency(self) -> dict:
         if not self.latencies:
@@ -128,6 +140,8 @@ class Stats:
             "latency_ms": self.latency(),
             "first_ts": self.first_ts,
             "last_ts": self.last_ts,
+            "gateways": {gw: {"total": sum(c.values()), **{a: c.get(a, 0) for a in ACTIONS}}
+                         for gw, c in self.top_gateways()},
         }
 
 

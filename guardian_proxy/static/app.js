@@ -4,7 +4,7 @@
 const TOKEN = document.querySelector('meta[name="guardian-token"]').content;
 const MAX_ROWS = 200;
 const WORDS = { allow: "allowed", transform: "rewritten", deny: "blocked" };
-const state = { rows: [], statsTimer: null, sitesTimer: null, es: null, q: "", paused: false, pending: [],
+const state = { rows: [], gateway: null, statsTimer: null, sitesTimer: null, es: null, q: "", paused: false, pending: [],
                 lost: false, retryTimer: null, backoff: 1000, filterTimer: null };
 const RETRY_MAX_MS = 10000;
 
@@ -65,6 +65,9 @@ function row(d) {
   const tr = h("tr", { class: `decision ${d.action}`, "data-id": d.id, "data-host": d.host, "data-action": d.action,
                        "data-site": d.site || "", onclick: () => openDetail(d.id) },
     h("td", { class: "nowrap" }, fmtTime(d.ts)),
+    // a fleet (state.backend redis): which gateway decided it; this gateway's own are dimmed
+    state.gateway ? h("td", { class: `gw nowrap${d.gateway === state.gateway ? " muted" : ""}`, "data-testid": "gateway" },
+                      d.gateway || "–") : null,
     h("td", {}, badge(d.action, d.final_level || d.start_level), levelTag(d),
       d.override ? h("span", { class: "tag" }, "override") : null),
     h("td", { class: "req" }, h("b", {}, d.method || ""), " ", d.host || "", h("span", { class: "muted" }, d.path || "")),
@@ -112,6 +115,8 @@ function scheduleStats() {
 
 async function loadSnapshot() {
   const snap = await api(withQ("/api/snapshot"));
+  state.gateway = snap.gateway || null;  // set for a fleet: the table shows which gateway decided each row
+  document.getElementById("th-gateway").classList.toggle("hidden", !state.gateway);
   document.querySelector("#decisions tbody").replaceChildren();
   state.pending = [];
   renderPending();
@@ -346,9 +351,10 @@ async function openDetail(id) {
       h("p", {}, h("b", {}, p.verdict || WORDS[d.action] || d.action), p.why ? `: ${p.why}` : ""),
       p.levels ? h("p", { class: "levels" }, p.levels) : null,
       p.rule ? h("p", { class: "rule" }, `Rule: ${p.rule}.`) : null,
-      p.numbers ? h("p", { class: "numbers" }, p.numbers) : null),
+      p.numbers ? h("p", { class: "numbers" }, p.numbers) : null,
+      d.elsewhere ? h("p", { class: "elsewhere muted", "data-testid": "elsewhere" }, d.note) : null),
     leftSection(d),
-    kv([["decision id", d.id], ["time", new Date(d.ts * 1000).toLocaleString()], ["request", `${d.method} ${d.scheme}://${d.host}${d.path}`],
+    kv([["decision id", d.id], ["gateway", d.gateway || undefined], ["time", new Date(d.ts * 1000).toLocaleString()], ["request", `${d.method} ${d.scheme}://${d.host}${d.path}`],
         ["override", d.override], ["rule", d.rule], ["latency", `${fmtNum(d.latency_ms, 1)} ms`]]),
     section("Action (six-tuple)", kv([
       ["destination", six.domain], ["categories", cats(six.categories)], ["recipient", words(six.recipient)],
