@@ -249,8 +249,10 @@ class GuardianAddon:
     one line saying what to fix."""
 
     def __init__(self, gateway: Gateway | None = None, redirect_upstream: tuple[str, int] | None = None,
-                 workers: int | None = None, eval_timeout_s: float = 60.0, dashboard=None):
+                 workers: int | None = None, eval_timeout_s: float = 60.0, dashboard=None, processes=None):
         self.gateway = gateway
+        # evaluation in worker processes (guardian_proxy/workers.py WorkerPool), or None: in this process's threads
+        self.processes = processes
         self.standalone = gateway is None  # loaded by mitmproxy itself: options build the gateway
         self.dashboard = dashboard  # guardian_proxy.dashboard.Dashboard or None
         # one thread of its own: decisions reach the dashboard in order and never wait behind evaluations
@@ -282,6 +284,9 @@ class GuardianAddon:
         loader.add_option("guardian_dashboard_port", int, 8081, "Live dashboard on 127.0.0.1:N (0: off).")
         loader.add_option("guardian_redirect_upstream", str | None, None,
                           "Send every request to HOST:PORT, keeping its Host and SNI (tests, benchmarks).")
+        loader.add_option("guardian_workers", int | None, None,
+                          "Evaluation worker processes (default: the settings' `workers`, one per core; "
+                          "0: in threads of this process).")
 
     def configure(self, updated: set[str]) -> None:
         """Options are read once: the redirect whenever it changes; the rest build the gateway in `running`
@@ -292,7 +297,8 @@ class GuardianAddon:
                 self.redirect = UpstreamRedirect(split_hostport(value)) if value else None
             except ValueError as e:
                 raise exceptions.OptionsError(f"guardian_redirect_upstream: {e}") from None
-        fixed = {"guardian_config", "guardian_state_dir", "guardian_log", "guardian_dashboard_port"} & updated
+        fixed = {"guardian_config", "guardian_state_dir", "guardian_log", "guardian_dashboard_port",
+                 "guardian_workers"} & updated
         if fixed and self.standalone and self.gateway is not None:
             raise exceptions.OptionsError(f"{', '.join(sorted(fixed))} cannot change while the proxy runs; restart it")
 
@@ -306,12 +312,12 @@ class GuardianAddon:
         spec = o.mode[0] if o.mode else None
         try:
             built = build(o.guardian_config, o.guardian_state_dir, o.guardian_log, o.guardian_dashboard_port,
-                          (o.listen_host or "127.0.0.1", o.listen_port or 8080), spec)
+                          (o.listen_host or "127.0.0.1", o.listen_port or 8080), spec, workers=o.guardian_workers)
         except GuardianError as e:
             log.error("guardian-proxy cannot start: %s", e)
             ctx.master.shutdown()
             return
-        self.gateway, self.dashboard = built.gateway, built.dashboard
+        self.gateway, self.dashboard, self.processes = built.gateway, built.dashboard, built.processes
         self.eval_timeout_s = self.gateway.settings.limits.eval_timeout_s
         self.limits = self.gateway.settings.limits
         if self.dashboard is not None:
@@ -352,7 +358,14 @@ class GuardianAddon:
         ticket = Ticket()
         try:
             decision = self.gateway.evaluate_inline(raw, ticket) if inline else None
-            if decision is None:
+            if decision is None and self.processes is not None:
+                fut = asyncio.wrap_future(self.processes.submit(raw))
+                decision, kept = await asyncio.wait_for(fut, self.eval_timeout_s)
+                if kept is not None and self.gateway.agents is not None:  # the reply's guard needs it here
+                    self.gateway.agents.keep(decision.id, kept)
+                if log:  # this process writes every line: a worker that dies can neither lose nor repeat one
+                    decision = self.gateway.write_log(raw, decision, ticket)
+            elif decision is None:
                 pool = self.big_pool if len(raw.body) > BIG_BODY_BYTES else self.pool
                 fut = asyncio.get_running_loop().run_in_executor(
                     pool, functools.partial(self.gateway.evaluate, raw, ticket=ticket, log=log))
@@ -740,6 +753,8 @@ class GuardianAddon:
                 self.dashboard.stop()
         self.pool.shutdown(wait=False, cancel_futures=True)
         self.big_pool.shutdown(wait=False, cancel_futures=True)
+        if self.processes is not None:
+            self.processes.close()
         if self.learn_pool is not None:
             self.learn_pool.shutdown(wait=False, cancel_futures=True)
         if self.dash_pool is not None:
@@ -786,7 +801,7 @@ def write_wireguard_client_conf(master, confdir: str) -> Path | None:
 
 async def _serve(gateway: Gateway, host: str, port: int, confdir: str, redirect: tuple[str, int] | None,
                  ssl_insecure: bool, proxyauth: str | None, mode: str | None, on_ready, dashboard=None,
-                 sets: list[str] | None = None, verbosity: str = "warn") -> None:
+                 sets: list[str] | None = None, verbosity: str = "warn", processes=None) -> None:
     from mitmproxy import options
     from mitmproxy.tools.dump import DumpMaster
 
@@ -798,7 +813,7 @@ async def _serve(gateway: Gateway, host: str, port: int, confdir: str, redirect:
     if dashboard is not None and not dashboard.start():  # a busy port is a warning (dashboard.error), never fatal
         dashboard = None
     master.addons.add(GuardianAddon(gateway, redirect, eval_timeout_s=gateway.settings.limits.eval_timeout_s,
-                                    dashboard=dashboard))
+                                    dashboard=dashboard, processes=processes))
     # header and idle timeouts, per-client and total connection caps (guardian_proxy/connections.py)
     master.addons.add(ConnectionGuard.from_limits(close_client, gateway.settings.limits))
     updates = {"ssl_insecure": ssl_insecure, "termlog_verbosity": verbosity, "connection_strategy": "lazy"}
@@ -842,8 +857,9 @@ async def _serve(gateway: Gateway, host: str, port: int, confdir: str, redirect:
 def run_proxy(gateway: Gateway, host: str, port: int, confdir: str = "~/.mitmproxy",
               redirect: tuple[str, int] | None = None, ssl_insecure: bool = False, proxyauth: str | None = None,
               mode: str | None = None, on_ready=None, dashboard=None, sets: list[str] | None = None,
-              verbosity: str = "warn") -> None:
+              verbosity: str = "warn", processes=None) -> None:
     """Run mitmproxy with the guardian addon until SIGINT/SIGTERM; `dashboard` (a not yet started
-    guardian_proxy.dashboard.Dashboard) runs beside it on its own thread."""
+    guardian_proxy.dashboard.Dashboard) runs beside it on its own thread; `processes` (a started
+    guardian_proxy.workers.WorkerPool) evaluates requests, else this process's threads do."""
     asyncio.run(_serve(gateway, host, port, confdir, redirect, ssl_insecure, proxyauth, mode, on_ready, dashboard,
-                       sets, verbosity))
+                       sets, verbosity, processes))

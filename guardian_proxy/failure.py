@@ -13,6 +13,8 @@ exception in the proxy; it becomes a decision with a stated, logged rule:
 | rewrite error                             | transform               | the tier's fail mode                     |
 | evaluation past `limits.eval_timeout_s`   | deadline (addon)        | the tier's fail mode, unknown-tier rule  |
 |                                           |                         | when extraction had not finished         |
+| evaluation worker process died or hung    | worker (addon)          | the unknown-tier rule (the worker's      |
+|                                           |                         | extraction is lost with it)              |
 | decision log write error                  | log                     | closed tier: allow/transform become deny |
 |                                           |                         | open tier: the decision stands           |
 | conversation session / vault error        | session                 | blocked whatever the tier (a chat that   |
@@ -57,6 +59,7 @@ STAGE_WORDS = {
     "transform": "the rewrite",
     "session": "the conversation session",
     "deadline": "evaluation (deadline passed)",
+    "worker": "the evaluation worker process",
     "log": "the decision log",
 }
 WARN_EVERY_S = 10.0
@@ -147,7 +150,7 @@ class FailureRules:
     def decision(self, req: RawRequest, stage: str, exc: BaseException | None, action: Action | None = None) -> Decision:
         """The decision for a request whose evaluation failed in `stage` (after extraction when `action`)."""
         tier = self.tier_of(action) if action is not None else None
-        if action is None or (tier is None and stage in ("extract", "deadline")):
+        if action is None or (tier is None and stage in ("extract", "deadline", "worker")):
             tier = self.unknown_tier(req)
             basis = "tier unknown"
         else:

@@ -19,10 +19,11 @@ from .pipeline import Gateway
 class Built:
     gateway: Gateway
     dashboard: object | None  # guardian_proxy.dashboard.Dashboard, started, or None
+    processes: object | None = None  # guardian_proxy.workers.WorkerPool, started, or None (threads)
 
 
 def build(config: str | None, state_dir: str | None, log_file: str | None, dashboard_port: int,
-          proxy: tuple[str, int], mode: str | None = None) -> Built:
+          proxy: tuple[str, int], mode: str | None = None, workers: int | None = None) -> Built:
     """Settings, checks, models and the dashboard; raises GuardianError (one line naming the file and the fix)."""
     import logging
 
@@ -31,10 +32,21 @@ def build(config: str | None, state_dir: str | None, log_file: str | None, dashb
     logging.getLogger("presidio-analyzer").setLevel(logging.WARNING)  # one line per recognizer at INFO
     s = load_settings(Path(config).expanduser() if config else None,
                       state_dir=Path(state_dir).expanduser() if state_dir else None,
-                      log_file=Path(log_file).expanduser() if log_file else None, dashboard_port=dashboard_port)
+                      log_file=Path(log_file).expanduser() if log_file else None, dashboard_port=dashboard_port,
+                      workers=workers)
     check_state(s)
-    gateway = Gateway.from_settings(s)
-    gateway.warm_up()
+    from .workers import pool_for
+
+    processes = pool_for(s)  # the workers load their models while this process builds its gateway
+    try:
+        gateway = Gateway.from_settings(s)
+        gateway.warm_up(models=processes is None)
+        if processes is not None:
+            processes.start()
+    except BaseException:
+        if processes is not None:
+            processes.close()
+        raise
     dash = None
     if s.dashboard_port:
         from .dashboard import Dashboard
@@ -43,4 +55,4 @@ def build(config: str | None, state_dir: str | None, log_file: str | None, dashb
                          overrides=getattr(gateway, "overrides", None))
         if not dash.start():
             dash = None
-    return Built(gateway, dash)
+    return Built(gateway, dash, processes)

@@ -98,6 +98,21 @@ class AgentStage:
             decision.extra["agent"].update(withhold=len(guidance.withhold), shareable=len(guidance.share))
         return decision
 
+    # ------------------------------------------------------------------ a request decided in a worker process
+
+    def handoff(self, decision_id: str):
+        """What the response guard of `decision_id` needs (kept by `apply`), taken out of this process: a worker
+        process (guardian_proxy/workers.py) sends it back with the decision, and the proxy's `keep` holds it for
+        the reply. None when the request had no guidance to keep."""
+        with self._lock:
+            return self._kept.pop(decision_id, None)
+
+    def keep(self, decision_id: str, kept) -> None:
+        with self._lock:
+            self._kept[decision_id] = kept
+            while len(self._kept) > _KEEP:
+                self._kept.popitem(last=False)
+
     # ------------------------------------------------------------------ response
 
     def _guidance(self, decision_id: str | None):

@@ -166,7 +166,7 @@ def client_address(host: str, port: int) -> str:
 _SET_FLAGS = {"listen_host": "host", "listen_port": "port", "ssl_insecure": "ssl_insecure", "confdir": "confdir",
               "mode": "mode", "proxyauth": "proxyauth", "guardian_config": "config", "guardian_state_dir": "state_dir",
               "guardian_log": "log", "guardian_dashboard_port": "dashboard_port",
-              "guardian_redirect_upstream": "redirect_upstream"}
+              "guardian_redirect_upstream": "redirect_upstream", "guardian_workers": "workers"}
 _TRUE = ("true", "1", "yes", "on", "")
 
 
@@ -209,6 +209,9 @@ def run(
                                    "(mitmproxy 11 syntax); the loopback rule applies to HOST too."),
     dashboard_port: int = typer.Option(None, "--dashboard-port", min=0, max=65535,
                                        help="Live dashboard on 127.0.0.1:N (default 8081; 0 = off)."),
+    workers: int = typer.Option(None, "--workers", min=0, max=256,
+                                help="Evaluation worker processes (default one per core; 0 = threads of the "
+                                     "proxy process)."),
     sets: list[str] = typer.Option(None, "--set", metavar="KEY=VALUE",
                                    help="Any mitmproxy option (ignore_hosts, upstream_cert, …) or guardian option "
                                         "(guardian_state_dir, guardian_config, …), as `mitmdump --set`."),
@@ -225,6 +228,7 @@ def run(
         port = port if port is not None else (int(own["port"]) if "port" in own else None)
         dashboard_port = dashboard_port if dashboard_port is not None else \
             (int(own["dashboard_port"]) if "dashboard_port" in own else None)
+        workers = workers if workers is not None else (int(own["workers"]) if "workers" in own else None)
     except ValueError as e:
         fail(f"--set: expected a number ({e})")
     config = config or (Path(own["config"]) if own.get("config") else None)
@@ -237,7 +241,7 @@ def run(
     if own.get("mode"):
         mode = [*(mode or []), own["mode"]]
     s = settings_from(config, state_dir, log, host=host, port=port, allow_remote=allow_remote or None,
-                      proxyauth=proxyauth, dashboard_port=dashboard_port)
+                      proxyauth=proxyauth, dashboard_port=dashboard_port, workers=workers)
     specs = []
     for spec in mode or []:
         from ..addon import check_mode
@@ -264,12 +268,18 @@ def run(
 
     from ..addon import ca_cert_path, run_proxy
     from ..pipeline import Gateway
+    from ..workers import pool_for
 
-    console.print("[dim]loading models …[/]")
+    processes = pool_for(s)  # the workers load their models while this process builds its own gateway
+    console.print(f"[dim]loading models{f' ({processes.n} evaluation workers)' if processes else ''} …[/]")
     try:
         gateway = Gateway.from_settings(s)
-        gateway.warm_up()
+        gateway.warm_up(models=processes is None)
+        if processes is not None:
+            processes.start()
     except GuardianError as e:
+        if processes is not None:
+            processes.close()
         fail(f"cannot start: {e}")
 
     dash = None
@@ -318,10 +328,12 @@ def run(
     try:
         run_proxy(gateway, s.host.strip("[]"), s.port, confdir=confdir, redirect=redirect, ssl_insecure=ssl_insecure,
                   proxyauth=s.proxyauth, mode=spec, on_ready=ready, dashboard=dash, sets=mitm_sets,
-                  verbosity="error" if quiet else "info" if verbose else "warn")
+                  verbosity="error" if quiet else "info" if verbose else "warn", processes=processes)
     except GuardianError as e:
         fail(str(e))
     finally:
+        if processes is not None:
+            processes.close()
         runtime.remove(s.state_dir)
 
 

@@ -63,6 +63,10 @@ def start_proxy(tmp: Path, upstream_port: int | None = None, extra: list[str] | 
     if upstream_port:
         args += ["--redirect-upstream", f"127.0.0.1:{upstream_port}"]
     args += extra or []
+    if not any(a == "--workers" or a.startswith("guardian_workers=") for a in args):
+        # one evaluation worker process: every end-to-end test goes through the worker path (the default's), at
+        # the cost of one model load, as before workers (the proxy process itself loads no NER then)
+        args += ["--workers", "1"]
     e = dict(os.environ, HF_HUB_OFFLINE="1", **(env or {}))
     proc = subprocess.Popen(args, stdout=out.open("wb"), stderr=subprocess.STDOUT, env=e)
     deadline = time.time() + timeout
