@@ -16,20 +16,37 @@ a network's first digit), an SSN (3+6 or 5+4 digits, area/group/serial valid), o
 blocked for a tracker — and the decision log says `fragment_reassembly`. Only consecutive requests are paired (pairing any two
 numbers sent to a busy API within minutes would find "cards" by chance: one in ten pass Luhn). Splits into three
 or more requests, or halves with other requests between them, are not reassembled.
+
+Built with the gateway's settings, the window lives in the shared scratch store (guardian_proxy/state/scratch.py:
+<state_dir>/scratch.db, or a Redis key per hashed (client, destination) with a TTL of `WINDOW_S`), so the two
+halves pair whichever worker process (or gateway of a fleet) serves each request; the key is a hash of the
+client and the destination (an HMAC under the fleet's vault key with Redis), the value the states above.
+Built without settings (unit tests), it is in memory. A store that cannot be reached (Redis down or slow) is not
+asked again for `DOWN_RETRY_S`: meanwhile each process pairs the requests it serves itself (the in-memory window),
+with one warning a minute — a request never waits on a dead store, and the value checks of every single request
+are unaffected.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import json
+import logging
 import re
 import threading
 import time
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 
 from .checksums import luhn_sum
+from .state import StateUnavailable
 from .types import ENTITIES, Action, RawRequest, Span, TextField
 
+log = logging.getLogger("guardian_proxy")
+
 WINDOW_S = 120.0
+DOWN_RETRY_S = 5.0
 #: recipients watched: the trackers and unknown third parties (a service provider's or AI service's own API is
 #: not, and chats are pseudonymised by their session whatever they split)
 WATCHED = ("analytics", "ad_network", "data_broker", "social", "unknown_third_party")
@@ -73,10 +90,15 @@ def _digits_of(f: TextField) -> str | None:
 
 
 class FragmentWindow:
-    """Per (client, destination) window of fragment states; thread-safe, bounded in keys, states and age."""
+    """Per (client, destination) window of fragment states; thread-safe, bounded in keys, states and age.
+    `settings`: the states go to the shared scratch store of `settings.state` (opened on first use)."""
 
-    def __init__(self, window_s: float = WINDOW_S):
+    def __init__(self, settings=None, window_s: float = WINDOW_S):
         self.window_s = window_s
+        self.settings = settings
+        self._scratch = None
+        self._down_until = 0.0  # monotonic time until which the shared store is not asked again (it failed)
+        self._warned = -1e9
         self._windows: OrderedDict[tuple[str, str], list[_State]] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -91,18 +113,32 @@ class FragmentWindow:
         if not fields:
             return []
         key = (req.client or "", action.domain)
+        found = self._shared(key, fields) if self.settings is not None else self._local(key, fields)
+        if found:
+            action.spans.extend(found)
+            for sp in found:
+                action.categories[sp.category] = action.categories.get(sp.category, 0) + 1
+            if "fragment_reassembly" not in action.flags:
+                action.flags.append("fragment_reassembly")
+        return found
+
+    def _pair(self, before: list[_State], fields: list[TextField], now: float) -> tuple[list[Span], list[_State]]:
+        """The spans this request's fields complete with the states before it, and the states it leaves: only
+        the previous request's fragments are kept (halves are sent one after the other, and pairing any two
+        numbers of a busy API within the window would find "cards" by chance: 1 in 10 pass Luhn)."""
+        states = [s for s in before if now - s.at <= self.window_s]
+        found: list[Span] = []
+        for f in fields:
+            entity = self._completes(f, states)
+            if entity is not None:
+                found.append(self._span(f, entity))
+        done = {sp.path for sp in found}
+        return found, [s for f in fields if f.path not in done for s in self._states(f, now)][-MAX_STATES:]
+
+    def _local(self, key: tuple[str, str], fields: list[TextField]) -> list[Span]:
         now = time.monotonic()
         with self._lock:
-            states = [s for s in self._windows.get(key, []) if now - s.at <= self.window_s]
-            found: list[Span] = []
-            for f in fields:
-                entity = self._completes(f, states)
-                if entity is not None:
-                    found.append(self._span(f, entity))
-            # only the previous request's fragments are kept: halves are sent one after the other, and pairing
-            # any two numbers of a busy API within the window would find "cards" by chance (1 in 10 pass Luhn)
-            states = [s for f in fields if f.path not in {sp.path for sp in found} for s in self._states(f, now)]
-            states = states[-MAX_STATES:]
+            found, states = self._pair(self._windows.get(key, []), fields, now)
             if states:
                 self._windows[key] = states
                 self._windows.move_to_end(key)
@@ -110,12 +146,39 @@ class FragmentWindow:
                 self._windows.pop(key, None)
             while len(self._windows) > MAX_WINDOWS:
                 self._windows.popitem(last=False)
+        return found
+
+    def _shared(self, key: tuple[str, str], fields: list[TextField]) -> list[Span]:
+        """One atomic swap: this request's states in, the previous request's out; a second write only when a
+        field completed a value (its states are then not kept)."""
+        if self._scratch is None:
+            from .state import fleet_key
+            from .state.scratch import open_scratch
+
+            with self._lock:
+                if self._scratch is None:
+                    self._mac = fleet_key(self.settings) or b"guardian-fragments"  # a fleet's keys: keyed hashes
+                    self._scratch = open_scratch(self.settings, "fragments")
+        if time.monotonic() < self._down_until:  # the store failed a moment ago: this process's own window
+            return self._local(key, fields)
+        try:
+            return self._swap(key, fields)
+        except StateUnavailable:
+            self._down_until = time.monotonic() + DOWN_RETRY_S
+            if time.monotonic() - self._warned > 60:
+                self._warned = time.monotonic()
+                log.warning("guardian-proxy: the shared store does not answer; split values are paired within "
+                            "this process only (retrying every %.0f s)", DOWN_RETRY_S)
+            return self._local(key, fields)
+
+    def _swap(self, key: tuple[str, str], fields: list[TextField]) -> list[Span]:
+        hkey = hmac.new(self._mac, "\x1f".join(key).encode(), hashlib.sha256).hexdigest()[:32]
+        now = time.time()
+        mine = [s for f in fields for s in self._states(f, now)][-MAX_STATES:]
+        before = _decode(self._scratch.swap(hkey, _encode(mine), self.window_s))
+        found, states = self._pair(before, fields, now)
         if found:
-            action.spans.extend(found)
-            for sp in found:
-                action.categories[sp.category] = action.categories.get(sp.category, 0) + 1
-            if "fragment_reassembly" not in action.flags:
-                action.flags.append("fragment_reassembly")
+            self._scratch.put(hkey, _encode(states), self.window_s)
         return found
 
     @staticmethod
@@ -160,3 +223,17 @@ class FragmentWindow:
         cat, direct = ENTITIES[entity]
         return Span(path=f.path, start=lead, end=lead + len(f.text.strip()), entity=entity, category=cat, score=0.85,
                     text=f.text.strip(), direct=direct)
+
+
+def _encode(states: list[_State]) -> bytes | None:
+    return json.dumps([astuple(s) for s in states], separators=(",", ":")).encode() if states else None
+
+
+def _decode(raw: bytes | None) -> list[_State]:
+    if not raw:
+        return []
+    try:
+        return [_State(str(k), int(n), bool(c), bool(ssn), int(l0), int(l1), float(at))
+                for k, n, c, ssn, l0, l1, at in json.loads(raw)]
+    except (ValueError, TypeError):
+        return []  # not ours (another version's): no states

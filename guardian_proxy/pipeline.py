@@ -148,7 +148,7 @@ class Gateway:
         self.failures = FailureRules(tables)  # per-tier fail modes (guardian_proxy/failure.py)
         self.session = session  # stage 7 (guardian_proxy.session.SessionStage) or None
         self.agents = agents  # agent steps of chat requests (guardian_proxy.agents.AgentStage) or None
-        self.fragments = FragmentWindow()  # per-destination window of split values (guardian_proxy/fragments.py)
+        self.fragments = FragmentWindow(settings)  # per-destination window of split values (shared: fragments.py)
 
     @classmethod
     def from_settings(cls, settings: Settings, with_log: bool = True) -> Gateway:
@@ -171,9 +171,13 @@ class Gateway:
         )
         dlog = DecisionLog(settings.decision_log, settings.log_max_bytes, settings.log_backups,
                            settings.log_retention_days) if with_log else None
+        if dlog is not None:  # the fleet's view of each written line (redis; local: the log is the feed)
+            from .state.decisions import feed_for
+
+            dlog.feed = feed_for(settings)
         from .resources import policies_dir
 
-        evidence = PolicyEvidence.from_dirs(policies_dir(), settings.state_dir / "policies")
+        evidence = PolicyEvidence.for_settings(settings, policies_dir())
         llm = make_backend(settings.llm)  # one back end, shared by the likelihood slow path and the anonymizer
         return cls(settings, tables, extractor, evidence, make_likelihood(settings, llm),
                    Transformer(settings.anonymize, detect=extractor.detector.detect, llm=llm),
@@ -183,8 +187,12 @@ class Gateway:
                                      if settings.agents.experience_log else None, llm=llm,
                                      llm_timeout=settings.llm.timeout_s))
 
-    def warm_up(self) -> None:
-        """Load models now rather than on the first request."""
+    def warm_up(self, models: bool = True) -> None:
+        """Load models now rather than on the first request; `models=False` (the proxy process when worker
+        processes evaluate: guardian_proxy/workers.py) only the pattern path of the event loop's fast path."""
+        if not models:
+            self.extractor.extract(RawRequest(method="GET", url="http://warmup.invalid/"))
+            return
         self.evaluate(RawRequest(method="POST", url="http://warmup.invalid/", body=b"warm up John Smith",
                                  headers=[("content-type", "text/plain")]), log=False)
 
@@ -252,19 +260,28 @@ class Gateway:
         """Append the decision's line, once per request (a `ticket` already claimed by the deadline path, or by
         evaluation that finished late, is not logged again); a write error never propagates (closed tiers turn
         it into a block). What is logged is what was done: after a write error the final decision (the block,
-        with its rule) is the one handed to the log, written once the log can be written again."""
+        with its rule) is the one handed to the log, written once the log can be written again.
+
+        The log's `feed` (guardian_proxy/state/decisions.py; None for the local back end) is handed each record
+        the log was handed, the deferred final one included: queued there, never waited for."""
         if self.decision_log is None or (ticket is not None and not ticket.claim()):
             return decision
         try:
-            self.decision_log.write(record(req, decision))
+            rec = record(req, decision)
+            self.decision_log.write(rec)
         except Exception as e:
+            rec = None
             decision = self.failures.after_log_error(req, decision, e)
             defer = getattr(self.decision_log, "defer", None)
             if defer is not None:
                 try:
-                    defer(record(req, decision))
+                    rec = record(req, decision)
+                    defer(rec)
                 except Exception:  # never propagates (after_log_error has warned already)
-                    pass
+                    rec = None
+        feed = getattr(self.decision_log, "feed", None)
+        if feed is not None and rec is not None:
+            feed.publish(rec)
         return decision
 
     def failure_decision(self, req: RawRequest, exc: BaseException, ticket: Ticket | None = None) -> Decision:

@@ -1,10 +1,10 @@
-"""`guardian-proxy sessions list|wipe`: the chat sessions in the pseudonym vault (<state-dir>/sessions.db).
+"""`guardian-proxy sessions list|wipe`: the chat sessions in the pseudonym vault of the configured state back end
+(`state.backend`: local, <state-dir>/sessions.db; redis, the fleet's sessions under `state.prefix`).
 
 `list` shows, per session, its id, age, turns, CPE, the turn CPE crossed τ and how many values of each type
 it holds — never a value. `wipe` deletes one session (by id or a unique id prefix), the sessions idle longer
 than the configured expiry (`--expired`), or all of them (`--all`); a wiped conversation can no longer be
-de-masked. Run `wipe` while the proxy is stopped, or expect the running proxy to start those conversations
-afresh.
+de-masked, and a running proxy (any worker, any gateway of the fleet) starts it afresh at its next turn.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import typer
@@ -27,12 +28,28 @@ out = DataOut()
 
 
 def _vault(config: Path | None, state_dir: Path | None):
+    from ..errors import GuardianError
     from ..session.vault import Vault
+    from ..state import uses_redis
 
     s = settings_from(config, state_dir)
-    if not (s.state_dir / "sessions.db").exists():
+    if not uses_redis(s) and not (s.state_dir / "sessions.db").exists():
         return None, s
-    return Vault(s.state_dir), s
+    try:
+        return Vault.for_settings(s), s
+    except (GuardianError, ValueError) as e:  # no fleet key, a bad key file
+        fail(str(e))
+
+
+@contextmanager
+def _reachable(s):
+    """The store unreachable (redis down or slow): one line naming it, exit 1."""
+    from ..state import StateUnavailable, where
+
+    try:
+        yield
+    except StateUnavailable as e:
+        fail(f"the session store ({where(s)}) cannot be reached: {e}", code=1)
 
 
 def _age(seconds: float) -> str:
@@ -53,11 +70,12 @@ def list_cmd(
     rows = []
     if vault is not None:
         now = time.time()
-        for sid, created, last_seen, meta, n in vault.sessions():
-            rows.append({"session": sid, "created": round(created, 3), "last_seen": round(last_seen, 3),
-                         "idle_s": round(now - last_seen), "expired": now - last_seen > s.session.idle_expiry_s,
-                         "turn": meta.get("turn", 0), "cpe": meta.get("cpe", 0.0), "crossed_turn": meta.get("crossed"),
-                         "values": n, "types": vault.entity_types(sid)})
+        with _reachable(s):
+            for sid, created, last_seen, meta, n in vault.sessions():
+                rows.append({"session": sid, "created": round(created, 3), "last_seen": round(last_seen, 3),
+                             "idle_s": round(now - last_seen), "expired": now - last_seen > s.session.idle_expiry_s,
+                             "turn": meta.get("turn", 0), "cpe": meta.get("cpe", 0.0),
+                             "crossed_turn": meta.get("crossed"), "values": n, "types": vault.entity_types(sid)})
         vault.close()
     if as_json:
         for r in rows:
@@ -91,15 +109,16 @@ def wipe(
     if vault is None:
         out.print("no chat sessions")
         return
-    if session is not None:
-        matches = [sid for sid, *_ in vault.sessions() if sid.startswith(session)]
-        if len(matches) != 1:
-            vault.close()
-            fail(f"{len(matches)} sessions match {session!r}")
-        n = vault.wipe(matches[0])
-    elif expired:
-        n = vault.wipe(older_than=time.time() - s.session.idle_expiry_s)
-    else:
-        n = vault.wipe()
+    with _reachable(s):
+        if session is not None:
+            matches = [sid for sid, *_ in vault.sessions() if sid.startswith(session)]
+            if len(matches) != 1:
+                vault.close()
+                fail(f"{len(matches)} sessions match {session!r}")
+            n = vault.wipe(matches[0])
+        elif expired:
+            n = vault.wipe(older_than=time.time() - s.session.idle_expiry_s)
+        else:
+            n = vault.wipe()
     vault.close()
     out.print(f"wiped {n} session{'s' if n != 1 else ''}")

@@ -73,7 +73,7 @@ class SessionStage:
             before |= {label for label, (_, direct) in ENTITIES.items() if direct}
         self.before = before
         self.maker = SurrogateMaker()
-        self.store = SessionStore(settings.state_dir, self.cfg.idle_expiry_s)
+        self.store = SessionStore(settings.state_dir, self.cfg.idle_expiry_s, settings)  # settings.state's back end
 
     @property
     def vault(self) -> Vault:

@@ -1,18 +1,23 @@
-"""The pseudonym vault: conversation state in SQLite under the state dir, encrypted at rest.
+"""The pseudonym vault: conversation state, encrypted at rest, in the configured back end (`settings.state`).
 
-    <state_dir>/sessions.db    SQLite, WAL journal, synchronous=FULL (a commit survives a crash)
-    <state_dir>/vault.key      32 random bytes (base64), mode 0600, created on first use
+    local   <state_dir>/sessions.db    SQLite, WAL journal (guardian_proxy/state/sessions_sqlite.py)
+            <state_dir>/vault.key      32 random bytes (base64), mode 0600, created on first use
+    redis   hashes under the fleet's prefix (guardian_proxy/state/sessions_redis.py); the key is the fleet's
+            (`state.key_file` or $GUARDIAN_VAULT_KEY), the same on every gateway
 
-Every value (originals, surrogates, name parts, types) is sealed with AES-256-GCM (`cryptography`),
-the row's session id and lookup key bound as associated data so rows cannot be swapped. Lookup keys and
-session ids are HMAC-SHA256 under a key derived from the same secret: nothing in the file reveals a
-value without the key. Entity rows are only ever inserted or completed (a surrogate added), never
-rewritten with less, and they are committed before the request that uses them leaves the machine.
-Hard-blocked values (SSN, card, bank account) are stored without their original. A session idle for
-longer than `session.idle_expiry_s` is deleted with its entities and aliases.
+This module holds the crypto; the back end only stores what it is given. Every value (originals, surrogates,
+name parts, types) is sealed with AES-256-GCM (`cryptography`), the row's session id and lookup key bound as
+associated data so rows cannot be swapped. Lookup keys, aliases and session ids are HMAC-SHA256 under a key
+derived from the same secret: nothing stored reveals a value without the key. Entity rows are only ever
+inserted or completed (a surrogate added), never rewritten with less, and they are committed before the
+request that uses them leaves the machine. Hard-blocked values (SSN, card, bank account) are stored without
+their original. A session idle for longer than `session.idle_expiry_s` is deleted with its entities and
+aliases.
 
 If the key file is missing while a database exists, the old database cannot be read: it is moved aside
-(`sessions.db.unreadable-<time>`) and a new one started. Rows that fail to decrypt are skipped.
+(`sessions.db.unreadable-<time>`) and a new one started. Rows that fail to decrypt are skipped. Several
+processes may open the vault of one state dir at once: the key and the schema are made under a flock
+(`<state_dir>/vault.lock`), so one key is made and every process reads that one.
 """
 
 from __future__ import annotations
@@ -23,8 +28,6 @@ import hmac
 import json
 import logging
 import os
-import sqlite3
-import threading
 import time
 from pathlib import Path
 
@@ -32,18 +35,14 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from ..private import make_dirs
+from ..state.filelock import exclusive
+from ..state.sessions import SessionRows
 
 log = logging.getLogger("guardian_proxy")
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS sessions(sid TEXT PRIMARY KEY, created REAL, last_seen REAL, meta BLOB);
-CREATE TABLE IF NOT EXISTS entities(sid TEXT, lookup TEXT, blob BLOB, PRIMARY KEY(sid, lookup));
-CREATE TABLE IF NOT EXISTS aliases(alias TEXT PRIMARY KEY, sid TEXT, created REAL);
-CREATE INDEX IF NOT EXISTS aliases_sid ON aliases(sid);
-"""
-
 
 def _load_key(path: Path, db: Path) -> bytes:
+    """The local vault key (call it under the state dir's vault lock): read, or made when there is none."""
     if path.exists():
         mode = path.stat().st_mode & 0o777
         if mode & 0o077:
@@ -68,25 +67,49 @@ def _load_key(path: Path, db: Path) -> bytes:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "wb") as f:
         f.write(base64.b64encode(key) + b"\n")
+        f.flush()
+        os.fsync(f.fileno())
     return key
 
 
 class Vault:
-    def __init__(self, state_dir: Path):
-        state_dir = Path(state_dir)
-        make_dirs(state_dir)  # 0700, like every directory the gateway creates
-        self.path = state_dir / "sessions.db"
-        self.key_path = state_dir / "vault.key"
-        secret = _load_key(self.key_path, self.path)
+    """`Vault(state_dir)`: the local back end under `state_dir`; `Vault.for_settings(settings)`: the configured
+    one; `Vault(rows=..., secret=...)`: any back end (guardian_proxy/state/sessions.py) with a 32-byte secret."""
+
+    def __init__(self, state_dir: Path | None = None, *, rows: SessionRows | None = None,
+                 secret: bytes | None = None):
+        if rows is None:
+            from ..state.sessions_sqlite import SqliteSessions
+
+            state_dir = Path(state_dir)
+            make_dirs(state_dir)  # 0700, like every directory the gateway creates
+            self.path = state_dir / "sessions.db"
+            self.key_path = state_dir / "vault.key"
+            with exclusive(state_dir / "vault.lock"):  # several processes start at once: one key, one schema
+                secret = _load_key(self.key_path, self.path)
+                rows = SqliteSessions(state_dir)
+        elif secret is None or len(secret) != 32:
+            raise ValueError("a vault back end needs the 32-byte vault key")
+        self.rows = rows
         self._aead = AESGCM(hashlib.sha256(b"guardian-vault-enc\0" + secret).digest())
         self._mac = hashlib.sha256(b"guardian-vault-mac\0" + secret).digest()
-        self._lock = threading.Lock()
-        os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o600))  # 0600 from the start (sqlite: umask)
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=10)
-        os.chmod(self.path, 0o600)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=FULL")
-        self._db.executescript(_SCHEMA)
+
+    @classmethod
+    def for_settings(cls, settings) -> Vault:
+        """The vault of `settings.state`: local under the state dir, or the fleet's in Redis (its key from
+        `state.key_file` / $GUARDIAN_VAULT_KEY: ConfigError naming the fix when there is none)."""
+        from ..state import fleet_key, uses_redis
+
+        if not uses_redis(settings):
+            return cls(settings.state_dir)
+        from ..state.sessions_redis import RedisSessions
+
+        return cls(rows=RedisSessions(settings), secret=fleet_key(settings))
+
+    @property
+    def _db(self):
+        """The local back end's SQLite connection (tests)."""
+        return self.rows.db
 
     # ------------------------------------------------------------------ crypto
 
@@ -100,57 +123,43 @@ class Vault:
     def _open(self, blob: bytes, aad: str):
         try:
             return json.loads(self._aead.decrypt(blob[:12], blob[12:], aad.encode()))
-        except (InvalidTag, ValueError):
+        except (InvalidTag, ValueError, TypeError):
             return None
 
     # ------------------------------------------------------------------ sessions
 
-    def load(self, sid: str) -> tuple[float, float, dict, list[dict]] | None:
-        with self._lock:
-            row = self._db.execute("SELECT created, last_seen, meta FROM sessions WHERE sid=?", (sid,)).fetchone()
-            if row is None:
-                return None
-            rows = self._db.execute("SELECT lookup, blob FROM entities WHERE sid=?", (sid,)).fetchall()
-        meta = self._open(row[2], sid) or {}
-        ents = [d for lk, b in rows if (d := self._open(b, sid + lk)) is not None]
-        return row[0], row[1], meta, ents
+    def head(self, sid: str) -> tuple[int, float] | None:
+        """(rev, last_seen) of the stored session: one cheap read, to tell whether a cached copy is current."""
+        return self.rows.head(sid)
 
-    def save(self, sid: str, created: float, last_seen: float, meta: dict, entities: list[dict]) -> None:
+    def load_rev(self, sid: str) -> tuple[int, tuple[float, float, dict, list[dict]]] | None:
+        """(rev, (created, last_seen, meta, entities)) read as one snapshot, or None."""
+        rec = self.rows.load(sid)
+        if rec is None:
+            return None
+        created, last_seen, rev, meta, rows = rec
+        ents = [d for lk, b in rows if (d := self._open(b, sid + lk)) is not None]
+        return rev, (created, last_seen, self._open(meta, sid) or {}, ents)
+
+    def load(self, sid: str) -> tuple[float, float, dict, list[dict]] | None:
+        rec = self.load_rev(sid)
+        return rec[1] if rec else None
+
+    def save(self, sid: str, created: float, last_seen: float, meta: dict, entities: list[dict]) -> int:
         """Entities (dicts with key "n", the normalised value) and the session meta in one transaction,
-        fsynced (synchronous=FULL) when it carries entities; a meta-only update is durable against a
-        crash of the proxy but not of the OS (synchronous=NORMAL), which costs no fsync."""
-        sealed = [(sid, lk, self._seal(d, sid + lk)) for d in entities for lk in [self.mac(sid, d["n"])]]
-        blob = self._seal(meta, sid)
-        with self._lock:
-            self._db.execute(f"PRAGMA synchronous={'FULL' if sealed else 'NORMAL'}")
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                self._db.executemany("INSERT OR REPLACE INTO entities(sid, lookup, blob) VALUES(?,?,?)", sealed)
-                self._db.execute("INSERT INTO sessions(sid, created, last_seen, meta) VALUES(?,?,?,?) "
-                                 "ON CONFLICT(sid) DO UPDATE SET last_seen=excluded.last_seen, meta=excluded.meta",
-                                 (sid, created, last_seen, blob))
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
+        durable (fsynced, locally) when it carries entities; the session's new rev."""
+        sealed = [(lk, self._seal(d, sid + lk)) for d in entities for lk in [self.mac(sid, d["n"])]]
+        return self.rows.save(sid, created, last_seen, self._seal(meta, sid), sealed)
 
     def add_alias(self, alias: str, sid: str) -> None:
-        with self._lock:
-            self._db.execute("INSERT OR REPLACE INTO aliases(alias, sid, created) VALUES(?,?,?)",
-                             (self.mac("alias", alias), sid, time.time()))
+        self.rows.add_alias(self.mac("alias", alias), sid)
 
     def resolve(self, alias: str) -> str | None:
-        with self._lock:
-            row = self._db.execute("SELECT sid FROM aliases WHERE alias=?", (self.mac("alias", alias),)).fetchone()
-        return row[0] if row else None
+        return self.rows.resolve(self.mac("alias", alias))
 
     def sessions(self) -> list[tuple[str, float, float, dict, int]]:
         """(sid, created, last_seen, meta, entity count) for every session, newest first."""
-        with self._lock:
-            rows = self._db.execute("SELECT s.sid, s.created, s.last_seen, s.meta, "
-                                    "(SELECT COUNT(*) FROM entities e WHERE e.sid=s.sid) FROM sessions s "
-                                    "ORDER BY s.last_seen DESC").fetchall()
-        return [(sid, c, ls, self._open(m, sid) or {}, n) for sid, c, ls, m, n in rows]
+        return [(sid, c, ls, self._open(m, sid) or {}, n) for sid, c, ls, m, n in self.rows.sessions()]
 
     def entity_types(self, sid: str) -> dict[str, int]:
         data = self.load(sid)
@@ -163,22 +172,11 @@ class Vault:
         """Delete one session (by id or id prefix), the sessions last seen before `older_than`, or all."""
         if sid is not None and not sid.isalnum():
             return 0
-        with self._lock:
-            if sid is not None:
-                sids = [r[0] for r in self._db.execute("SELECT sid FROM sessions WHERE sid LIKE ?", (sid + "%",))]
-            elif older_than is not None:
-                sids = [r[0] for r in self._db.execute("SELECT sid FROM sessions WHERE last_seen < ?", (older_than,))]
-            else:
-                sids = [r[0] for r in self._db.execute("SELECT sid FROM sessions")]
-            self._db.execute("BEGIN IMMEDIATE")
-            for s in sids:
-                for table in ("entities", "aliases", "sessions"):
-                    self._db.execute(f"DELETE FROM {table} WHERE sid=?", (s,))
-            self._db.execute("COMMIT")
-            if sid is None and older_than is None:
-                self._db.execute("VACUUM")
-        return len(sids)
+        return self.rows.wipe(sid, older_than)
+
+    def lock(self, sid: str):
+        """The session's lock across every process of the back end (a context manager)."""
+        return self.rows.lock(sid)
 
     def close(self) -> None:
-        with self._lock:
-            self._db.close()
+        self.rows.close()
