@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -100,12 +101,29 @@ def check_experience_key(directory: Path) -> None:
         raise ConfigError(f"experience key {key} is not a Fernet key: {fix}") from e
 
 
+def check_shared_store(s: Settings) -> None:
+    """A Redis fleet: the vault key every gateway is given must be there and valid (fatal: without it no gateway
+    could read another's sessions); a store that does not answer yet is one warning (Redis may come up after the
+    gateway, and until it does the stages' fail rules apply: a chat that cannot be pseudonymised does not leave)."""
+    from .. import state
+
+    state.fleet_key(s)
+    try:
+        state.redis_client(s).ping()
+    except Exception as e:  # redis.RedisError and socket errors alike
+        sys.stderr.write(f"warning: the shared store ({state.where(s)}) does not answer yet ({type(e).__name__}); "
+                         "chat sessions fail closed until it does\n")
+
+
 def check_state(s: Settings) -> None:
     """All of the above for these settings; raises a one-line ConfigError at the first problem."""
     state = Path(s.state_dir)
     check_state_dir(state)
     check_decision_log(Path(s.decision_log))
     OverrideStore.for_settings(s)
-    check_vault_key(state)
+    if s.state.backend == "redis":
+        check_shared_store(s)
+    else:
+        check_vault_key(state)
     if s.agents.experience_log:
         check_experience_key(state / "experience")
