@@ -1,9 +1,12 @@
 """Benchmark requests and their integrity check, shared by the load driver and the upstream.
 
 Every request is a pure function of (workload, index): the driver sends `case(w, i)` with the header
-`x-bench-case: w:i`, and the upstream (another process) rebuilds the same case and `verify()`s what
+`x-guardian-bench-case: w:i`, and the upstream (another process) rebuilds the same case and `verify()`s what
 arrived: byte-identical (allowed), a valid rewrite of the same shape without any planted value
-(transformed), or a mismatch with its reason. Planted values are fake and unique per request.
+(transformed), or a mismatch with its reason. Planted values are fake and unique per request. The tag headers
+are `x-guardian-*`, which the gateway never reads as data (bodies/headers.py): an `X-…` header it read could hold
+free text and would take every bodyless GET off the event-loop fast path, so the benchmark would not measure what
+browsing traffic gets (it did, from e48888a until the worker change).
 
 Workloads:
   bodyless  static-asset GETs (no body, no query, no cookie)

@@ -6,7 +6,7 @@ and answers with the verdict, so the driver can count integrity mismatches.
 
 Responses are JSON: {"case": "w:i", "verdict": "identical|transformed|bad", "reason": "...", "pad": "..."}
 with a deterministic pad so responses have realistic sizes. `GET /__bench/seen?run=RUN` (sent
-directly, not through a proxy) returns the indexes of every case that arrived with `x-bench-run: RUN`.
+directly, not through a proxy) returns the indexes of every case that arrived with `x-guardian-bench-run: RUN`.
 """
 
 from __future__ import annotations
@@ -51,13 +51,13 @@ def handle(method: str, target: str, headers: dict[str, str], body: bytes) -> by
     if target.startswith("/__bench/seen"):
         run = parse_qs(urlsplit(target).query).get("run", [""])[0]
         return respond(200, {"seen": sorted(SEEN.get(run, ())), "verdicts": dict(VERDICTS)})
-    key = headers.get("x-bench-case", "")
-    run = headers.get("x-bench-run", "")
+    key = headers.get("x-guardian-bench-case", "")
+    run = headers.get("x-guardian-bench-run", "")
     try:
         w, i = key.split(":")
         c = bench_cases.case(w, int(i))
     except ValueError:
-        return respond(400, {"case": key, "verdict": "bad", "reason": "no or unknown x-bench-case"})
+        return respond(400, {"case": key, "verdict": "bad", "reason": "no or unknown x-guardian-bench-case"})
     verdict, reason = bench_cases.verify(c, method, target, headers, body)
     SEEN[run].add(int(i))
     VERDICTS[verdict] += 1

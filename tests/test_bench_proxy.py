@@ -1,8 +1,10 @@
 """scripts/bench_proxy.py end to end on a tiny load, and its integrity check (scripts/bench_cases.py)."""
 
+import argparse
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -10,6 +12,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 import bench_cases  # noqa: E402
+import bench_proxy  # noqa: E402
 
 
 def test_cases_are_deterministic_and_verify_themselves():
@@ -36,16 +39,80 @@ def test_verify_catches_what_a_proxy_could_break():
     assert bench_cases.verify(g, "GET", g.target + "x", {}, b"")[0] == "bad"
 
 
+def test_workers_axis_and_targets():
+    assert bench_proxy.parse_workers("1,N,1,0") == list(dict.fromkeys([1, bench_proxy.cores(), 0]))  # order kept
+    assert bench_proxy.parse_workers("2,2") == [2]
+    with pytest.raises(argparse.ArgumentTypeError):
+        bench_proxy.parse_workers("-1")
+    ratio = {"guardian-w2": {"personal_throughput": 0.61, "mixed_throughput": 0.74, "bodyless_throughput": 0.9}}
+    guards = {"guardian-w2": {"head_of_line": {"personal_p99_during_ms": 100.0}}}
+    verdict, got = bench_proxy.targets_for("guardian-w2", ratio, guards, {"guardian-w2": 2})
+    assert verdict == {"personal_ratio>=0.60": True, "mixed_ratio>=0.75": False, "hol_personal_p99<=100ms": True}
+    assert got == {"kind": "guardian-w2", "workers": 2, "personal_ratio": 0.61, "mixed_ratio": 0.74,
+                   "hol_personal_p99_ms": 100.0}
+    verdict, _ = bench_proxy.targets_for("guardian-w2", {}, {"guardian-w2": {}}, {"guardian-w2": 2})
+    assert set(verdict.values()) == {None}  # not measured: no verdict either way
+    # proxy-bound: bare 2 ms/req on one core; guardian's mitmproxy process 1 ms, the tree 6 ms on min(cores, 3)
+    par = min(bench_proxy.cores(), 3)
+    g = {"cpu_ms_per_req": 6.0, "cpu_ms_per_req_by_role": {"main": 1.0, "workers": 5.0}}
+    assert bench_proxy.proxy_bound({"cpu_ms_per_req": 2.0}, g, 2) == round(2.0 * min(1.0, par / 6.0), 3)
+    assert bench_proxy.proxy_bound({"cpu_ms_per_req": 2.0}, {"cpu_ms_per_req": 4.0}, 0) == 0.5
+
+
+@pytest.mark.slow
+def test_proc_reads_the_whole_process_tree(tmp_path):
+    """CPU and RSS of a process with two spawned children count the children (as guardian's workers)."""
+    script = tmp_path / "tree.py"
+    script.write_text("import multiprocessing as mp, sys, time\n"
+                      "def f():\n    x = bytearray(40_000_000)\n    t = time.time()\n"
+                      "    while time.time() - t < 0.5: pass\n    time.sleep(30)\n"
+                      "if __name__ == '__main__':\n    ctx = mp.get_context('spawn')\n"
+                      "    ps = [ctx.Process(target=f) for _ in range(2)]\n    [p.start() for p in ps]\n"
+                      "    print('started', flush=True)\n    [p.join() for p in ps]\n")
+    proc = bench_proxy.Proc([sys.executable, str(script)], tmp_path / "tree.out")
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            by = proc.rss_by_process()
+            if "worker-2" in by and min(by["worker-1"], by["worker-2"]) > 40 and proc.cpu_by_role()["workers"] > 0.8:
+                break
+            time.sleep(0.2)
+        names = [n for n, _ in proc.processes()]
+        assert names[:3] == ["main", "worker-1", "worker-2"], names
+        assert proc.rss_mb() >= sum(by.values()) * 0.9 and proc.rss_mb() > 80
+        assert proc.peak_mb() >= proc.rss_mb() * 0.9
+        assert proc.cpu_s() >= proc.cpu_by_role()["workers"] > 0.8
+        assert proc.pss_mb() > 0
+    finally:
+        proc.stop()
+
+
 @pytest.mark.slow
 def test_quick_benchmark_runs_and_prints_the_json_line():
     r = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench_proxy.py"), "--requests", "60", "--concurrency", "8",
-                        "--workloads", "bodyless,personal", "--warmup", "10", "--latency-n", "5", "--no-hol"],
-                       capture_output=True, text=True, timeout=600, cwd=ROOT)
+                        "--workloads", "bodyless,personal", "--warmup", "10", "--latency-n", "5", "--no-hol",
+                        "--workers", "0,1"],
+                       capture_output=True, text=True, timeout=900, cwd=ROOT)
     assert r.returncode == 0, r.stderr[-3000:]
     out = json.loads(r.stdout.strip().splitlines()[-1])
-    assert set(out) == {"bare", "guardian", "ratio", "integrity_mismatches", "errors"}
-    assert set(out["ratio"]) == {"bodyless_throughput", "mixed_throughput"}
+    assert set(out) == {"bare", "guardian", "workers", "ratio", "targets", "targets_measured",
+                        "integrity_mismatches", "errors"}
     assert out["integrity_mismatches"] == 0 and out["errors"] == 0
-    assert out["guardian"]["personal"]["outcomes"].get("denied", 0) > 0
+    assert out["workers"] == {"guardian-w0": 0, "guardian-w1": 1} and set(out["guardian"]) == set(out["workers"])
     assert out["bare"]["personal"]["outcomes"] == {"allowed": 60}
-    assert out["guardian"]["peak_rss_mb"] > 0 and "personal_post" in out["guardian"]["sequential_ms"]
+    for kind, g in out["guardian"].items():
+        ratio = out["ratio"][kind]
+        assert set(ratio) == {"bodyless_throughput", "personal_throughput", "mixed_throughput"}
+        assert ratio["bodyless_throughput"] > 0 and ratio["personal_throughput"] > 0 and ratio["mixed_throughput"] is None
+        assert g["personal"]["outcomes"].get("denied", 0) > 0
+        assert g["peak_rss_mb"] > 0 and "personal_post" in g["sequential_ms"]
+        assert g["rss_mb_end"] == round(sum(g["rss_mb_by_process"]["end"].values()), 1)
+    threads, procs = out["guardian"]["guardian-w0"], out["guardian"]["guardian-w1"]
+    assert "worker-1" not in threads["rss_mb_by_process"]["start"]
+    assert {"main", "worker-1"} <= set(procs["rss_mb_by_process"]["start"]) and procs["processes"] >= 2
+    assert procs["personal"]["cpu_ms_per_req_by_role"]["workers"] > 0  # the workers' CPU is counted
+    assert set(out["targets"]) == {"personal_ratio>=0.60", "mixed_ratio>=0.75", "hol_personal_p99<=100ms"}
+    assert isinstance(out["targets"]["personal_ratio>=0.60"], bool)
+    assert out["targets"]["mixed_ratio>=0.75"] is None and out["targets"]["hol_personal_p99<=100ms"] is None
+    assert out["targets_measured"]["kind"] == "guardian-w1"
+    assert "| personal | guardian-w1 |" in r.stdout and "targets (guardian-w1)" in r.stdout
