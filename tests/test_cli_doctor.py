@@ -418,3 +418,24 @@ def test_loose_files_in_the_state_dir_are_named(confdir, state):
     (state / "overrides.yaml").chmod(0o600)
     _, rep = doctor("--confdir", str(confdir), "--state-dir", str(state), "--port", "0", "--dashboard-port", "0")
     assert "state files" not in by_name(rep)
+
+
+def test_doctor_says_how_requests_are_evaluated_and_where_the_shared_state_is(tmp_path, redis_server, redis_prefix,
+                                                                              monkeypatch):
+    from guardian_proxy.cli.doctor import state_checks
+    from guardian_proxy.config import load_settings
+    from guardian_proxy.state import new_key
+
+    local = {c.name: c for c in state_checks(load_settings(state_dir=tmp_path / "s", workers=0))}
+    assert local["evaluation"].detail.startswith("in threads") and local["shared state"].state == "ok"
+    monkeypatch.delenv("GUARDIAN_VAULT_KEY", raising=False)
+    fleet = {"backend": "redis", "url": redis_server.url, "prefix": redis_prefix}
+    nokey = {c.name: c for c in state_checks(load_settings(state_dir=tmp_path / "s", workers=3, state=fleet))}
+    assert nokey["evaluation"].detail == "3 worker processes"
+    assert nokey["shared state"].state == "fail" and "vault key" in nokey["shared state"].detail
+    monkeypatch.setenv("GUARDIAN_VAULT_KEY", new_key())
+    ok = {c.name: c for c in state_checks(load_settings(state_dir=tmp_path / "s", state=fleet))}
+    assert ok["shared state"].state == "ok" and "answers" in ok["shared state"].detail
+    down = {c.name: c for c in state_checks(load_settings(
+        state_dir=tmp_path / "s", state={**fleet, "url": "redis://127.0.0.1:1/0", "timeout_s": 0.5}))}
+    assert down["shared state"].state == "fail" and "does not answer" in down["shared state"].detail

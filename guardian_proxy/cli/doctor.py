@@ -258,11 +258,35 @@ def proxy_checks(s: Settings, rt: dict | None) -> list[Check]:
     return checks
 
 
+def state_checks(s: Settings) -> list[Check]:
+    """How requests are evaluated (worker processes) and where the shared state lives (local files or Redis: the
+    fleet's vault key, and whether the server answers)."""
+    from .. import state
+    from ..workers import default_count
+
+    n = s.workers if s.workers is not None else default_count()
+    checks = [Check("evaluation", "ok", f"{n} worker process{'es' if n != 1 else ''}" + (
+        " (one per core)" if s.workers is None else "") if n else "in threads of the proxy process (workers: 0)")]
+    if s.state.backend != "redis":
+        return [*checks, Check("shared state", "ok", state.where(s))]
+    try:
+        state.fleet_key(s)
+    except GuardianError as e:
+        return [*checks, Check("shared state", "fail", str(e), "give this gateway the fleet's vault key")]
+    try:
+        state.redis_client(s).ping()
+    except Exception as e:  # redis errors and socket errors alike: one line
+        return [*checks, Check("shared state", "fail", f"{state.where(s)} does not answer ({type(e).__name__})",
+                               "start Redis or fix state.url; until it answers chat sessions fail closed")]
+    return [*checks, Check("shared state", "ok", f"{state.where(s)} answers; vault key given")]
+
+
 def run_checks(s: Settings, confdir: Path, bundles: tuple[str, ...] = TRUST_BUNDLES, rt: dict | None = None,
                home: Path | None = None, ca: Path | None = None) -> list[Check]:
     checks = proxy_checks(s, rt)
     checks += ca_checks(confdir, bundles, home=home, ca=ca)
     checks += component_checks(s)
+    checks += state_checks(s)
     checks += log_dir_checks(s)
     return checks
 
