@@ -11,13 +11,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.support.proxy_process import free_port
+
 SKIP_REASON = "redis-server is not installed (`.ci/run` installs it: apt-get install redis-server)"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @dataclass
