@@ -50,12 +50,33 @@ class WorkerDied(Exception):
         self.cause = self
 
 
-def default_count() -> int:
-    """One worker per core this process may run on."""
+#: what one worker costs (RSS after warm-up: spaCy, Presidio, torch and the shipped models), for the default count
+WORKER_MB = 600
+
+
+def _available_mb() -> float | None:
     try:
-        return max(1, len(os.sched_getaffinity(0)))
+        for line in open("/proc/meminfo", encoding="ascii"):
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def default_count() -> int:
+    """One worker per core this process may run on, but no more than fit in a quarter of the memory available
+    now (a laptop with 16 cores and 16 GB gets 6 workers, not 16 × 600 MB); at least one."""
+    try:
+        cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
+        cores = os.cpu_count() or 1
+    avail = _available_mb()
+    fit = int(avail / 4 // WORKER_MB) if avail else cores
+    return max(1, min(cores, fit))
 
 
 # ---------------------------------------------------------------------- the worker process

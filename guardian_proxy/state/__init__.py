@@ -4,13 +4,15 @@
             process of the gateway shares them)
     redis   one Redis server (the `redis` client library) shared by several gateways, so they act as one
 
-What lives here, one module per kind of state and back end:
+What lives here, one Protocol per kind of state and one module per back end (the consumer opens its back end
+from the settings; nothing else in the gateway knows which one it has):
 
-    sessions      conversation sessions: CPE, co-occurrence graph, the pseudonym vault (encrypted as on disk)
-    overrides     the user's overrides, their match counts and spent once-rules
-    policies      learned privacy policies
-    decisions     the recent decisions (the dashboard's and `log`/`stats --fleet`'s view of every gateway)
-    scratch       short-lived per-destination state (values split across requests: guardian_proxy/fragments.py)
+    kind                 interface (Protocol)               opened by                      local / redis module
+    sessions             state.sessions.SessionRows         session.vault.Vault.for_settings   sessions_sqlite / sessions_redis
+    overrides            overrides.OverrideBackend          OverrideStore.for_settings     overrides_local / overrides_redis
+    learned policies     policy.store.PolicyBackend         PolicyStore.for_settings       policy.store.LocalPolicies / policies_redis
+    recent decisions     state.decisions.DecisionFeed       open_feed, feed_for            decisions.LocalFeed / decisions_redis
+    split values         state.scratch.Scratch              open_scratch                   scratch_sqlite / scratch_redis
 
 Keys never hold a raw value: session ids and lookups are HMACs under the vault key, destinations are hashed.
 This module holds what every back end shares: the Redis connection and key names, the vault key of a fleet,
