@@ -355,8 +355,9 @@ class Settings(_Strict):
     agents: AgentSettings = Field(default_factory=AgentSettings)
     overrides: list[Override] = Field(default_factory=list)
     factor_tables_dir: Path | None = None
-    # evaluation processes (guardian_proxy/workers.py), each with its own models: None = one per core; 0 = in
-    # threads of the proxy process itself (one GIL: the way before workers, for tests and very small machines)
+    # evaluation processes (guardian_proxy/workers.py), each with its own models: None = one per core (within a
+    # quarter of the available memory, ~600 MB each); 0 = in threads of the proxy process itself (one GIL: the
+    # way before workers, for very small machines)
     workers: int | None = Field(default=None, ge=0, le=256)
     state: StateSettings = Field(default_factory=StateSettings)
 
