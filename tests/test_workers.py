@@ -168,12 +168,15 @@ def test_sigkill_of_a_worker_under_load_loses_and_repeats_no_decision_line(tmp_p
         stop.set()
         px.stop()
         up.close()
-    lines = [x for x in px.log_lines() if x["path"].startswith("/v1/contacts/")]
-    paths = [x["path"] for x in lines]
-    assert len(paths) == len(set(paths)), "a decision line was written twice"
+    lines = [x for x in px.log_lines() if x["host"] == "support.zendesk.com"]
     assert len({x["id"] for x in lines}) == len(lines)
-    missing = [p for p in answered if p not in set(paths)]
-    assert not missing, f"answered requests without a decision line: {missing[:5]}"
+    assert len(lines) == len(answered) + 1, "a decision line was lost or written twice"  # + the request after
+    paths = [x["path"] for x in lines if x["path"].startswith("/v1/contacts/")]
+    assert len(paths) == len(set(paths)), "a decision line was written twice"
+    # the request the killed worker held is logged with its rule; its path only to the first segment (a request
+    # whose extraction died with the worker was not inspected: the log never spells out what it did not read)
     failed = [x for x in lines if (x.get("rule") or "").startswith("worker-error")]
-    assert len(failed) <= 1  # at most the one request the killed worker held
-    assert all(answered[x["path"]] == 403 for x in failed if x["path"] in answered)
+    missing = [p for p in answered if p not in set(paths)]
+    assert len(failed) <= 1 and len(missing) == len(failed), (failed, missing)
+    assert all(x["path"] == "/v1/…" for x in failed)
+    assert all(answered[p] == 403 for p in missing)
