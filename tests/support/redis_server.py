@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.support.proxy_process import free_port
+from tests.support.proxy_process import free_port, stop_process
 
 SKIP_REASON = "redis-server is not installed (`.ci/run` installs it: apt-get install redis-server)"
 
@@ -26,13 +26,7 @@ class RedisServer:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
+        stop_process(self.proc)
 
 
 def available() -> bool:
