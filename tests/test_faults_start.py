@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from guardian_proxy.cli import app
-from tests.support.proxy_process import BIN, free_port
+from tests.support.proxy_process import BIN, free_port, stop_process
 
 runner = CliRunner()
 
@@ -133,12 +133,7 @@ def _start(tmp_path: Path, *args: str, timeout: float = 180) -> tuple[subprocess
 
 
 def _stop(proc: subprocess.Popen) -> None:
-    proc.terminate()
-    try:
-        proc.wait(15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(5)
+    stop_process(proc)
 
 
 @pytest.mark.slow

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.proxy_process import stop_process
 from tests.support.upstream import self_signed
 
 pytestmark = pytest.mark.slow
@@ -103,13 +104,7 @@ class Netns:
 
     def close(self) -> None:
         for p in self.procs:
-            if p.poll() is None:
-                p.terminate()
-                try:
-                    p.wait(10)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait(5)
+            stop_process(p)
         subprocess.run(["ip", "netns", "del", self.name], check=False)
 
 
