@@ -196,6 +196,10 @@ class Span(BaseModel):
     score: float = 1.0
     text: str = Field(default="", repr=False)  # raw value: memory only, never logged
     direct: bool = True  # direct identifier (True) or quasi-identifier (False)
+    #: provenance, log-safe (never the value): the registered recognizer that won the span (`pattern:email`,
+    #: `key:email`, `ner:PERSON`, `propagated`) and why, in a few words (`key:em+validator`, `from json:$.email`)
+    recognizer: str = ""
+    reason: str = ""
 
 
 #: the text field of a request's host labels: read, never written (a host cannot be rewritten, it is the destination)
