@@ -1,8 +1,12 @@
-"""Realistic, consistent surrogates for direct identifiers (L4 and up), generated locally with Faker.
+"""Realistic, consistent surrogates for direct identifiers (L4 and up): names from Faker, format-bound values
+from `guardian_proxy.standins` (the one source both surrogate makers use).
 
-Type- and format-preserving: a phone keeps its separators and country prefix and gets new digits, a card
-number stays 16 Luhn-valid digits in the same grouping, an e-mail stays an e-mail, a person keeps their
-title and initials-vs-names shape. Consistent: the same value gets the same surrogate everywhere in a
+Type- and format-preserving, and held by no one: a phone keeps its separators and country prefix and gets a
+number from a fiction range (555-01xx, 07700 900xxx), a card number a Luhn-valid test-BIN number of the same
+brand, length and grouping, an e-mail a reserved domain (example.com/.net/.org), an SSN a never-issued area,
+an IBAN a zero bank code with valid check digits, an IP a documentation range, a UUID stays a valid UUID and
+an ID keeps its length and alphabet; a person keeps their title and initials-vs-names shape (Faker's names
+are real names, as is accepted practice for person names; e-mails never get a real domain). Consistent: the same value gets the same surrogate everywhere in a
 request, and each part of a name is mapped on its own so "Christou" alone matches "Anna Christou".
 Surrogates are drawn from a keyed hash of the value (the key is random per Transformer unless a seed is
 given), and never reuse a word of the original text.
@@ -13,10 +17,12 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
-import string
+import random
 import threading
 
 import regex as re
+
+from .. import standins
 
 _TITLE = re.compile(r"^(?:(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Professor|Judge|Sir|Dame|Lady|Lord|Mme|Mlle|Herr|Frau)\.?\s+)+")
 _INITIAL = re.compile(r"^(?:\p{Lu}\.)+$")
@@ -32,8 +38,9 @@ class Surrogates:
         self._map: dict[tuple[str, str], str] = {}
 
     def _seed(self, *parts: str) -> None:
-        h = hmac.new(self._key, "\x1f".join(parts).encode(), hashlib.sha256).digest()
+        h = hmac.new(self._key, "\x1f".join(parts).encode("utf-8", "surrogatepass"), hashlib.sha256).digest()
         self._fake.seed_instance(int.from_bytes(h[:8], "big"))
+        self._rng = random.Random(int.from_bytes(h[8:16], "big"))
 
     def _fresh(self, kind: str, value: str, make) -> str:
         key = (kind, value.lower())
@@ -73,43 +80,28 @@ class Surrogates:
         return at + self._fresh("user", value.lstrip("@"), self._fake.user_name)
 
     def email(self, value: str) -> str:
-        return self._fresh("email", value, self._fake.free_email)
+        """A plausible local part on a reserved domain (never a real provider's)."""
+        return self._fresh("email", value, lambda: standins.email(value, self._rng, self._fake.user_name()))
 
     def address(self, value: str) -> str:
         return self._fresh("address", value, self._fake.street_address)
 
     def card(self, value: str) -> str:
-        digits = self._fresh("card", value, lambda: self._fake.credit_card_number(card_type="visa16"))
-        return self._reshape(value, digits)
+        return self._fresh("card", value, lambda: standins.card(value, self._rng))
 
-    def shaped(self, value: str, keep_prefix: int = 0) -> str:
-        """Same shape: digits → digits, letters → letters (case kept), separators kept."""
-        def make() -> str:
-            rnd = self._fake.random
-            out = []
-            for i, ch in enumerate(value):
-                if i < keep_prefix or not ch.isalnum():
-                    out.append(ch)
-                elif ch.isdigit():
-                    out.append(rnd.choice(string.digits))
-                elif ch.isupper():
-                    out.append(rnd.choice(string.ascii_uppercase))
-                else:
-                    out.append(rnd.choice(string.ascii_lowercase))
-            return "".join(out)
-        return self._fresh("shaped", value, make)
+    def shaped(self, value: str, keep_prefix: bool | int = True) -> str:
+        """Same shape: hex stays hex, digits stay digits, letters stay letters (case kept), separators and a
+        known prefix kept, a UUID stays a valid UUID."""
+        return self._fresh("shaped", value, lambda: standins.shaped(value, self._rng, keep_prefix))
 
     def phone(self, value: str) -> str:
-        keep = 0
-        if value.startswith("+"):
-            m = re.match(r"\+\d{1,3}", value)
-            keep = m.end() if m else 1
-        return self.shaped(value, keep_prefix=keep)
+        return self._fresh("phone", value, lambda: standins.phone(value, self._rng))
 
-    @staticmethod
-    def _reshape(template: str, digits: str) -> str:
-        it = iter(digits)
-        return "".join(next(it, "0") if c.isdigit() else c for c in template)
+    def standin(self, entity: str, value: str) -> str | None:
+        """A format-bound stand-in from `standins` (SSN, IBAN, IP, date, UUID …), or None."""
+        if entity not in standins.FORMAT_TYPES and not standins.UUID_RE.fullmatch(value):
+            return None
+        return self._fresh(entity.lower(), value, lambda: standins.render(entity, value, self._rng))
 
     def render(self, entity: str, value: str) -> str | None:
         """A surrogate for a direct identifier, or None when the type has no surrogate (→ placeholder)."""
@@ -125,10 +117,11 @@ class Surrogates:
             return self.card(value)
         if entity == "PHONE_NUMBER":
             return self.phone(value)
-        if entity in ("IBAN_CODE", "US_SSN", "US_ITIN", "US_PASSPORT", "US_DRIVER_LICENSE", "UK_NHS", "GOVERNMENT_ID",
-                      "US_BANK_NUMBER", "ACCOUNT_NUMBER", "IP_ADDRESS", "MEDICAL_LICENSE", "DEVICE_ID",
-                      "ADVERTISING_ID"):
-            return self.shaped(value, keep_prefix=2 if entity == "IBAN_CODE" else 0)
+        if entity in ("IBAN_CODE", "US_SSN", "US_ITIN", "IP_ADDRESS"):
+            return self.standin(entity, value)
+        if entity in ("US_PASSPORT", "US_DRIVER_LICENSE", "UK_NHS", "GOVERNMENT_ID", "US_BANK_NUMBER",
+                      "ACCOUNT_NUMBER", "MEDICAL_LICENSE", "DEVICE_ID", "ADVERTISING_ID", "SESSION_ID"):
+            return self.shaped(value)
         return None
 
 

@@ -2,12 +2,15 @@
 
 PERSON: each name part maps to a surrogate part kept for the session ("John Doe" → "Alex Smith",
 "Mr. Doe" → "Mr. Smith", "John" → "Alex"); titles, initials and suffixes keep their shape. E-mail local
-parts built from known names follow them (john.doe@… → alex.smith@example.net). Phone numbers, IDs,
-keys and account-like values keep their layout with new digits/letters; dates keep their format with
-another day/month/year; amounts are scaled by 0.75–1.3 and keep their rounding; ages move by 1–5 years;
-cities, states, countries, organisations, conditions and medications come from Faker or small lists.
-IP addresses come from the documentation ranges (RFC 5737 / RFC 3849). A type with no generator gets a
-numbered placeholder (`[NARRATIVE_1]`), which de-masks as reliably as a surrogate.
+parts built from known names follow them (john.doe@… → alex.smith@example.net). Format-bound values come
+from `guardian_proxy.standins`, the one source both surrogate makers use, and no one can hold them: e-mails
+on example.com/.net/.org, phones in fiction ranges (555-01xx, 07700 900xxx), test-BIN Luhn cards, SSNs in the
+never-issued area 9xx, IBANs on a zero bank code with valid check digits, IPs in the documentation ranges
+(RFC 5737 / RFC 3849); UUIDs stay valid UUIDs, IDs, keys and account-like values keep their length, alphabet
+(hex stays hex) and prefix; dates stay valid dates in their format; amounts are scaled by 0.75–1.3 and keep
+their rounding; ages move by 1–5 years; cities, states, countries, organisations, conditions and medications
+come from Faker or small lists. A type with no generator gets a numbered placeholder (`[NARRATIVE_1]`),
+which de-masks as reliably as a surrogate.
 
 `avoid(candidate)` rejects candidates that collide with a real value of the conversation or another
 surrogate; up to 24 seeds are tried.
@@ -19,6 +22,8 @@ import random
 import re
 import threading
 from collections.abc import Callable
+
+from .. import standins
 
 _TITLES = {"mr", "mrs", "ms", "miss", "mx", "dr", "prof", "sir", "madam", "dame", "lord", "lady", "rev"}
 _SUFFIXES = {"jr", "sr", "ii", "iii", "iv", "phd", "md"}
@@ -39,9 +44,6 @@ _CONDITIONS = ["asthma", "migraine", "hypertension", "psoriasis", "eczema", "hyp
 _MEDICATIONS = ["lisinopril", "atorvastatin", "levothyroxine", "omeprazole", "amlodipine", "metoprolol",
                 "losartan", "sertraline", "montelukast", "gabapentin", "cetirizine", "albuterol"]
 _NRP = ["Canadian", "Norwegian", "Portuguese", "Chilean", "Australian", "Dutch", "Irish", "Austrian", "Belgian"]
-_MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-           "November", "December"]
-_DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
 _NUM = re.compile(r"\d[\d,]*(?:\.\d+)?")
 _NAME_PART = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
 #: entity types whose values are scrambled in place (format kept) rather than drawn from Faker
@@ -59,19 +61,9 @@ def _case_like(new: str, old: str) -> str:
 
 
 def scramble(value: str, rng: random.Random, keep_prefix: bool = True) -> str:
-    """Same layout: digits → digits, letters → letters of the same case; a short prefix like `sk-` stays."""
-    m = re.match(r"^[A-Za-z]{1,5}[-_]", value) if keep_prefix else None
-    head = m.group(0) if m else ""
-    out = []
-    for c in value[len(head):]:
-        if c.isdigit():
-            out.append(str(rng.randint(0, 9)))
-        elif c.isalpha() and c.isascii():
-            ch = rng.choice("abcdefghijklmnopqrstuvwxyz")
-            out.append(ch.upper() if c.isupper() else ch)
-        else:
-            out.append(c)
-    return head + "".join(out)
+    """Same layout: digits → digits, hex → hex, letters → letters of the same case, a UUID stays a valid UUID;
+    a short prefix like `sk-` stays (`standins.shaped`)."""
+    return standins.shaped(value, rng, keep_prefix)
 
 
 def _scale_number(tok: str, factor: float) -> str:
@@ -161,12 +153,10 @@ class SurrogateMaker:
                 new_local = "".join(p if p in "._-+" else _case_like(names[p.casefold()].lower(), p) for p in pieces)
             else:
                 new_local = f.user_name()
-            return f"{new_local}@{rng.choice(['example.com', 'example.net', 'example.org'])}"
-        if entity == "PHONE_NUMBER":
-            m = re.match(r"^\+\d{1,3}[\s.-]?", value)
-            head = m.group(0) if m else ""
-            body = scramble(value[len(head):], rng, keep_prefix=False)
-            return head + re.sub(r"^(\D*)0", lambda x: x.group(1) + str(rng.randint(2, 9)), body)
+            return standins.email(value, rng, new_local)
+        fixed = standins.render(entity, value, rng)
+        if fixed is not None:
+            return fixed
         if entity == "LOCATION":
             from faker.providers.address import Provider as Base
             from faker.providers.address.en_US import Provider as US
@@ -184,10 +174,6 @@ class SurrogateMaker:
             return f.user_name()
         if entity == "URL":
             return f"https://www.example.org/{f.uri_path()}"
-        if entity == "IP_ADDRESS":
-            if ":" in value:
-                return f"2001:db8::{rng.randint(1, 0xFFFF):x}"
-            return f"{rng.choice(['192.0.2', '198.51.100', '203.0.113'])}.{rng.randint(1, 254)}"
         if entity == "LATLONG":
             return _NUM.sub(lambda m: _scale_number(m.group(0), 1 + rng.uniform(-0.01, 0.01)), value)
         if entity == "MEDICAL_CONDITION":
@@ -196,8 +182,6 @@ class SurrogateMaker:
             return _case_like(rng.choice(_MEDICATIONS), value)
         if entity == "NRP":
             return rng.choice(_NRP)
-        if entity in ("DATE", "DATE_TIME"):
-            return self.date(value, rng)
         if entity == "OCCUPATION":
             return _case_like(f.job().split(",")[0], value)
         if entity == "AGE":
@@ -213,27 +197,8 @@ class SurrogateMaker:
 
     @staticmethod
     def date(value: str, rng: random.Random) -> str:
-        def month(m):
-            word = m.group(0)
-            full = next(x for x in _MONTHS if x.lower().startswith(word.lower().rstrip(".")[:3]))
-            new = rng.choice([x for x in _MONTHS if x != full])
-            return _case_like(new if len(word.rstrip(".")) > 3 else new[:3], word)
-
-        def day(m):
-            return rng.choice([d for d in _DAYS if d.lower() != m.group(0).lower()])
-
-        out = re.sub(r"\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?", month, value, flags=re.I)
-        out = re.sub(r"\b(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day\b", day, out, flags=re.I)
-
-        def num(m):
-            tok = m.group(0)
-            if len(tok) == 4 and 1900 <= int(tok) <= 2099:
-                return str(int(tok) + rng.choice([-3, -2, -1, 1, 2, 3]))
-            if len(tok) <= 2:
-                return str(rng.randint(1, 28)).zfill(len(tok))
-            return scramble(tok, rng)
-
-        return re.sub(r"\d+", num, out)
+        """A valid date in the same format (`standins.date`)."""
+        return standins.date(value, rng)
 
 
 def _words(v: str) -> str:
