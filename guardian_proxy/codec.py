@@ -5,6 +5,10 @@ or a comma list applied in order) and raises `BodyTooLarge` past `limit` decoded
 `BodyError` for an unknown or corrupt encoding. `encode` is its inverse, used when a rewritten
 body goes back on the wire in the encoding the client chose.
 
+`as_sent` puts a rewritten body back in the compression the client sent it in when no Content-Encoding header
+said so (a body sniffed as gzip, zstd, zlib or brotli goes back compressed the same way, and byte for byte as
+sent when the rewrite changed nothing).
+
 `decode_head` is for a body over a limit: it gives the first `limit` decoded bytes of a body that is cut off
 or that decodes past the limit (nothing past the limit is ever decompressed). `sniff_brotli` tries brotli,
 which has no magic bytes, on a body that reads as binary: only a complete stream that decodes within the
@@ -159,3 +163,44 @@ def encode(data: bytes, content_encoding: str | None) -> bytes:
         else:
             raise BodyError(f"unknown Content-Encoding {coding!r}")
     return data
+
+
+def _is_text(data: bytes) -> bool:
+    try:
+        data[:4096].decode("utf-8")
+    except UnicodeDecodeError as e:
+        return e.start >= 4090  # a sequence cut at the sample's end
+    return True
+
+
+def as_sent(original: bytes | None, content_encoding: str | None, new: bytes, limit: int) -> bytes:
+    """`new` (a rewritten body) in the compression `original` was sent in. With a Content-Encoding header the
+    writers already encoded `new` as it says: returned as is. Without one, a body whose bytes announced a
+    compression (magic bytes; brotli: a complete stream) was read decompressed; `new` goes back compressed the
+    same way, or as `original` byte for byte when it decodes to the same body."""
+    if content_encoding and _codings(content_encoding) or not original or new == original:
+        return new
+    coding = sniff(original)
+    try:
+        if coding is not None:
+            decoded = decode(original, coding, limit)
+        elif not _is_text(original):
+            decoded, coding = sniff_brotli(original, limit), "br"
+            if decoded is None:
+                return new
+        else:
+            return new
+    except (BodyError, BodyTooLarge):
+        return new  # magic bytes by chance: the body was read as it was
+    plain = new
+    if coding == "br":
+        again = sniff_brotli(new, limit) if not _is_text(new) else None
+        plain = again if again is not None else new
+    elif sniff(new) == coding:
+        try:
+            plain = decode(new, coding, limit)
+        except (BodyError, BodyTooLarge):
+            plain = new
+    if plain == decoded:
+        return original
+    return new if plain is not new else encode(new, coding)
