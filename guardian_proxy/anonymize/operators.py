@@ -3,10 +3,15 @@
 L1 `partial_mask`: keep what lets a user recognise their own data (`j***@acme.com`, card `•••• 1111`,
 initials of a name, the last two characters of a code). L2 `Placeholders`: typed, numbered tags,
 consistent within a request (`[PERSON_1]` everywhere for the same person).
+
+A UUID keeps its format at every level (a device or anonymous id is read by software that expects one): its
+mask keeps the last four hex digits and its placeholder is a numbered all-zero UUID, both with the original's
+version and variant nibbles and case (`00000000-0000-4000-8000-000000000001`).
 """
 
 from __future__ import annotations
 
+from .. import standins
 from ..types import Span
 from .spans import _NAME_PART
 from .surrogates import _TITLE
@@ -14,7 +19,18 @@ from .surrogates import _TITLE
 _DIGIT_TAIL = ("CREDIT_CARD", "IBAN_CODE", "US_BANK_NUMBER", "ACCOUNT_NUMBER", "PHONE_NUMBER")
 
 
+def _zero_uuid(value: str, tail: str) -> str:
+    """An all-zero UUID with `value`'s version and variant nibbles and case, ending in `tail`."""
+    chars = ["-" if c == "-" else "0" for c in value]
+    chars[14], chars[19] = value[14], value[19]
+    out = "".join(chars)
+    out = out[: len(out) - len(tail)] + tail
+    return out.upper() if value.isupper() else out
+
+
 def partial_mask(value: str, entity: str) -> str:
+    if standins.UUID_RE.fullmatch(value):
+        return _zero_uuid(value, value[-4:])
     if entity == "EMAIL_ADDRESS" and "@" in value:
         local, _, domain = value.partition("@")
         return f"{local[:1]}***@{domain}"
@@ -44,6 +60,7 @@ class Placeholders:
         self._tags: dict[tuple[str, str], str] = {}
         self._counts: dict[str, int] = {}
         self._parts: dict[str, str] = {}  # a person's name part → their tag ("Christou" → [PERSON_1])
+        self._uuids = 0
 
     def tag(self, span: Span) -> str:
         key = (span.entity, span.text.strip().lower())
@@ -55,6 +72,9 @@ class Placeholders:
             n = self._counts.get(span.entity, 0) + 1
             self._counts[span.entity] = n
             known = f"[{span.entity}_{n}]"
+            if standins.UUID_RE.fullmatch(span.text):  # numbered over all UUIDs: two types never share one
+                self._uuids += 1
+                known = _zero_uuid(span.text, f"{self._uuids:x}")
         self._tags[key] = known
         for p in parts:
             self._parts.setdefault(p, known)

@@ -8,6 +8,7 @@ import json
 import re
 from dataclasses import dataclass
 
+from .. import standins
 from .jsonpath import json_path
 from .model import Ctx, DupObj
 
@@ -42,11 +43,24 @@ def _s(k: str) -> str:
     return json.dumps(k, ensure_ascii=False)
 
 
-def _typed(new: str) -> str:
-    """A number stays a number when its replacement is still numeric; otherwise it becomes a string."""
-    if re.fullmatch(r"-?\d{1,30}(\.\d{1,30})?", new):
+_TAG = re.compile(r"\[([A-Z][A-Z_]*?)(?:_\d+)?\]")
+
+
+def _typed(new: str, old: str) -> str:
+    """A JSON number stays a JSON number: a replacement that is one is written as it is; a placeholder, a mask
+    or text with digits (`[PHONE_NUMBER_1]`, `52.[CREDIT_CARD_1]`, `0123`) becomes a stand-in number of the
+    original's shape (a phone a fiction-range number, a card a test card where the digits allow, else the
+    same digit count, decimals and exponent), drawn from a keyed hash of the value and its replacement."""
+    if standins.is_json_number(new):
         return new
-    return _s(new)
+    rng = standins.rng_for("json-number", old, new)
+    tag = _TAG.fullmatch(new.strip())
+    if tag is not None and old.lstrip("-").isdigit():
+        cand = standins.render(tag.group(1), old.lstrip("-"), rng)
+        if cand is not None and standins.is_json_number(cand) and len(cand) == len(old.lstrip("-")):
+            return ("-" if old.startswith("-") else "") + cand
+    cand = standins.number(old, rng)
+    return cand if cand is not None and standins.is_json_number(cand) else old
 
 
 def visit(value, ctx: Ctx, prefix: str, edepth: int, parts: tuple = (), depth: int = 0,
@@ -82,7 +96,7 @@ def visit(value, ctx: Ctx, prefix: str, edepth: int, parts: tuple = (), depth: i
         return json.dumps(value) if build else None
     text = json.dumps(value)
     new = ctx.leaf(prefix + json_path(parts), text, key, edepth, embed=False)
-    return (text if new is None else _typed(new)) if build else None
+    return (text if new is None else _typed(new, text)) if build else None
 
 
 # --------------------------------------------------------------------------- NDJSON
