@@ -119,8 +119,29 @@ def test_guard_removes_leaking_sentences_only(guidance):
 
 
 def test_inject_per_api():
+    # issue 25: never a trailing `system` message after the tool results (api.mistral.ai answers 400 "Expected
+    # last role User or Tool"): the guidance goes first, or into the leading system message
     d = openai_request()
-    assert inject("openai_chat", d, "G") and d["messages"][-1] == {"role": "system", "content": "G"}
+    assert inject("openai_chat", d, "G") and d["messages"][0] == {"role": "system", "content": "G"}
+    assert d["messages"][-1]["role"] == "tool"
+    d = openai_request()
+    d["messages"].insert(0, {"role": "system", "content": "You are a mail agent."})
+    assert inject("openai_chat", d, "G") and d["messages"][0]["content"] == "You are a mail agent.\n\nG"
+    assert [m["role"] for m in d["messages"]] == ["system", "user", "assistant", "tool"]
+    d = openai_request()
+    d["messages"].insert(0, {"role": "developer", "content": [{"type": "text", "text": "x"}]})
+    assert inject("ollama_chat", d, "G") and d["messages"][0]["content"][-1] == {"type": "text", "text": "G"}
+    g = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
+    assert inject("gemini", g, "G") and g["systemInstruction"] == {"parts": [{"text": "G"}]}
+    g = {"contents": [], "system_instruction": {"parts": [{"text": "s"}]}}
+    assert inject("vertex_gemini", g, "G") and g["system_instruction"]["parts"][-1] == {"text": "G"}
+    c = {"messages": [{"role": "user", "content": [{"text": "hi"}]}], "system": [{"text": "s"}]}
+    assert inject("bedrock_converse", c, "G") and c["system"] == [{"text": "s"}, {"text": "G"}]
+    assert c["messages"][-1]["role"] == "user"
+    v1 = {"message": "hi"}
+    assert inject("cohere_v1", v1, "G") and v1["preamble"] == "G"
+    r = {"input": [{"role": "user", "content": "hi"}], "instructions": "be brief"}
+    assert inject("openai_responses", r, "G") and r["instructions"] == "be brief\n\nG" and len(r["input"]) == 1
     a = {"messages": [], "system": "be nice"}
     assert inject("anthropic", a, "G") and a["system"] == "be nice\n\nG"
     a = {"messages": [], "system": [{"type": "text", "text": "x"}]}

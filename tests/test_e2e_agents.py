@@ -47,8 +47,9 @@ def test_guidance_is_injected_and_json_tool_call_is_guarded(env):
     srv, px, _ = env
     r = _openai(env).chat.completions.create(model="agent", messages=messages(), tools=TOOLS)
     sent = srv.received[-1]["messages"]
-    assert sent[-1]["role"] == "system" and "Do NOT include" in sent[-1]["content"]
-    withhold, share = sent[-1]["content"].split("You may use")
+    # in the leading system message, never after the tool results (the server, like api.mistral.ai, rejects that)
+    assert sent[0]["role"] == "system" and "Do NOT include" in sent[0]["content"] and sent[-1]["role"] == "tool"
+    withhold, share = sent[0]["content"].split("You may use")
     assert "diagnosed with" in withhold  # the guidance names what to withhold (in the session's pseudonyms) …
     assert "Offsite planning" in share and "design review" in share  # … and what is fine to share
     assert "chemotherapy" not in json.dumps(srv.received[-1])  # the session stage already pseudonymised it
@@ -88,9 +89,22 @@ def test_anthropic_sdk_stream_guarded(env):
 def test_mode_off_per_host_and_experience_log(env):
     srv, px, _ = env
     r = _openai(env, "llm.internal.example").chat.completions.create(model="agent", messages=messages(), tools=TOOLS)
-    assert srv.received[-1]["messages"][-1]["role"] == "tool"  # nothing injected
+    assert [m["role"] for m in srv.received[-1]["messages"]] == ["user", "assistant", "tool"]  # nothing injected
     assert "chemotherapy" in json.loads(r.choices[0].message.tool_calls[0].function.arguments)["body"]
     cases = ExperienceLog(px.state_dir / "experience").cases()
     assert cases and cases[0]["leaking_action"]["tool"] == "send_email" and cases[0]["removed"] >= 1
     raw = (px.state_dir / "experience" / "cases.jsonl.enc").read_bytes()
     assert b"chemotherapy" not in raw  # encrypted at rest
+
+
+def test_mistral_shaped_request_with_a_system_prompt_is_accepted(env):
+    """Issue 25: guidance appended as a `system` message after the tool results made api.mistral.ai answer 400
+    ("Expected last role User or Tool"); it now goes into the leading system message the request already has."""
+    srv, _, http = env
+    msgs = [{"role": "system", "content": "You are an office assistant."}] + messages()
+    r = http.post("http://api.mistral.ai/v1/chat/completions", json={"model": "mistral-small-latest",
+                                                                       "messages": msgs, "tools": TOOLS})
+    assert r.status_code == 200, r.text
+    sent = srv.received[-1]["messages"]
+    assert [m["role"] for m in sent] == ["system", "user", "assistant", "tool"]
+    assert sent[0]["content"].startswith("You are an office assistant.\n\n") and "Do NOT include" in sent[0]["content"]

@@ -1,9 +1,15 @@
 """Where guidance goes into a chat request, and where tool calls sit in a chat response, per API.
 
-Injection (modes `prompt`, `cdi`, `cdi+guard`):
-    openai_chat, ollama_chat   a `system` message appended after the latest tool results (prompt: prepended)
-    anthropic                  appended to the top-level `system` (string or text blocks)
-    openai_responses           a `developer` input item appended (or `instructions` when `input` is a string)
+Injection (modes `prompt`, `cdi`, `cdi+guard`), always in the field the API takes instructions in:
+    openai_chat, ollama_chat,  appended to the leading `system`/`developer` message, or a `system` message
+    cohere_v2, Bedrock         inserted first (never after the tool results: Mistral's API rejects a
+    message-list bodies        trailing system message, "Expected last role User or Tool")
+    anthropic (also Vertex,    appended to the top-level `system` (string or text blocks)
+    Bedrock)
+    openai_responses           appended to `instructions`
+    gemini, vertex_gemini      a part appended to `systemInstruction`
+    bedrock_converse           a block appended to `system`
+    cohere_v1                  appended to `preamble`
 Tool calls in a whole (non-streamed) response, for the guard:
     openai_chat      choices[i].message.tool_calls[j].function.arguments   (JSON text)
     ollama_chat      message.tool_calls[j].function.arguments              (object)
@@ -21,35 +27,71 @@ PROMPT = ("Privacy: before you act, share only what the user's task needs. Do no
           "schedules, identifiers) to recipients who have no need to know it, and ask the user when unsure.")
 
 
+#: kinds whose body is an OpenAI-style message list (a leading `system` message is the instruction field)
+_MESSAGE_LISTS = frozenset({"openai_chat", "ollama_chat", "cohere_v2", "bedrock_mistral", "bedrock_llama",
+                            "bedrock_invoke"})
+#: kinds whose body is an Anthropic Messages body (top-level `system`)
+_ANTHROPIC = frozenset({"anthropic", "vertex_anthropic", "bedrock_anthropic"})
+
+
 def inject(kind: str, data: dict, text: str, first: bool = False) -> bool:
-    """Add `text` as an instruction the model reads before its next action. Returns False if the shape is unknown."""
-    if kind in ("openai_chat", "ollama_chat") and isinstance(data.get("messages"), list):
-        msg = {"role": "system", "content": text}
-        if first:
-            data["messages"].insert(0, msg)
-        else:
-            data["messages"].append(msg)
+    """Add `text` as an instruction the model reads before its next action, in the field the provider's API
+    takes instructions in (never a trailing `system` message after the tool results: Mistral's API answers
+    400 "Expected last role User or Tool", and others drop or misplace it). Returns False if the shape is
+    unknown. `first` is kept for callers; the instruction field is where every mode puts it."""
+    if not isinstance(data, dict):
+        return False
+    if kind in _ANTHROPIC and isinstance(data.get("messages"), list):
+        _append_system(data, "system", text)
         return True
-    if kind == "anthropic" and isinstance(data.get("messages"), list):
-        system = data.get("system")
-        if isinstance(system, list):
-            system.append({"type": "text", "text": text})
-        elif isinstance(system, str) and system:
-            data["system"] = f"{system}\n\n{text}"
+    if kind in _MESSAGE_LISTS and isinstance(data.get("messages"), list):
+        msgs = data["messages"]
+        head = msgs[0] if msgs and isinstance(msgs[0], dict) else None
+        if head is not None and head.get("role") in ("system", "developer"):
+            c = head.get("content")
+            if isinstance(c, list):
+                c.append({"type": "text", "text": text})
+            elif isinstance(c, str) and c:
+                head["content"] = f"{c}\n\n{text}"
+            else:
+                head["content"] = text
         else:
-            data["system"] = text
+            msgs.insert(0, {"role": "system", "content": text})
         return True
     if kind == "openai_responses":
-        if isinstance(data.get("input"), list):
-            item = {"role": "developer", "content": text}
-            if first:
-                data["input"].insert(0, item)
-            else:
-                data["input"].append(item)
+        data["instructions"] = f"{data.get('instructions') or ''}\n\n{text}".strip()
+        return True
+    if kind in ("gemini", "vertex_gemini") and isinstance(data.get("contents"), list):
+        key = "system_instruction" if "system_instruction" in data else "systemInstruction"
+        si = data.get(key)
+        if isinstance(si, str):
+            data[key] = {"parts": [{"text": si}, {"text": text}]}
+        elif isinstance(si, dict) and isinstance(si.get("parts"), list):
+            si["parts"].append({"text": text})
         else:
-            data["instructions"] = f"{data.get('instructions') or ''}\n\n{text}".strip()
+            data[key] = {"parts": [{"text": text}]}
+        return True
+    if kind == "bedrock_converse" and isinstance(data.get("messages"), list):
+        system = data.get("system")
+        if isinstance(system, list):
+            system.append({"text": text})
+        else:
+            data["system"] = [{"text": text}]
+        return True
+    if kind == "cohere_v1" and isinstance(data.get("message"), str):
+        _append_system(data, "preamble", text)
         return True
     return False
+
+
+def _append_system(data: dict, key: str, text: str) -> None:
+    system = data.get(key)
+    if isinstance(system, list):
+        system.append({"type": "text", "text": text})
+    elif isinstance(system, str) and system:
+        data[key] = f"{system}\n\n{text}"
+    else:
+        data[key] = text
 
 
 def tool_calls(kind: str, data) -> Iterator[tuple[str, str, Callable[[str], None]]]:

@@ -3,7 +3,9 @@
 Runs after the session stage on a chat request (so it sees the pseudonymised body that will leave):
 1. detects an agent step (tools declared, latest messages are tool results);
 2. `prompt`: adds a fixed privacy instruction; `cdi`/`cdi+guard`: adds the instructor's step-specific
-   guidance (what to withhold, what is fine to share) as a system/developer message;
+   guidance (what to withhold, what is fine to share) when it withholds something (a step whose tool
+   results hold nothing to withhold leaves the request as sent), in the field each API takes instructions
+   in (`shapes.inject`: the leading system message, `system`, `instructions`, `systemInstruction`);
 3. keeps the guidance for the response, where `guard`/`cdi+guard` check every tool call the model
    proposes (whole JSON responses and streamed fragments) and remove the sentences that leak withheld
    items; a leak caught despite guidance goes to the experience log.
@@ -79,7 +81,7 @@ class AgentStage:
             guidance = None
         else:
             guidance = self.instructor.guide(step, rel)
-            if mode in ("cdi", "cdi+guard"):
+            if mode in ("cdi", "cdi+guard") and guidance.withhold:  # nothing to withhold: the prompt stays as sent
                 injected = inject(kind, data, guidance.text)
         if injected:
             body = dialects.get(kind).serialise(chat)

@@ -1,8 +1,9 @@
 """Agent step detection: a chat-API request in which tools are declared and the latest messages are
 tool results (an e-mail, a document, a calendar entry just read) before the model's next action.
 
-Works on the parsed JSON of the four chat-API shapes chatapi recognises (OpenAI Chat Completions,
-OpenAI Responses, Anthropic Messages, Ollama chat). Stated rules: tool results that are lists of
+Works on the parsed JSON of the chat-API shapes chatapi recognises that declare tools (OpenAI Chat
+Completions and its imitators, OpenAI Responses, Anthropic Messages, Ollama chat, Cohere v2, Gemini
+`contents`, Bedrock Converse). Stated rules: tool results that are lists of
 content blocks contribute their text blocks; other block types (images, files) are ignored; a tool
 result that is not a string is serialised as JSON before it is split into items.
 """
@@ -48,14 +49,68 @@ def _text(content) -> str:
 
 def _tool_names(data: dict) -> list[str]:
     names = []
-    for t in data.get("tools") or []:
+    tools = data.get("tools")
+    cfg = data.get("toolConfig")
+    if not isinstance(tools, list) and isinstance(cfg, dict):  # Bedrock Converse
+        tools = cfg.get("tools")
+    for t in tools if isinstance(tools, list) else []:
         if not isinstance(t, dict):
             continue
-        fn = t.get("function") if isinstance(t.get("function"), dict) else t
-        name = fn.get("name")
-        if isinstance(name, str):
-            names.append(name)
+        decls = t.get("functionDeclarations") or t.get("function_declarations")  # Gemini
+        for fn in decls if isinstance(decls, list) else [
+                t.get("function") if isinstance(t.get("function"), dict) else t.get("toolSpec")
+                if isinstance(t.get("toolSpec"), dict) else t]:
+            name = fn.get("name") if isinstance(fn, dict) else None
+            if isinstance(name, str):
+                names.append(name)
     return names
+
+
+def _gemini(step: AgentStep, data: dict, users: list[str]) -> str | None:
+    """Gemini `contents`: functionCall parts (the model's), functionResponse parts (tool results)."""
+    last = None
+    for c in data.get("contents") or []:
+        if not isinstance(c, dict):
+            continue
+        parts = [p for p in c.get("parts") or [] if isinstance(p, dict)]
+        for p in parts:
+            fr = p.get("functionResponse") or p.get("function_response")
+            if isinstance(fr, dict):
+                step.results.append(ToolResult(str(fr.get("name", "tool")), _text(fr.get("response"))))
+                last = "tool"
+            elif isinstance(p.get("functionCall") or p.get("function_call"), dict):
+                last = "assistant"
+            elif isinstance(p.get("text"), str) and c.get("role", "user") == "user":
+                users.append(p["text"])
+                last = "user"
+            elif isinstance(p.get("text"), str):
+                last = "assistant"
+    return last
+
+
+def _converse(step: AgentStep, data: dict, users: list[str]) -> str | None:
+    """Bedrock Converse `messages[].content[]` blocks: toolUse (the model's), toolResult (tool results)."""
+    last, names = None, {}
+    for m in data.get("messages") or []:
+        if not isinstance(m, dict):
+            continue
+        for b in m.get("content") or []:
+            if not isinstance(b, dict):
+                continue
+            if isinstance(b.get("toolUse"), dict):
+                names[str(b["toolUse"].get("toolUseId"))] = str(b["toolUse"].get("name", "tool"))
+                last = "assistant"
+            elif isinstance(b.get("toolResult"), dict):
+                tr = b["toolResult"]
+                text = "\n".join(x["text"] if isinstance(x.get("text"), str) else _text(x.get("json"))
+                                 for x in tr.get("content") or [] if isinstance(x, dict))
+                step.results.append(ToolResult(names.get(str(tr.get("toolUseId")), "tool"), text))
+                last = "tool"
+            elif isinstance(b.get("text"), str):
+                if m.get("role") == "user":
+                    users.append(b["text"])
+                last = m.get("role")
+    return last
 
 
 def detect(kind: str, data: dict) -> AgentStep | None:
@@ -69,7 +124,11 @@ def detect(kind: str, data: dict) -> AgentStep | None:
     users: list[str] = []
     call_names: dict[str, str] = {}
     last_role = None
-    if kind == "openai_responses":
+    if kind in ("gemini", "vertex_gemini"):
+        last_role = _gemini(step, data, users)
+    elif kind == "bedrock_converse":
+        last_role = _converse(step, data, users)
+    elif kind == "openai_responses":
         items = data.get("input") if isinstance(data.get("input"), list) else []
         for it in items:
             if not isinstance(it, dict):

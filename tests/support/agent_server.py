@@ -3,6 +3,8 @@
 When the latest messages of a request are tool results, the "model" answers with a tool call
 `send_email` whose `body` copies every tool result it was given (and `to` from the instruction);
 otherwise it answers with text. It records every request body. JSON and SSE (arguments in small pieces).
+Like api.mistral.ai, it answers HTTP 400 ("Expected last role User or Tool") to a message list whose last
+message is a `system` message.
 """
 
 from __future__ import annotations
@@ -69,6 +71,18 @@ def _handler(srv: AgentServer):
         def do_POST(self):
             body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)) or b"{}")
             srv.received.append(body)
+            msgs = body.get("messages") if isinstance(body.get("messages"), list) else []
+            if msgs and isinstance(msgs[-1], dict) and msgs[-1].get("role") == "system":
+                # as api.mistral.ai answers a message list that ends with a system message
+                err = json.dumps({"object": "error", "message": "Expected last role User or Tool (or Assistant with "
+                                  "prefix True) for serving but got system", "type": "invalid_request_message_order",
+                                  "code": "3230"}).encode()
+                self.send_response(400)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(err)))
+                self.end_headers()
+                self.wfile.write(err)
+                return
             observed, user = _observed(body)
             to = (EMAIL.findall(user) or ["someone@example.com"])[0]
             args = json.dumps({"to": to, "subject": "Update", "body": "\n".join(
