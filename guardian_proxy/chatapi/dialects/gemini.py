@@ -146,7 +146,11 @@ def _finish(c: dict) -> dict:
 
 
 def _needs_split(c: dict) -> bool:
-    return bool(_finish(c)) and any(_class(p) == "t" for p in _cparts(c))
+    """Text and other parts (a function call, code) in one finishing chunk. A finishing chunk of text alone
+    passes as it is: the stage releases held text inside that chunk's own delta (it continues and closes
+    the candidate's channel), so a chunk that needs no change leaves byte for byte."""
+    classes = {_class(p) for p in _cparts(c)}
+    return bool(_finish(c)) and "t" in classes and "o" in classes
 
 
 def split_chunk(obj: dict) -> list[dict] | None:
@@ -247,8 +251,7 @@ def gemini_deltas(obj) -> list[DeltaRef]:
 
 
 def gemini_closes(obj) -> list[tuple] | None:
-    ended = [("g", i) for i, c in _candidates(obj)
-             if c.get("finishReason") and not any(_class(p) == "t" for p in _cparts(c))]
+    ended = [("g", i) for i, c in _candidates(obj) if c.get("finishReason")]
     return ended + [("gw",)]
 
 
