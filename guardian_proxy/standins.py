@@ -444,9 +444,11 @@ def _year(tok: str, rng: random.Random) -> str:
 def date(value: str, rng: random.Random) -> str:
     """A valid date in the same format: ISO `YYYY-MM-DD` and `D/M/Y` or `M/D/Y` (a field over 12 is the day;
     when both could be the month, both stay ≤ 12), month and weekday names, times (hour < 24), years moved by
-    1–3; days are 1–28, so every month holds them."""
+    1–3; days are 1–28, so every month holds them ("May", a name and an abbreviation at once, stays)."""
     def month(m):
         word = m.group(0)
+        if word.lower() == "may":  # the full name and the abbreviation at once: only May is both
+            return word
         full = next(x for x in _MONTHS if x.lower().startswith(word.lower().rstrip(".")[:3]))
         new = rng.choice([x for x in _MONTHS if x != full])
         return _case_like(new if len(word.rstrip(".")) > 3 else new[:3] + ("." if word.endswith(".") else ""), word)
