@@ -3,7 +3,8 @@
 Fields (see README "Decision log"): ts, id, method, scheme, host, path (no query values), recipient,
 categories ({name: count}), purposes, basis, evidence (statement ids), L, l_path, u, Sd, Seff, MT,
 R, tier, action, start_level, final_level, rounds, latency_ms, explanation, override, rule, flags,
-spans ({entity: count}), plus stage extras (session, turn, cpe …). Never raw values: on top of what it
+spans ({entity: count}), found (provenance: which recognizer found each span and why, per entity and field path,
+never the value), plus stage extras (session, turn, cpe …). Never raw values: on top of what it
 leaves out, every string of a record passes the one masking function (guardian_proxy/logmask.py), which puts
 `[TYPE]` for each value the pattern recognisers find (hosts, paths, query keys, explanations …).
 
@@ -75,6 +76,25 @@ def _query_key(key: str) -> str:
     return quote(k, safe="[]$:") if _QUERY_KEY.fullmatch(k) else "…"
 
 
+MAX_FOUND = 40  # provenance records per decision (the rest are counted in the last one)
+
+
+def provenance(a: Action) -> list[dict]:
+    """Which recognizer found each span and why, one record per (entity, field path, recognizer, reason) with a
+    count: `{"entity": "EMAIL_ADDRESS", "at": "json:$.user.email", "by": "key", "why": "key:email+validator",
+    "n": 1}`. Never the value: the field path (keys, not values), the recognizer's stable name and its short reason;
+    every string still passes the log's masking like the rest of the record."""
+    groups: dict[tuple, int] = {}
+    for sp in a.spans:
+        k = (sp.entity, sp.path[:80], sp.recognizer or "?", (sp.reason or "")[:80])
+        groups[k] = groups.get(k, 0) + 1
+    out = [{"entity": e, "at": p, "by": r, "why": w, "n": n} for (e, p, r, w), n in groups.items()]
+    if len(out) > MAX_FOUND:
+        rest = sum(x["n"] for x in out[MAX_FOUND - 1:])
+        out = out[: MAX_FOUND - 1] + [{"entity": "…", "at": "…", "by": "…", "why": "more spans", "n": rest}]
+    return out
+
+
 def record(req: RawRequest, d: Decision) -> dict:
     a = d.six
     lk, rk = d.likelihood, d.risk
@@ -111,6 +131,7 @@ def record(req: RawRequest, d: Decision) -> dict:
         "rule": d.rule,
         "flags": list(a.flags),
         "spans": dict(d.rewrite.span_counts) if d.rewrite else {},
+        "found": provenance(a),
     }
     rec.update(d.extra)
     return logmask.mask_record(rec, keep=_MASKED_ALREADY)

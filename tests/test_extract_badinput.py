@@ -87,10 +87,10 @@ def test_odd_urls_and_headers(ex):
 
 def test_detector_failure_falls_back_to_patterns():
     class Broken(Detector):
-        def analyse(self, fields, ner=None):
+        def analyse(self, fields, ner=None, context=None):
             if ner is not False:
                 raise RuntimeError("model crashed")
-            return super().analyse(fields, ner=False)
+            return super().analyse(fields, ner=False, context=context)
 
     a = Extractor(Broken(ner=False)).extract(post(b'{"email": "a@b.com"}'))
     assert "ner_error" in a.flags and [s.text for s in a.spans] == ["a@b.com"]

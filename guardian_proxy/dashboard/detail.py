@@ -3,7 +3,8 @@
 It holds what the decision log holds plus the text of the evidence statements (policy text, not personal
 data), every risk factor with the tier thresholds, the likelihood path and u, levels and rounds, and the
 rewritten form of a transformed request (what actually left the machine). Never the original values:
-spans are counted per type, and the original body is not read. Every string of the detail passes the log's
+spans are counted per type (and `found` / `found_lines` say which recognizer found each and why, by field path),
+and the original body is not read. Every string of the detail passes the log's
 masking function (guardian_proxy/logmask.py) — the rewritten body and URL too, so a value the rewrite missed is
 shown as `[TYPE]`, never as itself; only the policy statements' text (not from the request) is left as it is.
 
@@ -19,7 +20,7 @@ import json
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from ..codec import decode
-from ..decision_log import record
+from ..decision_log import provenance, record
 from ..logmask import mask, mask_host, mask_value
 from ..types import Decision, RawRequest
 from . import wording
@@ -97,6 +98,10 @@ def detail_of(req: RawRequest, d: Decision, rec: dict | None = None) -> dict:
                   "owner": a.owner, "purposes": list(a.purposes), "basis": a.basis, "site": a.site,
                   "body_format": a.body_format,
                   "outgoing": {"fields": len(a.fields), "spans": _span_counts(a)}}
+    # which recognizer found each span and why (`pattern:email`, `key:em+validator`, `ner:spacy PERSON 0.85`,
+    # `propagated from json:$.user.email`): the log's provenance records, never the values
+    rec["found"] = rec.get("found") if rec.get("found") is not None else provenance(a)
+    rec["found_lines"] = [_found_line(f) for f in rec["found"]]
     rec["evidence_detail"] = {"transparency": d.evidence.transparency, "policy_source": d.evidence.policy_source,
                               "statements": [_statement(s) for s in d.evidence.statements]}
     if lk is not None:
@@ -120,3 +125,13 @@ def _span_counts(a) -> dict:
     for s in a.spans:
         counts[s.entity] = counts.get(s.entity, 0) + 1
     return counts
+
+
+def _found_line(f: dict) -> str:
+    """One provenance record as the detail page shows it: `EMAIL_ADDRESS at json:$.user.email — key (key:email
+    +validator)`, with `×n` when the same recognizer found it more than once there."""
+    n = f.get("n", 1)
+    why = f.get("why") or ""
+    by = f.get("by") or "?"
+    return f"{f.get('entity')} at {f.get('at')} — {by}" + (f" ({why})" if why and why != by else "") + \
+        (f" ×{n}" if n and n > 1 else "")

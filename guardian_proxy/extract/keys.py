@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from . import validators
+
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _SPLIT = re.compile(r"[\[\].:/]")
 _DIGITS = re.compile(r"\d")
@@ -34,6 +36,7 @@ _LOCALE = re.compile(r"[a-z]{2,3}(?:[-_][A-Za-z]{2,4})?")
 _PROJECT_KEY = re.compile(r"[0-9a-fA-F]{8,48}|[A-Za-z0-9]{8,48}|"
                           r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")  # Braze: a UUID
 _CLIENT_ID = re.compile(r"\d{5,12}\.\d{5,12}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_AGE = re.compile(r"\d{1,3}(?:\s?[-–]\s?\d{1,3})?\+?")
 _EMPTY = {"", "true", "false", "null", "none", "undefined", "nan", "0", "1", "n/a", "-", "yes", "no", "on", "off"}
 
 
@@ -64,26 +67,26 @@ KEY_RULES: list[tuple[re.Pattern, str]] = [
          r"bic|swift"), "ACCOUNT_NUMBER"),
     # a person's finances; a price, order total or event value is a fact about a product, not about the person
     (_rx(r"salary|income|balance|net_worth|annual_income|monthly_income|credit_limit|credit_score"), "AMOUNT"),
-    (_rx(r"e_?mail|mail|email_address|user_email|contact_email|billing_email|customer_email|em|[a-z_]{0,40}_email|"
+    (_rx(r"e_?mail|mail|email_address|user_email|contact_email|billing_email|customer_email|[a-z_]{0,40}_email|"
          r"hashed_e?mails?|e?mail_hash(?:es)?|em_hash|sha256_e?mail|md5_e?mail|hem|u_hem|hashed_email_address|"
          r"sha256_email_address|md5_email_address|sha1_email_address"),
      "EMAIL_ADDRESS"),
-    (_rx(r"phone|phone_?number|mobile|mobile_?number|tel|telephone|cell|cell_?phone|ph|fax|whatsapp|msisdn|"
+    (_rx(r"phone|phone_?number|mobile|mobile_?number|tel|telephone|cell|cell_?phone|fax|whatsapp|msisdn|"
          r"[a-z_]{0,40}_phone|hpn|u_hpn|hashed_phone(?:_number)?|phone_hash|sha256_phone(?:_number)?"), "PHONE_NUMBER"),
-    (_rx(r"full_?name|first_?name|last_?name|surname|given_?name|family_?name|middle_?name|fn|ln|"
+    (_rx(r"full_?name|first_?name|last_?name|surname|given_?name|family_?name|middle_?name|"
          r"display_name|customer_name|cardholder(?:_name)?|name_on_card|billing_name|shipping_name|"
          r"contact_name|recipient_name|patient_name|legal_name|maiden_name"), "PERSON"),
     (_rx(r"name"), "PERSON?"),  # only when the value looks like a person's name
     (_rx(r"user_?name|login|handle|screen_name|nickname|user_login"), "USERNAME"),
-    (_rx(r"user_?id|uid|customer_?id|member_?id|account_?id|external_?id|ajs_user_id|patient_?id|employee_?id|"
+    (_rx(r"user_?id|uid|customer_?id|member_?id|account_?id|ajs_user_id|patient_?id|employee_?id|"
          r"profile_?id"), "USER_ID"),
     (_rx(r"address|street|street_address|address_?[12]|address_line_?[12]|line_?[12]|addr|shipping_address|"
          r"billing_address|home_address|street_?1|street_?2"), "STREET_ADDRESS"),
     (_rx(r"lat|latitude|lng|lon|long|longitude|geo|coords|coordinates|geolocation|latlng|lat_lng|ll|"
          r"[a-z_]{0,40}_(?:lat|latitude|lng|lon|longitude)|(?:lat|lng|lon)_[a-z_]{0,40}"), "LATLONG"),
-    (_rx(r"city|town|zip|zip_?code|postcode|postal_?code|zp|ct|st|county|neighbou?rhood"), "LOCATION"),
-    (_rx(r"dob|birth_?date|date_of_birth|birthday|db|birth_year|yob"), "DATE_OF_BIRTH"),
-    (_rx(r"gender|sex|ge"), "GENDER"),
+    (_rx(r"city|town|zip|zip_?code|postcode|postal_?code|county|neighbou?rhood"), "LOCATION"),
+    (_rx(r"dob|birth_?date|date_of_birth|birthday|birth_year|yob"), "DATE_OF_BIRTH"),
+    (_rx(r"gender|sex"), "GENDER"),
     (_rx(r"age"), "AGE"),
     (_rx(r"nationality|ethnicity|race|religion|citizenship"), "NRP"),
     (_rx(r"diagnosis|diagnoses|condition|medical_condition|symptoms?|allerg(?:y|ies)|disease|illness"),
@@ -164,6 +167,10 @@ def _plausible(entity: str, value: str, nkey: str = "") -> bool:
         return bool(_NUMERIC.fullmatch(v.lstrip("$€£¥").replace(",", "")))
     if entity == "PERSON" and len(nkey) <= 2 and _LOCALE.fullmatch(v):
         return False
+    if entity == "USERNAME" and validators.person_name_reject(v):
+        return False  # "test", "admin", "guest": a placeholder, not someone's account
+    if entity == "AGE":
+        return bool(_AGE.fullmatch(v)) and all(int(x) <= 120 for x in re.findall(r"\d+", v))
     if entity in ("PERSON", "USERNAME", "MEDICAL_CONDITION", "MEDICATION", "NRP"):
         return bool(_ALPHA.search(v)) or bool(_HASH.fullmatch(v))
     if entity == "LOCATION":
@@ -199,7 +206,7 @@ def identifier_field(key: str | None) -> bool:
     if not key:
         return False
     nkey = normalise(key)
-    if _entity_for(nkey) in ("CREDIT_CARD", "ACCOUNT_NUMBER", "IBAN_CODE", "PHONE_NUMBER", "US_SSN", "GOVERNMENT_ID"):
+    if (validators.vendor_vocabulary().get(nkey) or _entity_for(nkey)) in ("CREDIT_CARD", "ACCOUNT_NUMBER", "IBAN_CODE", "PHONE_NUMBER", "US_SSN", "GOVERNMENT_ID"):
         return False
     raw = (key or "").lower()
     if any(w in raw for w in ("card", "cc_", "ccnum", "pan", "number", "acct", "account", "iban", "phone")):
@@ -207,15 +214,36 @@ def identifier_field(key: str | None) -> bool:
     return bool(_ID_KEY.fullmatch(nkey))
 
 
-def key_entity(key: str | None, value: str) -> str | None:
-    """The entity a value holds because of its field name, or None."""
+def key_candidate(key: str | None, value: str, vendor: bool | None = None) -> tuple[str, str] | None:
+    """(entity, reason) a field name proposes for its whole value, or None. The key never decides alone: the value
+    must pass the type's validator (extract/validators.py: e-mail syntax, Luhn, a plausible date, a person's name
+    that is not a product or UI string, a place that is not a number). The ad/social pixels' customer-matching
+    vocabulary (`em`, `ph`, `fn`, `ln`, `ct`, `st`, `zp`, `db`, `ge`, `external_id`: data/recognizers.yaml) counts
+    only on the way to those vendors: `vendor` False (another destination) turns it off, None (destination not
+    known) keeps it."""
     if not key:
         return None
     nkey = normalise(key)
-    entity = _entity_for(nkey)
+    vocab = validators.vendor_vocabulary()
+    if nkey in vocab:
+        if vendor is False:
+            return None
+        entity = vocab[nkey]
+    else:
+        entity = _entity_for(nkey)
     if entity is None or not _plausible(entity, value, nkey):
         return None
-    return entity.rstrip("?")
+    entity = entity.rstrip("?")
+    ok = validators.valid(entity, value)
+    if ok is False:
+        return None
+    return entity, f"key:{nkey[:24]}" + ("+validator" if ok else "")
+
+
+def key_entity(key: str | None, value: str, vendor: bool | None = None) -> str | None:
+    """The entity a value holds because of its field name, or None (see `key_candidate`)."""
+    c = key_candidate(key, value, vendor)
+    return c[0] if c else None
 
 
 def skip_ner(key: str | None) -> bool:
