@@ -15,17 +15,17 @@ from ..bodies import BodyLimits, ParsedBody, parse_body, parse_cookies, parse_qu
 from ..bodies.graphql import operation
 from ..bodies.headers import parse_headers
 from ..domains import registrable_domain
-from ..types import ENTITIES, HOST_PATH, TRACKER_CLASSES, Action, RawRequest, Span, TextField
+from ..types import HOST_PATH, TRACKER_CLASSES, Action, RawRequest, TextField
 from . import basis as basis_mod
-from . import keys, recipients, secrets
+from . import keys, recipients
 from . import purposes as purposes_mod
+from .context import RequestContext
 from .detector import Detection, Detector
+from .registry import MATCHERS as _MATCHERS
 
 log = logging.getLogger("guardian_proxy")
-#: an MD5, SHA-1 or SHA-256 digest in lower-case hex, as ad tech sends hashed e-mails and phones
-_DIGEST = re.compile(r"(?<![0-9a-f])(?:[0-9a-f]{64}|[0-9a-f]{40}|[0-9a-f]{32})(?![0-9a-f])")
-#: recipients whose business is matching people across sites: a digest they receive is a match key
-MATCHERS = ("ad_network", "data_broker", "social")
+#: recipients whose business is matching people across sites: a digest they receive is a match key (registry.py)
+MATCHERS = _MATCHERS
 _LABEL_SEP = re.compile(r"[.\-_]+")  # `jane-doe-536-22-1234` reads as `jane doe 536 22 1234`
 _AI_BODY_KEYS = {"messages", "prompt", "contents", "input", "instructions", "system"}
 
@@ -108,10 +108,10 @@ class Extractor:
         for f in fields:  # protocol values: what a rewrite must leave byte for byte unless a span sits in it
             f.protocol = f.path in ("path:", HOST_PATH) or f.path.startswith(("cookie:", "header:")) \
                 or keys.skip_ner(f.key)
-        det = self._detect(fields)
-        det.spans = [s for s in det.spans if not (s.entity == "API_KEY" and secrets.issued_by(s.text, dom))]
-        if rec.cls in MATCHERS:
-            det.spans += self._digests(fields, det.spans)
+        # one registry, one resolver: the destination is context (vendor vocabularies, digests to matchers, tracker
+        # identifiers, a key sent to its issuer), not a second pass over the spans
+        det = self._detect(fields, RequestContext(recipient=rec.cls, owner=rec.owner, domain=dom,
+                                                  websocket=req.websocket is not None))
         ai_call = rec.cls == "ai_service" and req.method == "POST" and self._ai_body(parsed, req.path)
         basis = basis_mod.basis(req, rec.cls, ai_call)
         purposes = purposes_mod.purposes(req.path, [f.key for f in fields if f.key], rec.cls,
@@ -127,24 +127,6 @@ class Extractor:
         )
         action._parsed = parsed
         return action
-
-    @staticmethod
-    def _digests(fields: list[TextField], spans: list[Span]) -> list[Span]:
-        """Hex digests sent to an ad network, broker or social network are hashed identifiers (match keys), whatever
-        the field is called (not the URL path, where a digest names a versioned asset, nor a protocol field such as
-        `hash`, `etag`, `nonce`): hashing an e-mail does not make it anonymous to a party that holds the same hash."""
-        covered = {(s.path, s.start, s.end) for s in spans}
-        cat, direct = ENTITIES["HASHED_IDENTIFIER"]
-        out = []
-        for f in fields:
-            if f.path in ("path:", HOST_PATH) or keys.skip_ner(f.key):  # a versioned asset, a CDN shard, an etag
-                continue
-            for m in _DIGEST.finditer(f.text):
-                if any(p == f.path and a <= m.start() and m.end() <= b for p, a, b in covered):
-                    continue
-                out.append(Span(path=f.path, start=m.start(), end=m.end(), entity="HASHED_IDENTIFIER", category=cat,
-                                score=0.8, text=m.group(), direct=direct))
-        return out
 
     @staticmethod
     def _host_fields(sub: str) -> list[TextField]:
@@ -164,12 +146,12 @@ class Extractor:
             out.append(TextField(path="path:", text=path))
         return out + parse_query(url)
 
-    def _detect(self, fields: list[TextField]) -> Detection:
+    def _detect(self, fields: list[TextField], context: RequestContext | None = None) -> Detection:
         try:
-            return self.detector.analyse(fields)
+            return self.detector.analyse(fields, context=context)
         except Exception:  # e.g. a model failure: keep the pattern layer
             log.exception("detector failed; falling back to patterns")
-            det = self.detector.analyse(fields, ner=False)
+            det = self.detector.analyse(fields, ner=False, context=context)
             det.flags.append("ner_error")
             return det
 
