@@ -81,3 +81,21 @@ def test_a_declared_encoding_and_a_plain_body_are_left_to_the_writer():
     assert codec.as_sent(b"\x1f\x8bnot gzip at all", None, b"new", LIMIT) == b"new"  # magic bytes by chance
     already = gzip.compress(b'{"a":2}')
     assert codec.as_sent(sent, None, already, LIMIT) == already
+
+
+@pytest.mark.parametrize("new", ["[DEVICE_ID_1]", "[…]", "71u50811-kgpy-4c1d-9b2a-0123456789ab", "•••••••89ab"])
+def test_a_uuid_is_written_back_as_a_valid_uuid_in_every_format(new):
+    """Seen: device and anonymous ids became invalid UUIDs (`71u50811-kgpy-…`)."""
+    import uuid
+
+    dev = "71A50811-3F2E-4C1D-9B2A-0123456789AB"
+    out = _rewrite({"device_id": dev, "n": 1}, {"json:$.device_id": new})["device_id"]
+    assert uuid.UUID(out).version == 4 and out.isupper() and out != dev
+    form = write_back(parse_body(f"cid={dev.lower()}&x=1".encode(), "application/x-www-form-urlencoded", None,
+                                 BodyLimits()), {"form:cid": new}).decode()
+    cid = form.split("&")[0].split("=")[1]
+    assert uuid.UUID(cid).version == 4 and cid.islower() and form.endswith("&x=1")
+    from guardian_proxy.bodies import rewrite_url
+
+    url = rewrite_url(f"https://t.example/c?uid={dev}&v=2", {"query:uid": new})
+    assert uuid.UUID(url.split("uid=")[1].split("&")[0]) and url.endswith("&v=2")

@@ -3,7 +3,8 @@
 One traversal per format serves both directions: with `Ctx(repl=None)` it collects the text fields
 (`TextField` with a unique path), with `Ctx(repl={path: text})` it re-encodes the body with those
 texts put back. Both walks compute the same paths in the same order, so a path read from a field
-always writes back to the same place.
+always writes back to the same place. A value keeps its format on the way back: a UUID stays a valid UUID
+(`keep_format`), a JSON number a JSON number (jsondoc).
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .. import standins
+from ..standins import UUID_RE
 from ..types import TextField
 
 _SURROGATE = re.compile("[\udc80-\udcff]")
@@ -61,6 +64,15 @@ class DupObj:
         self.pairs = pairs
 
 
+def keep_format(old: str, new: str) -> str:
+    """A value that was a UUID is written back as one: a replacement that is no UUID (a placeholder, a mask,
+    `[…]`) becomes a stand-in UUID of the same version, variant and case, drawn from a keyed hash of both."""
+    v = old.strip()
+    if UUID_RE.fullmatch(v) and not UUID_RE.fullmatch(new.strip()):
+        return old.replace(v, standins.uuid(v, standins.rng_for("uuid", old, new)))
+    return new
+
+
 class Ctx:
     """Walk state: collected fields (collect mode) or replacements (build mode), flags, unique paths."""
 
@@ -105,7 +117,7 @@ class Ctx:
         maxc = self.limits.max_field_chars
         if self.build and path in self.repl:
             self.hits += 1
-            new = self.repl[path]
+            new = keep_format(raw, self.repl[path])
             return new + raw[maxc:] if len(raw) > maxc else new
         doc = embedded.detect(raw, key, gql) if embed and edepth < MAX_EMBED_DEPTH and len(raw) <= maxc else None
         if doc is not None:
