@@ -5,8 +5,9 @@ It records every request body it receives and answers by mentioning what it was 
 address, and the whole last user message echoed. Streams are cut into small pieces (3–5 characters) so
 that surrogates are split across events. Request header `x-test-gzip: 1` gzips a streamed answer;
 `tools` in the request make the answer a tool call whose JSON arguments carry the name and e-mail.
-Endpoints: /v1/chat/completions, /v1/responses, /v1/messages (JSON and SSE), /api/chat, /api/generate
-(JSON and NDJSON). Every answer closes its connection: through `--redirect-upstream`, mitmproxy opens a
+Endpoints: /v1/chat/completions, /v1/responses, /v1/messages, /v1/completions (legacy text completions:
+`choices[].text`), /v1/complete (Anthropic's legacy Text Completions: `completion`) (JSON and SSE), /api/chat,
+/api/generate (JSON and NDJSON). Every answer closes its connection: through `--redirect-upstream`, mitmproxy opens a
 new upstream connection per request and stalls on the sixth request of a client connection while the
 idle keep-alive ones stay open (seen with bare mitmdump + scripts/redirect_upstream.py too).
 """
@@ -155,6 +156,34 @@ def openai_responses(body: dict, stream: bool) -> list[bytes] | dict:
     return out
 
 
+def text_completions(body: dict, stream: bool) -> list[bytes] | dict:
+    """OpenAI-style legacy Completions as Together, Fireworks and vLLM serve them: `choices[].text`."""
+    text, _ = answer(body)
+    base = {"id": "cmpl-test", "object": "text_completion", "created": int(time.time()), "model": body.get("model", "m")}
+    if not stream:
+        return {**base, "choices": [{"index": 0, "text": text, "logprobs": None, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+    out = [_sse(None, {**base, "choices": [{"index": 0, "text": p, "logprobs": None, "finish_reason": None}]})
+           for p in pieces(text)]
+    out.append(_sse(None, {**base, "choices": [{"index": 0, "text": "", "logprobs": None, "finish_reason": "stop"}]}))
+    out.append(b"data: [DONE]\n\n")
+    return out
+
+
+def anthropic_complete(body: dict, stream: bool) -> list[bytes] | dict:
+    """Anthropic's legacy Text Completions (`/v1/complete`): `completion`, streamed as `completion` events."""
+    said = body.get("prompt", "")
+    turn = said.rsplit("\n\nHuman:", 1)[-1].split("\n\nAssistant:", 1)[0].strip()
+    text, _ = answer({"prompt": turn})
+    base = {"type": "completion", "id": "compl_test", "model": body.get("model", "m"), "log_id": "compl_test"}
+    if not stream:
+        return {**base, "completion": text, "stop_reason": "stop_sequence", "stop": "\n\nHuman:"}
+    out = [_sse("completion", {**base, "completion": p, "stop_reason": None}) for p in pieces(text)]
+    out.insert(1, _sse("ping", {"type": "ping"}))
+    out.append(_sse("completion", {**base, "completion": "", "stop_reason": "stop_sequence", "stop": "\n\nHuman:"}))
+    return out
+
+
 def ollama(body: dict, stream: bool, generate: bool) -> list[bytes] | dict:
     text, _ = answer(body)
     base = {"model": body.get("model", "m"), "created_at": "2026-01-01T00:00:00Z"}
@@ -201,6 +230,10 @@ def _handler(srv: LLMServer):
                 res = openai_responses(body, stream)
             elif path.endswith("/messages"):
                 res = anthropic_messages(body, stream)
+            elif path.endswith("/completions"):
+                res = text_completions(body, stream)
+            elif path.endswith("/complete"):
+                res = anthropic_complete(body, stream)
             elif path == "/api/chat":
                 res = ollama(body, stream, False)
             elif path == "/api/generate":
