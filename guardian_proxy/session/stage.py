@@ -31,6 +31,7 @@ from ..chatapi.sse import MessageFramer
 from ..config import FactorTables, Settings
 from ..types import ENTITIES, Decision, RawRequest, Rewrite, Span, TextField
 from . import files
+from .context import PartContext
 from .registry import SessionState, normalise
 from .rewrite import (
     BLOCKED,
@@ -239,8 +240,10 @@ class SessionStage:
         turns = [base + s.turn for s in slots]
         ours = self._ours(st)
         per_slot: list[list[Hit]] = []
+        part = PartContext(chat)
         for i, s in enumerate(slots):
             hits = backstop(i, s.text)
+            found: list[Hit] = []
             for sp in by_path.get(s.path, []):
                 if sp.entity in NOT_VALUES or sp.end <= sp.start or s.text[sp.start:sp.end] != sp.text:
                     continue
@@ -251,7 +254,9 @@ class SessionStage:
                     continue
                 if s.role == "assistant" and h.entity not in HARD_BLOCK and normalise(h.text) not in st.entities:
                     continue  # the model's own words add no value of the user's (known ones are found below)
-                hits.append(h)
+                found.append(part.tidy(h, s.text))
+            persons = [h for h in found if h.entity == "PERSON"]
+            hits += [h for h in found if part.keep(i, s, h, persons)]  # a person's value, not the prompt's machinery
             per_slot.append(_values(hits))
             for h in per_slot[-1]:
                 e = st.add(h.entity, h.text, turns[i], blocked=h.entity in HARD_BLOCK, key=blocked_key,
@@ -293,7 +298,8 @@ class SessionStage:
             return like_case(e.surrogate, h.text, e.original), e.entity
 
         for i, s in enumerate(slots):
-            found = known.find(i, s.text)  # values known from earlier turns (this turn's are registered above)
+            found = [h for h in known.find(i, s.text)  # values known from earlier turns (this turn's are registered
+                     if part.keep(i, s, h, known=True)]  # above), never in a JSON key, a marker or a tool's name
             for h in found:
                 if not h.part and normalise(h.text) in st.entities:
                     st.add(h.entity, h.text, turns[i], key=blocked_key, count=s.role != "assistant")

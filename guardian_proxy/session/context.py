@@ -1,0 +1,314 @@
+"""Which detected values of a chat request are a person's data, judged by the part of the message each
+text sits in and the words around it (issue 25: "pseudonymise identifiers of people, not the facts a
+question is about").
+
+The detector (stage 1) sees texts; the dialects know where each text sits: user text, system prompt or
+instructions, tool-call arguments, tool results. `PartContext(chat).keep(slot, hit)` drops a hit that is
+part of the request's machinery rather than a value a person disclosed. Stated rules (each a property of
+the value, its part or its surroundings, never of one service):
+
+1. Hard-rule values (SSN, card, bank account, IBAN) are always kept, except a number-shaped type whose
+   text holds no digit at all (`[[ ## question ## ]]` is not an amount).
+2. JSON texts (tool-call arguments, JSON tool results): only what lies inside a string *value* can be a
+   person's data; keys and the JSON's own syntax are never rewritten.
+3. The request's own vocabulary: the names of the functions, tools and agents it declares or calls (and
+   their parts: `transfer_to_agent2` → "agent2"), the property names, enum values and constants of their
+   schemas, and role names, are not personal values wherever they appear.
+4. Markers: text inside a DSPy-style field marker (`[[ ## answer ## ]]`) or a template variable
+   (`{question}`, `{{ name }}`) is a field name. A Markdown heading (`### Heading`), a label at a line's
+   start (`Email:`, `Question:`) or inline code (`` `answer` ``) is a field name when its words are
+   ordinary words, not a person's name.
+5. A person or user name must look like one: no digits or underscores or inner capitals in a person's
+   name (`agent2`, `get_weather`, `userId`), and a single ordinary English word that is not also a given
+   name or surname is not a name ("Respond", "test"; "Mark" or "Grace" stay names). A "person" named like a
+   country is a place (then rule 6 applies); ordinary words before a full name are cut off ("Email
+   Margaret Okafor" → "Margaret Okafor").
+6. A place, nationality, organisation or date (LOCATION, NRP, ORGANIZATION, DATE) named in a sentence that
+   ties no person to it (no name, no "my", "our", "his", "her", "I live/am/was/moved …") is the subject of a
+   factual question or statement ("the capital of France", "as of 2017"), not where someone lives or when
+   they were born: it is neither counted nor rewritten. A value this conversation already replaces stays
+   replaced wherever it appears.
+7. A whole-field container (a search term, a page view: `CONTAINER_ENTITIES`) is never itself a value to
+   replace; the values inside it are found on their own.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from functools import cache, lru_cache
+
+from ..chatapi import ChatRequest, Slot
+from ..types import CONTAINER_ENTITIES
+from .rewrite import HARD_BLOCK, Hit
+
+#: types whose values are numbers or codes: a text without a digit is not one
+_DIGITS = frozenset({"AMOUNT", "AGE", "PHONE_NUMBER", "IP_ADDRESS", "CASE_NUMBER", "US_PASSPORT", "US_DRIVER_LICENSE",
+                     "US_ITIN", "UK_NHS", "LATLONG", "IBAN_CODE", "ACCOUNT_NUMBER", "US_BANK_NUMBER", "CREDIT_CARD",
+                     "US_SSN", "QUANTITY", "MEDICAL_LICENSE"})
+_NAMES = frozenset({"PERSON", "USERNAME"})
+#: quasi-identifiers that are facts of the world unless a person is tied to them in their sentence
+_PLACES = frozenset({"LOCATION", "NRP", "ORGANIZATION", "DATE", "DATE_TIME"})
+#: kept whatever their context: values that are identifiers by their shape
+_SHAPED = frozenset({"EMAIL_ADDRESS", "PHONE_NUMBER", "IP_ADDRESS", "CREDIT_CARD", "US_SSN", "IBAN_CODE",
+                     "US_BANK_NUMBER", "ACCOUNT_NUMBER", "API_KEY", "AUTH_TOKEN", "PRIVATE_KEY", "PASSWORD", "URL",
+                     "CRYPTO", "HASHED_IDENTIFIER"})
+_ROLES = frozenset({"user", "assistant", "system", "developer", "tool", "function", "model", "human", "ai", "bot",
+                    "chatbot", "ipython", "agent"})
+_SCHEMA_NAMES = ("name", "title")
+_CALLABLE_KEYS = frozenset({"parameters", "input_schema", "inputSchema", "arguments", "input", "args",
+                            "parameter_definitions", "description", "strict", "parametersJsonSchema", "response"})
+
+_MARKER = re.compile(r"\[\[\s*##.*?##\s*\]\]|\{\{[^{}\n]{1,80}\}\}|\{[A-Za-z_][\w.]{0,60}\}")
+_CODE = re.compile(r"`[^`\n]{1,80}`")
+_HEADING = re.compile(r"(?m)^[ \t]*#{1,6}[ \t]+([^\n]{1,120})$")
+_LABEL = re.compile(r"(?m)^[ \t>*\-•]*([A-Za-z][\w ()/&'’.-]{0,40}?)[ \t]*:(?=\s|$)")
+_WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
+_SPLIT = re.compile(r"[A-Z]?[a-z]+\d*|[A-Z]+\d*(?![a-z])|\d+|[^\W_]+")
+_INNER_CAP = re.compile(r"[a-z][A-Z]")
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_SENTENCE_END = re.compile(r"[.!?\n]")
+#: words that tie a sentence's place to a person of the conversation
+_TIES = frozenset({"my", "mine", "myself", "our", "ours", "ourselves", "we", "we're", "we've", "he", "him", "his",
+                   "she", "hers", "her", "their", "theirs", "i'm", "i've", "i'd", "i'll", "im", "me"})
+_I_VERBS = frozenset({"live", "lived", "living", "moved", "move", "moving", "born", "grew", "from", "work", "worked",
+                      "working", "stay", "stayed", "staying", "visit", "visited", "visiting", "travel", "traveled",
+                      "travelled", "travelling", "traveling", "am", "was", "go", "going", "went", "fly", "flying",
+                      "flew", "relocated", "reside", "resided", "study", "studied", "studying", "attend",
+                      "attended", "left", "returned", "arrive", "arrived", "drive", "drove", "commute"})
+#: object pronouns of a request frame ("tell me", "give us") do not tie a place to anyone
+_FRAME = re.compile(r"\b(?:tell|give|show|help|let|send|remind|teach|explain to|for)\s+(?:me|us)\b", re.I)
+
+
+@cache
+def _given_and_surnames() -> frozenset[str]:
+    """Given names and surnames of several languages (Faker's person providers, already a dependency): a
+    word in this list may be a name even when it is an ordinary word ("Mark", "Grace", "Rose")."""
+    out: set[str] = set()
+    for loc in ("en_US", "en_GB", "en_IN", "de_DE", "fr_FR", "es_ES", "it_IT", "nl_NL", "pt_BR", "pl_PL", "sv_SE"):
+        try:
+            p = importlib.import_module(f"faker.providers.person.{loc}").Provider
+        except ImportError:  # pragma: no cover - a trimmed Faker
+            continue
+        for attr in ("first_names", "first_names_male", "first_names_female", "last_names"):
+            out.update(str(x).casefold() for x in getattr(p, attr, ()) or ())
+    return frozenset(out)
+
+
+@cache
+def _countries() -> frozenset[str]:
+    """Country and territory names (Faker's address provider, in English)."""
+    try:
+        from faker.providers.address.en import Provider
+    except ImportError:  # pragma: no cover
+        return frozenset()
+    return frozenset(str(c).casefold() for c in Provider.countries)
+
+
+@lru_cache(maxsize=65536)
+def _zipf(word: str) -> float:
+    try:
+        from wordfreq import zipf_frequency
+    except ImportError:  # pragma: no cover
+        return 0.0
+    return zipf_frequency(word, "en")
+
+
+def ordinary(word: str) -> bool:
+    """An ordinary English word (Zipf ≥ 3.5) that is not also a given name or surname."""
+    w = word.casefold()
+    return w not in _given_and_surnames() and _zipf(w) >= 3.5
+
+
+def wordy(text: str) -> bool:
+    """Words only, each an ordinary word or a role name: a label, not a name."""
+    words = _WORD.findall(text)
+    return bool(words) and not any(c.isdigit() or c == "@" for c in text) and \
+        all(w.casefold() in _ROLES or ordinary(w) for w in words)
+
+
+def identifier_parts(name: str) -> set[str]:
+    """A function / tool / agent name and its parts (`transfer_to_agent2` → transfer, to, agent2)."""
+    out = {name.casefold()}
+    for piece in re.split(r"[\s_.:/-]+", name):
+        if piece:
+            out.add(piece.casefold())
+            out.update(p.casefold() for p in _SPLIT.findall(piece) if len(p) >= 2)
+    return out
+
+
+def vocabulary(data) -> set[str]:
+    """The request's own identifiers: declared tool / function / agent names, their schemas' property
+    names, enum values and constants, and the names of tool calls and results in the history."""
+    out: set[str] = set()
+    if not isinstance(data, dict):
+        return out
+
+    def schema(node, depth: int = 0) -> None:  # a declared tool: every name, property, enum value in it
+        if depth > 24:
+            return
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if k in _SCHEMA_NAMES and isinstance(v, str) and len(v) <= 80:
+                    out.update(identifier_parts(v))
+                elif k in ("properties", "parameter_definitions") and isinstance(v, dict):
+                    for prop in v:
+                        out.update(identifier_parts(str(prop)))
+                elif k == "enum" and isinstance(v, list):
+                    out.update(str(x).casefold() for x in v if isinstance(x, str | int | float) and len(str(x)) <= 80)
+                elif k == "const" and isinstance(v, str) and len(v) <= 80:
+                    out.add(v.casefold())
+                elif k == "required" and isinstance(v, list):
+                    out.update(str(x).casefold() for x in v if isinstance(x, str))
+                if k not in ("description",):
+                    schema(v, depth + 1)
+        elif isinstance(node, list):
+            for v in node:
+                schema(v, depth + 1)
+
+    for key in ("tools", "functions", "toolConfig", "tool_config", "function_declarations", "functionDeclarations",
+                "tool_choice", "toolChoice", "response_format", "responseSchema", "text", "generationConfig"):
+        if isinstance(data.get(key), dict | list):
+            schema(data[key])
+
+    def calls(node, depth: int = 0) -> None:  # the names of tool calls and results in the history
+        if depth > 12:
+            return
+        if isinstance(node, dict):
+            name = node.get("name")
+            if isinstance(name, str) and len(name) <= 80 and (
+                    any(k in node for k in _CALLABLE_KEYS) or node.get("type") in (
+                    "function", "tool_use", "function_call", "custom_tool_call", "server_tool_use", "mcp_call")
+                    or node.get("role") in ("tool", "function")):
+                out.update(identifier_parts(name))
+            for k, v in node.items():
+                if k not in ("input", "arguments", "args", "text", "output", "result", "response", "data"):
+                    calls(v, depth + 1)
+        elif isinstance(node, list):
+            for v in node:
+                calls(v, depth + 1)
+
+    for key in ("messages", "input", "contents", "chat_history"):
+        calls(data.get(key))
+    return out
+
+
+def _json_values(text: str) -> list[tuple[int, int]] | None:
+    """The character ranges of the string *values* of a JSON text (inside the quotes), or None when the
+    text is not a JSON object or array."""
+    s = text.lstrip()
+    if not s or s[0] not in "{[":
+        return None
+    import json
+
+    try:
+        json.loads(text)
+    except ValueError:
+        return None
+    out = []
+    for m in _JSON_STRING.finditer(text):
+        j = m.end()
+        while j < len(text) and text[j] in " \t\r\n":
+            j += 1
+        if j < len(text) and text[j] == ":":
+            continue  # a key
+        out.append((m.start() + 1, m.end() - 1))
+    return out
+
+
+def _inside(spans, start: int, end: int) -> bool:
+    return any(a <= start and end <= b for a, b in spans)
+
+
+class PartContext:
+    """The keep/drop decision for the hits of one chat request (see the module's rules)."""
+
+    def __init__(self, chat: ChatRequest):
+        self.vocab = vocabulary(chat.data) | _ROLES
+        self._json: dict[int, list[tuple[int, int]] | None] = {}
+        self._marks: dict[int, tuple[list, list]] = {}
+
+    def _structure(self, i: int, text: str) -> tuple[list, list]:
+        if i not in self._marks:
+            hard = [m.span() for m in _MARKER.finditer(text)]
+            soft = [m.span(1) for m in _HEADING.finditer(text)] + [m.span(1) for m in _LABEL.finditer(text)] + \
+                [m.span() for m in _CODE.finditer(text)]
+            self._marks[i] = (hard, soft)
+        return self._marks[i]
+
+    @staticmethod
+    def tidy(h: Hit, text: str) -> Hit:
+        """A person's name that is a country's is a place ("which country is Micronesia next to"); ordinary
+        words before a full name are not part of it ("Email Margaret Okafor" → "Margaret Okafor")."""
+        if h.entity != "PERSON" or h.part:
+            return h
+        if h.text.casefold() in _countries():
+            h.entity = "LOCATION"
+            return h
+        words = list(_WORD.finditer(h.text))
+        k = 0
+        while len(words) - k > 2 and ordinary(words[k].group(0)):
+            k += 1
+        if k:
+            cut = words[k].start()
+            h.start, h.text = h.start + cut, h.text[cut:]
+        return h
+
+    def keep(self, i: int, slot: Slot, h: Hit, persons: list[Hit] = (), known: bool = False) -> bool:
+        """Whether hit `h` of slot `i` is a person's value; `known`: a value this conversation already
+        replaces, found again (the place rule does not undo it: it stays replaced everywhere). Hits are
+        tidied first (`tidy`: a country's name becomes a place, leading ordinary words are cut off)."""
+        text = slot.text
+        if not known:
+            self.tidy(h, text)
+        value = h.text
+        if h.entity in _DIGITS and not any(c.isdigit() for c in value):
+            return False
+        if h.entity in HARD_BLOCK:
+            return True
+        if h.entity in CONTAINER_ENTITIES:
+            return False
+        if i not in self._json:
+            self._json[i] = _json_values(text)
+        values = self._json[i]
+        if values is not None and not _inside(values, h.start, h.end):
+            return False  # a key, or the JSON's syntax
+        if value.casefold() in self.vocab:
+            return False
+        if h.entity in _SHAPED:
+            return True
+        hard, soft = self._structure(i, text)
+        if _inside(hard, h.start, h.end):
+            return False
+        if _inside(soft, h.start, h.end) and wordy(value):
+            return False
+        if h.entity in _NAMES and not h.part:
+            if h.entity == "PERSON" and (any(c.isdigit() or c == "_" for c in value) or _INNER_CAP.search(
+                    value.replace("Mc", "").replace("Mac", "").replace("De", "").replace("La", ""))):
+                return False
+            words = _WORD.findall(value)
+            if words and all(ordinary(w) for w in words) and not any(c.isdigit() for c in value):
+                return False
+        if h.entity in _PLACES and not known and not self._tied(text, h, persons):
+            return False
+        return True
+
+    @staticmethod
+    def _tied(text: str, h: Hit, persons) -> bool:
+        """Whether the sentence around `h` ties a person of the conversation to it."""
+        a = h.start
+        while a > 0 and not _SENTENCE_END.match(text[a - 1]):
+            a -= 1
+        m = _SENTENCE_END.search(text, h.end)
+        b = m.end() if m else len(text)
+        if any(p.start < b and a < p.end and p is not h for p in persons):
+            return True
+        sentence = _FRAME.sub(" ", text[a:b])
+        words = [w.casefold() for w in re.findall(r"[\w']+|[\w’]+", sentence)]
+        for k, w in enumerate(words):
+            w = w.replace("’", "'")
+            if w in _TIES:
+                return True
+            if w == "i" and any(x in _I_VERBS for x in words[k + 1:k + 4]):
+                return True
+        return False

@@ -1,0 +1,176 @@
+"""Issue 25 item 4: in chat and agent requests, identifiers of people are pseudonymised, not the facts a
+question is about nor the request's own machinery (field markers, labels, function / tool / agent names,
+enum values, JSON keys of tool calls). Unit tests of `session.context.PartContext` on hits as the detector
+gives them, then the cases seen on recorded exchanges, through the real Gateway (Presidio + spaCy)."""
+
+import json
+
+import pytest
+
+from guardian_proxy import chatapi
+from guardian_proxy.session.context import PartContext, vocabulary
+from guardian_proxy.session.rewrite import Hit
+from guardian_proxy.types import RawRequest
+
+DSPY_SYSTEM = (
+    "Your input fields are:\n1. `question` (str)\nYour output fields are:\n1. `reasoning` (str)\n2. `answer` (str)\n"
+    "All interactions will be structured in the following way, with the appropriate values filled in.\n\n"
+    "[[ ## question ## ]]\n{question}\n\n[[ ## reasoning ## ]]\n{reasoning}\n\n[[ ## answer ## ]]\n{answer}\n\n"
+    "[[ ## completed ## ]]\nIn adhering to this structure, your objective is: \n"
+    "        Given the fields `question`, produce the fields `answer`.")
+DSPY_USER = ("[[ ## question ## ]]\nWhat is the capital of France?\n\nRespond with the corresponding output fields, "
+             "starting with the field `[[ ## reasoning ## ]]`, then `[[ ## answer ## ]]`, and then ending with the "
+             "marker for `[[ ## completed ## ]]`.")
+HANDOFF_TOOLS = [{"type": "function", "function": {
+    "name": "transfer_to_agent2", "description": "Handoff to the agent2 agent to handle the request.",
+    "parameters": {"type": "object", "properties": {}, "required": [], "additionalProperties": False}}}]
+USER_TOOLS = [{"type": "function", "function": {"name": "create_user", "parameters": {"type": "object", "properties": {
+    "username": {"type": "string"}, "role": {"type": "string", "enum": ["admin", "viewer", "Respond"]}}}}}]
+
+
+def chat_of(body, path="/v1/chat/completions", host="api.openai.com"):
+    return chatapi.recognise_body(host, path, json.dumps(body).encode(), "application/json")
+
+
+def hit_at(chat, i, value, entity, nth=0):
+    text = chat.slots[i].text
+    start = -1
+    for _ in range(nth + 1):
+        start = text.index(value, start + 1)
+    return Hit(i, start, start + len(value), entity, value)
+
+
+def keeps(chat, i, value, entity, nth=0, **kw):
+    return PartContext(chat).keep(i, chat.slots[i], hit_at(chat, i, value, entity, nth), **kw)
+
+
+def test_markers_labels_and_headings_are_field_names():
+    chat = chat_of({"model": "m", "messages": [{"role": "system", "content": DSPY_SYSTEM},
+                                               {"role": "user", "content": DSPY_USER}]})
+    assert not keeps(chat, 0, "question", "AMOUNT", 1)  # inside [[ ## question ## ]]: no digit, no amount
+    assert not keeps(chat, 0, "question", "PERSON", 1)  # … and a marker whatever its type
+    assert not keeps(chat, 0, "{question}", "PERSON")  # a template variable
+    assert not keeps(chat, 0, "reasoning", "PERSON")  # inline code
+    assert not keeps(chat, 1, "Respond", "PERSON")  # an ordinary word, not a name
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content":
+                    "### Contact\nEmail: maria.g@gmail.com\nMaria Gonzalez: can you help?\n### Maria Gonzalez"}]})
+    assert not keeps(chat, 0, "Contact", "PERSON") and not keeps(chat, 0, "Email", "PERSON")
+    assert keeps(chat, 0, "maria.g@gmail.com", "EMAIL_ADDRESS")
+    assert keeps(chat, 0, "Maria Gonzalez", "PERSON")  # a speaker label that is a name is a name
+    assert keeps(chat, 0, "Maria Gonzalez", "PERSON", 1)  # so is a heading
+
+
+def test_json_keys_of_tool_calls_are_never_values():
+    args = json.dumps({"Margaret Okafor": "Margaret Okafor", "username": "jdoe1984", "to": "Margaret Okafor"})
+    chat = chat_of({"model": "m", "messages": [
+        {"role": "user", "content": "Mail Margaret Okafor."},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "send_email", "arguments": args}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": json.dumps({"username": "jdoe1984", "sent": True})}]})
+    assert chat.slots[1].json_text
+    assert not keeps(chat, 1, "Margaret Okafor", "PERSON", 0)  # the key
+    assert keeps(chat, 1, "Margaret Okafor", "PERSON", 1) and keeps(chat, 1, "Margaret Okafor", "PERSON", 2)
+    assert not keeps(chat, 1, "username", "USERNAME") and keeps(chat, 1, "jdoe1984", "USERNAME")
+    assert not keeps(chat, 2, "username", "PERSON") and keeps(chat, 2, "jdoe1984", "USERNAME")  # a JSON tool result
+    assert keeps(chat, 1, "jdoe1984", "USERNAME", known=True)
+
+
+def test_tool_and_agent_names_enum_values_and_roles():
+    body = {"model": "m", "tools": HANDOFF_TOOLS + USER_TOOLS, "messages": [
+        {"role": "system", "content": "You are agent1. If the user writes in Spanish, hand off to agent2."},
+        {"role": "user", "content": "Create user test as Respond, then ask Assistant."}]}
+    chat = chat_of(body)
+    vocab = vocabulary(body)
+    assert {"transfer_to_agent2", "agent2", "create_user", "username", "admin", "respond"} <= vocab
+    assert not keeps(chat, 0, "agent2", "PERSON") and not keeps(chat, 0, "agent1", "PERSON")  # a digit: no name
+    assert not keeps(chat, 0, "agent2", "USERNAME")  # a declared agent's name
+    assert not keeps(chat, 1, "test", "USERNAME")  # an ordinary word, not a given name or surname
+    assert not keeps(chat, 1, "Respond", "PERSON") and not keeps(chat, 1, "Assistant", "PERSON")
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": "Ask Mark and Grace, and get_weather."}]})
+    assert keeps(chat, 0, "Mark", "PERSON") and keeps(chat, 0, "Grace", "PERSON")  # ordinary words that are names
+    assert not keeps(chat, 0, "get_weather", "PERSON")
+
+
+def test_places_are_facts_unless_a_person_is_tied_to_them():
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content":
+                    "What is the capital of France? Tell me which country is Micronesia next to. I live in Lisbon. "
+                    "My sister moved to Porto in 2019. As of 2017, Nevada allows it. Maria Gonzalez works in Leeds."}]})
+    assert not keeps(chat, 0, "France", "LOCATION")
+    assert not keeps(chat, 0, "Micronesia", "PERSON")  # a country's name: a place, and an untied one
+    assert keeps(chat, 0, "Lisbon", "LOCATION") and keeps(chat, 0, "Porto", "LOCATION")
+    assert keeps(chat, 0, "2019", "DATE") and not keeps(chat, 0, "2017", "DATE")
+    assert not keeps(chat, 0, "Nevada", "LOCATION")
+    gonzalez = hit_at(chat, 0, "Maria Gonzalez", "PERSON")
+    leeds = hit_at(chat, 0, "Leeds", "LOCATION")
+    assert PartContext(chat).keep(0, chat.slots[0], leeds, [gonzalez])  # a person of the conversation is tied to it
+    assert keeps(chat, 0, "France", "LOCATION", known=True)  # a value already replaced stays replaced
+
+
+def test_leading_ordinary_words_are_not_part_of_a_name():
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": "Email Margaret Okafor today."}]})
+    h = PartContext.tidy(hit_at(chat, 0, "Email Margaret Okafor", "PERSON"), chat.slots[0].text)
+    assert h.text == "Margaret Okafor" and chat.slots[0].text[h.start:h.end] == "Margaret Okafor"
+
+
+def test_hard_rule_values_are_always_kept():
+    args = json.dumps({"card": "4111 1111 1111 1111"})
+    chat = chat_of({"model": "m", "messages": [{"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "pay", "arguments": args}}]}]})
+    assert keeps(chat, 0, "4111 1111 1111 1111", "CREDIT_CARD")
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": "[[ ## question ## ]]"}]})
+    assert not keeps(chat, 0, "## question ##", "US_SSN")  # no digit: not a number of any kind
+
+
+# ---------------------------------------------------------------------- through the real Gateway
+
+
+def send(gateway, url, body, key):
+    req = RawRequest(method="POST", url=url, body=json.dumps(body).encode(),
+                     headers=[("content-type", "application/json"), ("authorization", f"Bearer {key}")])
+    d = gateway.evaluate(req, log=False)
+    return d, (json.loads(d.rewrite.body) if d.rewrite and d.rewrite.body else body)
+
+
+@pytest.mark.slow
+def test_dspy_prompt_with_a_factual_question_leaves_unchanged(gateway):
+    """Seen: the field markers became `[AMOUNT_1]`, "Respond" a person, France another country."""
+    body = {"model": "gpt-4o-mini", "messages": [{"role": "system", "content": DSPY_SYSTEM},
+                                                 {"role": "user", "content": DSPY_USER}]}
+    d, sent = send(gateway, "https://api.openai.com/v1/chat/completions", body, "sk-ctx-dspy")
+    assert d.rule == "chat-session" and sent == body, json.dumps(sent)[:600]
+
+
+@pytest.mark.slow
+def test_agent_handoff_and_tool_call_json_leave_unchanged(gateway):
+    """Seen: a hand-off name "agent2" taken for a person; "test" changed inside a tool call's JSON."""
+    body = {"model": "gpt-4o", "tools": HANDOFF_TOOLS, "messages": [
+        {"role": "system", "content": "You are agent1. If the user writes in Spanish, hand off to agent2."},
+        {"role": "user", "content": "Hola, ¿cómo estás?"}]}
+    d, sent = send(gateway, "https://api.openai.com/v1/chat/completions", body, "sk-ctx-handoff")
+    assert sent == body, json.dumps(sent)[:600]
+    body = {"model": "mistral-small", "tools": USER_TOOLS, "messages": [
+        {"role": "user", "content": "Create an account with username test and the role admin."},
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "type": "function", "function": {
+            "name": "create_user", "arguments": json.dumps({"username": "test", "role": "admin"})}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": json.dumps({"id": 7, "username": "test"})}]}
+    d, sent = send(gateway, "https://api.mistral.ai/v1/chat/completions", body, "sk-ctx-test")
+    assert sent == body, json.dumps(sent)[:600]
+
+
+@pytest.mark.slow
+def test_the_person_is_pseudonymised_the_question_is_not(gateway):
+    said = ("I'm Quentin Zarkowsky (quentin.zarkowsky@gmail.com) and I live in Lisbon. What is the capital of "
+            "France? And which country is Micronesia next to?")
+    body = {"model": "claude", "max_tokens": 100, "messages": [{"role": "user", "content": said}]}
+    d, sent = send(gateway, "https://api.anthropic.com/v1/messages", body, "sk-ctx-capital")
+    out = sent["messages"][0]["content"]
+    assert "Zarkowsky" not in out and "quentin.zarkowsky@gmail.com" not in out
+    assert out.endswith("What is the capital of France? And which country is Micronesia next to?"), out
+    args = json.dumps({"Margaret Okafor": "Margaret Okafor", "to": "Margaret Okafor"})
+    body = {"model": "m", "messages": [{"role": "user", "content": "Email Margaret Okafor about the offsite."},
+                                       {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function",
+                                        "function": {"name": "send_email", "arguments": args}}]}]}
+    d, sent = send(gateway, "https://api.openai.com/v1/chat/completions", body, "sk-ctx-key")
+    new = json.loads(sent["messages"][1]["tool_calls"][0]["function"]["arguments"])
+    assert list(new) == ["Margaret Okafor", "to"] and new["to"] != "Margaret Okafor"  # the key stays, values change
+    assert sent["messages"][0]["content"] == f"Email {new['to']} about the offsite."
