@@ -1,0 +1,128 @@
+"""scripts/bench_replay.py: its judging criteria on hand-made requests, and a real replay of a small subset of
+../shared/data/realtraffic through a real proxy (slow)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from scripts import bench_replay as br  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not (br.DATA / "scrub.py").exists(), reason="../shared/data/realtraffic is absent")
+
+PAGE = "shop.example"
+
+
+def item(url: str, body: bytes = b"", headers=None, arrived_url: str | None = None, arrived_body: bytes | None = None,
+         blocked: bool = False, method: str = "POST", tool: bool = False) -> br.Item:
+    """A request as sent, and what the upstream received (the same unless told)."""
+    hs = [("Host", br.urlsplit(url).netloc)] + list(headers if headers is not None else
+                                                     [("Origin", f"https://www.{PAGE}"),
+                                                      ("Referer", f"https://www.{PAGE}/cart"),
+                                                      ("Sec-Fetch-Site", "cross-site")])
+    if body:
+        hs.append(("Content-Type", "application/json" if body[:1] == b"{" else "application/x-www-form-urlencoded"))
+    it = br.Item(file="hand-made.har", idx=1, method=method, url=url, headers=hs, body=body, page=PAGE, tool=tool)
+    it.resp_body = it.got_body = b'{"ok": true}'
+    it.status, it.blocked = (204 if blocked else 200), blocked
+    if not blocked:
+        sp = br.urlsplit(arrived_url or url)
+        path = sp.path + (f"?{sp.query}" if sp.query else "")
+        it.arrived = [{"method": method, "path": path, "headers": hs,
+                       "body": body if arrived_body is None else arrived_body}]
+    return it
+
+
+def test_rewrite_with_nothing_personal_is_needless():
+    # a timing float taken for a card number, in an analytics call with nothing personal in it
+    it = item("https://www.google-analytics.com/g/collect?v=2&tid=G-ABC&_et=52.123&cid=123.456",
+              arrived_url="https://www.google-analytics.com/g/collect?v=2&tid=G-ABC&_et=52.[CREDIT_CARD_1]&cid=123.456")
+    r = br.judge(it)
+    assert r["class"] == "tracker" and r["verdict"] == "needless"
+    ch = [c for c in r["changes"] if not c["personal"]]
+    assert ch and ch[0]["field"] == "query:_et" and "[CREDIT_CARD_1]" in ch[0]["to"]
+    assert "52.123" not in json.dumps(r)  # shapes, never values
+
+
+def test_personal_value_to_a_tracker():
+    body = json.dumps({"event": "purchase", "email": "jdoe.smith@example.com", "value": 12.5}).encode()
+    url = "https://www.facebook.com/tr/"
+    leak = br.judge(item(url, body))
+    assert leak["class"] == "tracker" and leak["verdict"] == "leak" and leak["leaked_kinds"] == ["email"]
+    rewritten = br.judge(item(url, body, arrived_body=body.replace(b"jdoe.smith@example.com", b"[EMAIL_1]")))
+    assert rewritten["verdict"] == "rewritten_personal"
+    # the e-mail rewritten, and the amount too: the amount is a needless change
+    both = br.judge(item(url, body, arrived_body=body.replace(b"jdoe.smith@example.com", b"[EMAIL_1]")
+                         .replace(b"12.5", b"99.9")))
+    assert both["verdict"] == "needless" and [c["field"] for c in both["changes"] if not c["personal"]] == ["body:$.value"]
+    blocked = br.judge(item(url, body, blocked=True))
+    assert blocked["verdict"] == "tracker_blocked"
+
+
+def test_user_flow_changed_or_blocked_is_breakage():
+    login = b"email=jdoe.smith%40example.com&password=Xk3%24pq9Lm"
+    url = f"https://www.{PAGE}/login"
+    assert br.judge(item(url, login))["verdict"] == "ok"
+    changed = br.judge(item(url, login, arrived_body=b"email=jdoe.smith%40example.com&password=%5BPASSWORD_1%5D"))
+    assert changed["class"] == "user" and "breakage" in changed["flags"]
+    blocked = br.judge(item(url, login, blocked=True))
+    assert blocked["verdict"] == "breakage"
+    # a request no page made (curl, an SDK) to an unknown host is the user's own tool
+    tool = item("https://api.unknown-saas.io/v1/contact", login, headers=[("User-Agent", "curl/8.5")])
+    assert br.classify(tool) == ("user", "tool (no page headers)")
+    # a third party that is not a tracker, blocked with nothing personal: needless
+    cdn = br.judge(item("https://cdn.somewhere-else.net/img/product/8901234567890.jpg", method="GET", blocked=True))
+    assert cdn["class"] == "other" and cdn["verdict"] == "needless"
+
+
+def test_ai_chat_turn_pseudonym_only_where_personal():
+    msg = {"model": "gpt-4o", "messages": [{"role": "user", "content": "I am Jordan Smith. What is the capital of France?"}]}
+    body = json.dumps(msg).encode()
+    url = "https://api.openai.com/v1/chat/completions"
+    hdr = [("Authorization", "Bearer sk-test"), ("User-Agent", "OpenAI/Python")]
+    ok = br.judge(item(url, body, headers=hdr, tool=True,
+                       arrived_body=body.replace(b"Jordan Smith", b"Casey Rivers")))
+    assert ok["class"] == "ai_chat" and ok["verdict"] == "rewritten_personal"
+    broken = br.judge(item(url, body, headers=hdr, tool=True,
+                           arrived_body=body.replace(b"France", b"Micronesia")))
+    assert broken["verdict"] == "ai_broken" and "needless" in broken["flags"]
+    it = item(url, body, headers=hdr, tool=True)
+    it.got_body = b'{"ok": false}'  # the reply the client got is not the recorded one
+    assert br.judge(it)["verdict"] == "ai_broken"
+    it.got_body = b'{"ok":true}'  # the same JSON laid out anew: counted apart
+    r = br.judge(it)
+    assert r["verdict"] == "ok" and "reply_layout" in r["flags"]
+
+
+def test_stand_ins_recognised():
+    req = br.RawRequest(method="POST", url="https://x.example/a?tel=%2B44%207700%20900123",
+                        headers=[("Host", "x.example")],
+                        body=b'{"first_name": "Jordan", "card": "4111 1111 1111 1111", "ip": "203.0.113.7", '
+                             b'"street": "12 Example Street", "username": "user9t2itq", "ts": 52.123, '
+                             b'"id": "71e50811-0a2c-4c1e-9d3e-1f0e2d3c4b5a"}')
+    kinds = sorted(set(br.personal_values(req).values()))
+    assert kinds == ["address", "card", "ip", "name", "phone", "username"]
+
+
+@pytest.mark.slow
+def test_replay_subset_through_a_real_proxy(tmp_path):
+    out = tmp_path / "replay.json"
+    rc = br.main(["--only", r"chatgpt\.com-fail|localhost-forms|simonw__llm/test_tools__test_tool_use_chain",
+                  "--limit", "40", "--json", str(out), "--quiet"])
+    assert rc == 0
+    data = json.loads(out.read_text())
+    s, results = data["summary"], data["results"]
+    assert s["requests"] == len(results) == 40
+    for key in ("breakage_rate", "needless_rate", "leaks", "ai_broken", "rewritten_personal", "trackers_blocked",
+                "replay_errors", "targets"):
+        assert key in s
+    assert s["replay_errors"] == 0, [r.get("reason") for r in results if r["verdict"] == "replay_error"]
+    assert {r["class"] for r in results} >= {"user", "tracker"}
+    assert all(r.get("decision") for r in results), "every replayed request is matched to its decision log line"
+    assert all("rule" in r["decision"] and "explanation" in r["decision"] for r in results)
