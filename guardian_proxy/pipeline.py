@@ -130,6 +130,10 @@ def unwritable(req: RawRequest, action: Action) -> tuple[str, str] | None:
     return None
 
 
+#: flags that say who addressed the destination (extract.addressee), not that something went wrong in extraction
+WHO_FLAGS = frozenset({"no_page", "addressed"})
+
+
 class Gateway:
     def __init__(self, settings: Settings, tables: FactorTables, extractor: ExtractStage, evidence: EvidenceStage,
                  likelihood: LikelihoodStage, transformer: TransformStage, decision_log: DecisionLog | None = None,
@@ -332,7 +336,7 @@ class Gateway:
         t0 = time.perf_counter()
         try:
             action = self.extractor.extract(req)
-            if action.flags or action.personal():
+            if set(action.flags) - WHO_FLAGS or action.personal():
                 if ticket is not None:
                     ticket.action = action  # `evaluate` in the pool goes on from this extraction
                 return None
