@@ -21,7 +21,7 @@ INTRO = f"Hi, I'm {NAME} ({EMAIL}). Help me plan a week in Lisbon."
 @pytest.fixture(scope="module")
 def env(tmp_path_factory):
     d = tmp_path_factory.mktemp("chat")
-    srv = start_llm_server(d, ["api.openai.com", "api.anthropic.com", "ollama.example"])
+    srv = start_llm_server(d, ["api.openai.com", "api.anthropic.com", "ollama.example", "api.together.xyz"])
     px = start_proxy(d, srv.port)
     http = httpx.Client(proxy=px.url, verify=ssl.create_default_context(cafile=str(px.ca)), timeout=60)
     yield srv, px, http, d, {}
@@ -125,6 +125,44 @@ def test_ollama_ndjson_stream(env):
         lines = [json.loads(x) for x in r.iter_lines() if x]
     assert "".join(x["message"]["content"] for x in lines).endswith(f"You said: I am {NAME}.")
     assert NAME not in srv.bodies_text(n)
+
+
+def test_together_text_completions_stream_is_demasked_whole(env):
+    """Issue 25: Together's OpenAI-compatible Completions (`/v1/completions`, streamed `choices[].text`) had no
+    dialect: the generic one de-masks event by event and left half a surrogate. The server cuts its answer into
+    3–5 character pieces, so every surrogate is split across chunks."""
+    srv, _, http, _, _ = env
+    n = len(srv.received)
+    prompt = f"Write a short note to {NAME} ({EMAIL}) about the trip."
+    with http.stream("POST", "https://api.together.xyz/v1/completions",
+                     json={"model": "mistralai/Mixtral-8x7B-v0.1", "prompt": prompt, "stream": True}) as r:
+        raw = b"".join(r.iter_bytes())
+    events = [json.loads(x[6:]) for x in raw.decode().split("\n\n") if x.startswith("data: {")]
+    text = "".join(c["text"] for e in events for c in e["choices"])
+    assert text == f"Noted, {NAME}. I will keep {NAME}'s details; {NAME.upper()} is on file. You said: {prompt}"
+    assert raw.rstrip().endswith(b"data: [DONE]")
+    assert srv.paths[-1] == "/v1/completions" and NAME not in srv.bodies_text(n) and EMAIL not in srv.bodies_text(n)
+    r = http.post("https://api.together.xyz/v1/completions", json={"model": "m", "prompt": prompt})
+    assert r.json()["choices"][0]["text"].endswith(f"You said: {prompt}")
+
+
+def test_anthropic_legacy_complete_stream_is_demasked_whole(env):
+    """Issue 25: Anthropic's legacy `/v1/complete` fell to the generic dialect ("Michelle Doorwright": half a
+    surrogate left in the reply); its `completion` events are now deltas of one text."""
+    srv, _, http, _, _ = env
+    n = len(srv.received)
+    prompt = f"\n\nHuman: Hello, I am {NAME}. Please greet me.\n\nAssistant:"
+    with http.stream("POST", "https://api.anthropic.com/v1/complete", headers={"anthropic-version": "2023-06-01"},
+                     json={"model": "claude-2.1", "prompt": prompt, "max_tokens_to_sample": 300, "stream": True}) as r:
+        raw = b"".join(r.iter_bytes())
+    events = [json.loads(x.split("data: ", 1)[1]) for x in raw.decode().split("\n\n") if "data: {" in x]
+    text = "".join(e["completion"] for e in events if e.get("type") == "completion")
+    said = f"Hello, I am {NAME}. Please greet me."
+    assert text == f"Noted, {NAME}. I will keep {NAME}'s details; {NAME.upper()} is on file. You said: {said}"
+    assert events[-1]["stop_reason"] == "stop_sequence"
+    sent = srv.received[-1]["prompt"]
+    assert NAME not in srv.bodies_text(n) and sent.startswith("\n\nHuman: Hello, I am ") and sent.endswith(
+        "\n\nAssistant:")  # the transcript's markers are left as they are
 
 
 def test_log_lines_and_restart_keeps_the_mapping(env):

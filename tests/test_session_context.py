@@ -104,6 +104,8 @@ def test_places_are_facts_unless_a_person_is_tied_to_them():
     leeds = hit_at(chat, 0, "Leeds", "LOCATION")
     assert PartContext(chat).keep(0, chat.slots[0], leeds, [gonzalez])  # a person of the conversation is tied to it
     assert keeps(chat, 0, "France", "LOCATION", known=True)  # a value already replaced stays replaced
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": "Help me plan a week in Lisbon."}]})
+    assert keeps(chat, 0, "Lisbon", "LOCATION")  # the user's own plan
 
 
 def test_leading_ordinary_words_are_not_part_of_a_name():

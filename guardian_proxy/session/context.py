@@ -76,8 +76,9 @@ _I_VERBS = frozenset({"live", "lived", "living", "moved", "move", "moving", "bor
                       "travelled", "travelling", "traveling", "am", "was", "go", "going", "went", "fly", "flying",
                       "flew", "relocated", "reside", "resided", "study", "studied", "studying", "attend",
                       "attended", "left", "returned", "arrive", "arrived", "drive", "drove", "commute"})
-#: object pronouns of a request frame ("tell me", "give us") do not tie a place to anyone
-_FRAME = re.compile(r"\b(?:tell|give|show|help|let|send|remind|teach|explain to|for)\s+(?:me|us)\b", re.I)
+#: object pronouns of a request for information ("tell me", "show us") do not tie a place to anyone; "help me
+#: plan a week in Lisbon" does (the user's plan)
+_FRAME = re.compile(r"\b(?:tell|give|show|teach|explain to)\s+(?:me|us)\b", re.I)
 
 
 @cache
