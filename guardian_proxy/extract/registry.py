@@ -37,6 +37,7 @@ from .narrative import detect_quasi
 MATCHERS = ("ad_network", "data_broker", "social")
 _DIGEST = re.compile(r"(?<![0-9a-f])(?:[0-9a-f]{64}|[0-9a-f]{40}|[0-9a-f]{32})(?![0-9a-f])")
 _FREE = re.compile(r"(?<![^\W\d_])[^\W\d_]{2,}\s+[^\W\d_]{2}")
+_NOT_LETTER = re.compile(r"[^\W\d_]+|\s+")
 _URLISH = re.compile(r"\s*(?:[a-z][a-z0-9+.-]{1,15}:)?//\S*\s*$|\s*/\S*\s*$", re.I)
 
 
@@ -60,13 +61,22 @@ class Recognizer:
         raise NotImplementedError
 
 
+#: pattern recognizers whose every match holds a digit, or an `@`: skipped on a text without one (most fields)
+_NEEDS_DIGIT = frozenset({"phone", "credit_card", "iban", "us_ssn", "uk_nino", "lat_long", "street_address",
+                          "postcode", "nhs", "date_of_birth"})
+_DIGIT = re.compile(r"\d")
+
+
 class PatternRecognizer(Recognizer):
     """One of extract/patterns.py's or secrets.py's recognizers under `<family>:<kind>`."""
 
     def __init__(self, family: str, rec: patterns.Recognizer):
-        kind = type(rec).__name__.removesuffix("Recognizer")
-        self.name = f"{family}:{_snake(kind)}"
+        kind = _snake(type(rec).__name__.removesuffix("Recognizer"))
+        self.name = f"{family}:{kind}"
         self.rec = rec
+        self.find = rec.find
+        self.needs_digit = family == "pattern" and kind in _NEEDS_DIGIT
+        self.needs_at = family == "pattern" and kind == "email"
 
     def analyze(self, text, ctx=None):
         return [Result(s, e, ent, sc, self.name) for s, e, ent, sc in self.rec.find(text)]
@@ -163,11 +173,13 @@ class Registry:
 
     def __init__(self):
         self._recognizers: dict[str, Recognizer] = {}
+        self._plans: dict[bool, list[Recognizer]] = {}
 
     def register(self, rec: Recognizer) -> Recognizer:
         if rec.name in self._recognizers:
             raise ValueError(f"recognizer {rec.name!r} registered twice")
         self._recognizers[rec.name] = rec
+        self._plans.clear()
         return rec
 
     def names(self) -> list[str]:
@@ -184,9 +196,24 @@ class Registry:
         return [r for r in self._recognizers.values() if r.needs_context]
 
     def analyze_text(self, text: str, narrative: bool) -> list[Result]:
+        """Every text recognizer a text needs: the digit patterns only where there is a digit, the e-mail pattern
+        only where there is an `@` (or `%40`)."""
+        plan = self._plans.get(narrative)
+        if plan is None:
+            plan = self._plans[narrative] = self.text_recognizers(narrative)
+        digit = _DIGIT.search(text) is not None
+        at = "@" in text or "%40" in text
         out: list[Result] = []
-        for r in self.text_recognizers(narrative):
-            out += r.analyze(text, None)
+        for r in plan:
+            if isinstance(r, PatternRecognizer):
+                if (r.needs_digit and not digit) or (r.needs_at and not at):
+                    continue
+                hits = r.find(text)
+                if hits:
+                    name = r.name
+                    out += [Result(s, e, ent, sc, name) for s, e, ent, sc in hits]
+            else:
+                out += r.analyze(text, None)
         return out
 
     def analyze_field(self, text: str, ctx: FieldContext) -> list[Result]:
@@ -219,8 +246,8 @@ def natural_language(text: str, ctx: FieldContext | None) -> bool:
     head = text[:4000]
     if " " not in head.strip() and _URLISH.match(head):
         return False
-    letters = sum(c.isalpha() or c.isspace() for c in head)
-    return letters >= 0.6 * len(head)
+    other = len(_NOT_LETTER.sub("", head))  # digits, punctuation, symbols
+    return other <= 0.4 * len(head)
 
 
 def _snake(name: str) -> str:

@@ -57,6 +57,8 @@ Item = tuple[int, int, str, float, bool, str, str]
 
 
 def resolve(f: TextField, hits: list[Result], ctx: FieldContext | None, min_score: float = 0.4) -> list[Span]:
+    if not hits:
+        return []
     text = f.text
     hits = _context_rules(f, hits, ctx)
     by_cat: dict[str, list[Item]] = {}
@@ -118,6 +120,8 @@ def _digit_rules(f: TextField, value: str) -> tuple[bool, bool]:
 
 
 def _context_rules(f: TextField, hits: list[Result], ctx: FieldContext | None) -> list[Result]:
+    if not hits:
+        return hits
     text = f.text
     value = text.strip()
     lower_digits, whole_decimal = _digit_rules(f, value)

@@ -20,6 +20,10 @@ import yaml
 from ..checksums import card_number
 
 DIGEST = re.compile(r"[0-9a-f]{32}|[0-9a-f]{40}|[0-9a-f]{64}|[0-9A-F]{64}")
+#: base64 / base64url of a 16-, 20- or 32-byte digest (MD5, SHA-1, SHA-256), padded or not
+_B64_DIGEST = re.compile(r"(?=[A-Za-z0-9+/_-]*[0-9])(?=[A-Za-z0-9+/_-]*[A-Z])(?=[A-Za-z0-9+/_-]*[a-z])"
+                         r"(?:[A-Za-z0-9+/_-]{22}(?:==)?|[A-Za-z0-9+/_-]{27}=?|[A-Za-z0-9+/_-]{43}=?)")
+_KEY_LIST_SEP = re.compile(r"[~,|]|(?<=\b[a-z]{2})\.")
 HASHABLE = frozenset({"EMAIL_ADDRESS", "PHONE_NUMBER", "PERSON", "LOCATION", "DATE_OF_BIRTH", "GENDER", "USER_ID"})
 _EMAIL = re.compile(r"[A-Za-z0-9._%+'-]{1,64}(?:@|%40)(?:[A-Za-z0-9-]{1,63}\.){1,8}[A-Za-z]{2,24}")
 _PHONE = re.compile(r"\+?[\d ().-]{7,24}")
@@ -53,7 +57,13 @@ def data() -> dict:
 
 
 def digest(value: str) -> bool:
-    return bool(DIGEST.fullmatch(value.strip()))
+    """A hashed identifier: an MD5/SHA-1/SHA-256 digest in hex or base64(url) (Google's enhanced conversions send
+    `tv.1~em.<base64url SHA-256>~pn.<…>`: a match-key list, each part a digest)."""
+    v = value.strip()
+    if DIGEST.fullmatch(v) or _B64_DIGEST.fullmatch(v):
+        return True
+    parts = [p for p in _KEY_LIST_SEP.split(v) if len(p) >= 20]
+    return bool(parts) and len(v) <= 2000 and any(DIGEST.fullmatch(p) or _B64_DIGEST.fullmatch(p) for p in parts)
 
 
 def decimal_number(value: str) -> bool:
