@@ -94,5 +94,7 @@ class Guard:
             return v
 
         new_args = walk(args)
+        if not removed:  # nothing cut: the arguments leave exactly as the model wrote them (spacing, key order)
+            return GuardResult(arguments, 0, kept, blocked=False, types=[])
         out = json.dumps(new_args, ensure_ascii=False) if not isinstance(new_args, str) else new_args
         return GuardResult(out, removed, kept, blocked=removed > 0 and kept == 0, types=sorted(types))
