@@ -106,6 +106,7 @@ LIMIT = 64 * 1024 * 1024  # decoded-body limit for comparisons
 HOP = {"connection", "keep-alive", "proxy-connection", "proxy-authorization", "proxy-authenticate", "te",
        "trailer", "transfer-encoding", "upgrade", "expect", "content-length", "http2-settings"}
 TRACKERISH = {"analytics", "ad_network", "social", "data_broker"}
+UNEXPECTED: list[str] = []
 
 # ---------------------------------------------------------------------------------------------- stand-ins
 
@@ -304,7 +305,7 @@ def shape(s: str, limit: int = 28) -> str:
 
 def _shape_plain(s: str) -> str:
     return "".join("9" if c.isdigit() else ("A" if c.isupper() else "a") if c.isalpha() else
-                   ("␣" if c == " " else c) for c in s)
+                   {" ": "␣", "\n": "⏎", "\r": "⏎", "\t": "⇥"}.get(c, c) for c in s)
 
 
 def fields(method: str, url: str, headers: list[tuple[str, str]], body: bytes) -> dict[str, str]:
@@ -390,7 +391,13 @@ def unjustified(o: str | None, n: str | None, values: dict[str, str]) -> tuple[b
         if tag == "equal":
             continue
         hit = any(s <= i2 + 1 and i1 - 1 <= e for s, e in spans)
-        region = (shape(o[max(0, i1 - 3):i2 + 3]), shape(n[max(0, j1 - 3):j2 + 3]))
+        if len(o) <= 60 and len(n) <= 60:
+            region = (shape(o), shape(n))
+        else:  # the changed part with a little context, placeholders whole
+            for m in _PLACEHOLDER.finditer(n):
+                if m.start() < j2 and j1 < m.end():
+                    j1, j2 = min(j1, m.start()), max(j2, m.end())
+            region = ("…" + shape(o[max(0, i1 - 4):i2 + 4]) + "…", "…" + shape(n[max(0, j1 - 4):j2 + 4]) + "…")
         if not hit:
             return True, *region
         first_ok = first_ok or region
@@ -1137,6 +1144,7 @@ def summarize(results: list[dict]) -> dict:
         "ai_broken": f["ai_broken"], "rewritten_personal": f["rewritten_personal"],
         "blocked": f["blocked"], "trackers_blocked": f["tracker_blocked"], "blocked_personal": f["blocked_personal"],
         "replies_changed": f["reply_changed"], "replies_relaid": f["reply_layout"],
+        "unexpected_upstream_requests": len(UNEXPECTED),
         "targets": {"breakage_rate": 0.003, "needless_rate": 0.01, "ai_broken": 0, "leaks": 0},
     }
 
@@ -1153,19 +1161,21 @@ def failure_line(r: dict) -> str:
 
 
 def group_key(r: dict) -> str:
+    """verdict | class | the first failing field by name (indices and values dropped) | rule."""
     d = r.get("decision") or {}
     fld = next((c["field"] for c in r["changes"] if not c["personal"]),
                "blocked" if "blocked" in r["flags"] else "reply" if r.get("reply") else "")
-    fld = re.sub(r"\[\d+\]", "[]", re.sub(r"#\d+$", "", fld))
-    fld = re.sub(r"^(cookie|query|header|body:form):.*", r"\1:*", fld) if fld.count(":") else fld
-    fld = re.sub(r"^body:\$.*", "body:$…", fld)
-    return f"{r['verdict']} | {fld} | rule={d.get('rule')}"
+    fld = re.sub(r"#\d+$", "", fld)
+    if fld.startswith("body:$"):
+        fld = "body:…" + re.sub(r"\[\d+\]", "", fld).rsplit(".", 1)[-1]
+    return f"{r['verdict']} | {r['class']} | {fld[:50]} | rule={d.get('rule')}"
 
 
 def report(results: list[dict], s: dict, verbose: bool = True, out=sys.stdout) -> None:
     p = lambda *a: print(*a, file=out)  # noqa: E731
     p(f"replay benchmark: {s['requests']} requests ({s['judged']} judged, {s['replay_errors']} replay errors); "
       f"classes {s['by_class']}")
+    p(f"(rates are of the {s['judged']} judged requests; a request can be both breakage and needless)")
     p(f"user flows altered or blocked {s['user_flows_broken']:5d} = {s['breakage_rate']:7.2%}   (target ≤ 0.3 %)")
     p(f"needless changes / blocks     {s['needless']:5d} = {s['needless_rate']:7.2%}   (target ≤ 1 %)")
     p(f"AI exchanges broken           {s['ai_broken']:5d} of {s['ai_exchanges']}   (target 0)")
@@ -1238,6 +1248,7 @@ def run(files: list[Path], limit: int | None, concurrency: int, timeout: float, 
             px.stop()
             up.close()
         log(f"replayed in {time.time() - t:.0f} s; {len(up.unexpected)} unexpected upstream requests")
+        UNEXPECTED[:] = up.unexpected  # requests that reached the upstream matching nothing sent (should be none)
         results = []
         for it in items:
             try:
