@@ -129,6 +129,8 @@ def phone(value: str, rng: random.Random) -> str:
     """A phone number no one holds, in the original's layout (separators, `+`, `00` prefix, digit count)."""
     digits = "".join(c for c in value if c.isdigit())
     n = len(digits)
+    if n < 3:
+        return _reshape(value, _digits(rng, n))
     s = value.lstrip()
     intl = s.startswith("+") or (s.startswith("00") and n > 10)
     head = ""
@@ -503,6 +505,29 @@ def date(value: str, rng: random.Random) -> str:
     return out
 
 
+# --------------------------------------------------------------------------- recognising a stand-in
+
+
+_FICTION_PHONE = re.compile(r"(?:1?[2-9]\d{2}55501\d{2}|(?:44|0)(?:7700900|2079460|1632960)\d{3})")
+
+
+def is_standin(value: str) -> bool:
+    """A value of a kind no one holds: an e-mail on a reserved domain, a documentation IP, a phone in a fiction
+    range (555-01xx, Ofcom's drama ranges), a card on a test BIN. For the adversary and the benchmarks: guessing
+    one is no leak."""
+    v = value.strip()
+    if "@" in v:
+        return is_reserved_email(v)
+    if is_documentation_ip(v):
+        return True
+    d = "".join(c for c in v if c.isdigit())
+    if not d or re.search(r"[A-Za-z]", v):
+        return False
+    if _FICTION_PHONE.fullmatch(d):
+        return True
+    return 12 <= len(d) <= 19 and luhn_ok(d) and any(d.startswith(b) for bins in _TEST_BINS.values() for b in bins)
+
+
 # --------------------------------------------------------------------------- by type
 
 #: the entity types whose stand-in is drawn here (the makers draw names, places and words from Faker)
@@ -534,5 +559,5 @@ def render(entity: str, value: str, rng: random.Random, local: str | None = None
 
 
 __all__ = ["DOC_NETS", "FORMAT_TYPES", "RESERVED_EMAIL_DOMAINS", "UUID_RE", "card", "card_brand", "date", "email",
-           "iban", "iban_ok", "ip", "is_documentation_ip", "is_json_number", "is_reserved_email", "luhn_digit",
+           "iban", "iban_ok", "ip", "is_documentation_ip", "is_json_number", "is_reserved_email", "is_standin", "luhn_digit",
            "luhn_ok", "number", "phone", "render", "rng_for", "shaped", "ssn", "uuid"]

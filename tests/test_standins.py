@@ -255,3 +255,17 @@ def test_session_stand_ins_stay_consistent_in_a_conversation():
     assert one == m.make("PHONE_NUMBER", "+44 7911 123456", 42, {}, lambda c: False, lambda: 1)
     s = Surrogates("", seed=b"q")
     assert s.render("US_SSN", "123-45-6789") == s.render("US_SSN", "123-45-6789")
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from([("PHONE_NUMBER", "+1 512-867-5309"), ("PHONE_NUMBER", "07911 123456"),
+                        ("PHONE_NUMBER", "+44 20 7123 4567"), ("CREDIT_CARD", "4556 7375 8689 9855"),
+                        ("CREDIT_CARD", _luhn_card("34567890123456")), ("EMAIL_ADDRESS", "veronica14@gmail.com"),
+                        ("IP_ADDRESS", "81.2.69.160"), ("IP_ADDRESS", "2a02:8071:ab12::1")]), st.integers(0, 2**32))
+def test_every_stand_in_is_recognised_as_one_and_the_originals_are_not(case, seed):
+    entity, value = case
+    assert S.is_standin(S.render(entity, value, R(seed))) and not S.is_standin(value)
+
+
+def test_short_or_digitless_phones_do_not_break():
+    assert S.phone("+", R(1)) == "+" and len(S.phone("12", R(1))) == 2
