@@ -11,15 +11,22 @@
    L1-L5 escalation from the controller's start level), verification on/off with the upgrade rate — run
    in-process on the same extracted spans, scored with the same score.py.
 
-    .venv/bin/python scripts/bench_anonymize.py [--data ../shared/data/bench] [--sets tab,panorama] [--limit N]
+    .venv/bin/python scripts/bench_anonymize.py [--data ../shared/data/bench] [--sets tab,panorama,synth] [--limit N]
+        [--controller-only]
+
+Every table has the text precision: of the original's word tokens the output does not keep (a token alignment),
+the share that lie in a gold string (what score.py counts as personal). `synth` is a PII-Masking-style set
+generated with Faker at bench time (sex, titles, ID-card numbers, states, times …; no dataset row is used).
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib.util
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -36,6 +43,100 @@ def load_scorer(shared: Path):
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+_TOK = re.compile(r"\w+", re.UNICODE)
+
+
+def _gold_mask(text: str, gold: list[str], scorer) -> list[tuple[int, int]]:
+    """Character ranges of every occurrence of a gold string in the original (score.py's matching:
+    case-insensitive, word-bounded): what the scorer counts as personal."""
+    out = []
+    for g in gold:
+        if g and g.strip():
+            out += [m.span() for m in re.finditer(scorer._pat(g), text, re.IGNORECASE)]
+    return out
+
+
+def changed_tokens(original: str, output: str) -> list[tuple[int, int]]:
+    """Character ranges of the original's word tokens that the output does not keep (a token alignment:
+    difflib over lower-cased \\w+ tokens, so a kept word that moved is not counted as changed)."""
+    a = [(m.group().lower(), m.start(), m.end()) for m in _TOK.finditer(original)]
+    b = [m.group().lower() for m in _TOK.finditer(output)]
+    sm = difflib.SequenceMatcher(None, [t for t, _, _ in a], b, autojunk=False)
+    kept = set()
+    for blk in sm.get_matching_blocks():
+        kept.update(range(blk.a, blk.a + blk.size))
+    return [(s, e) for i, (_, s, e) in enumerate(a) if i not in kept]
+
+
+def text_precision(gold_rows: list[dict], out_rows: list[dict], scorer) -> dict:
+    """Text precision = changed tokens that are personal ÷ all changed tokens (micro over the set); a token is
+    personal when it lies in an occurrence of a gold string. Also the token recall (personal tokens changed ÷
+    personal tokens) and the changed share of all tokens."""
+    out = {str(r["id"]): r["text"] for r in out_rows}
+    changed = personal_changed = personal = total = 0
+    for g in gold_rows:
+        text = g["text"]
+        mask = _gold_mask(text, g.get("gold", []), scorer)
+        toks = [(m.start(), m.end()) for m in _TOK.finditer(text)]
+        is_personal = {t for t in toks if any(a < t[1] and t[0] < b for a, b in mask)}
+        ch = changed_tokens(text, out.get(str(g["id"]), text))
+        total += len(toks)
+        personal += len(is_personal)
+        changed += len(ch)
+        personal_changed += sum(1 for t in ch if t in is_personal)
+    return {"precision": personal_changed / changed if changed else 1.0,
+            "token_recall": personal_changed / personal if personal else 1.0,
+            "changed_share": changed / total if total else 0.0, "changed": changed}
+
+
+#: PII-Masking-style templates (the ai4privacy dataset card's labels: PREFIX, FIRSTNAME, LASTNAME, SEX, GENDER,
+#: JOBTITLE, EMAIL, PHONENUMBER, STREET, BUILDINGNUMBER, CITY, STATE, ZIPCODE, DOB, DATE, TIME, SSN, IDCARD,
+#: ACCOUNTNUMBER, IBAN, USERNAME, IP …): written for this benchmark, filled by Faker; no row of the dataset is used.
+#: {x} is a personal value (gold), the rest of each sentence is ordinary text that must stay.
+SYNTH_TEMPLATES = [
+    "Dear {prefix} {last}, your appointment on {date} at {time} has been confirmed. Please bring your ID card {idcard}.",
+    "Patient {first} {last}, sex: {sex}, date of birth {dob}, was admitted to the ward for observation.",
+    "Please update the records for {prefix} {first} {last} ({sex}), who moved to {street} {building}, {city}, {state} {zip}.",
+    "Hi team, {first} will present the quarterly results at {time}. Questions can be sent to {email}.",
+    "The applicant, {prefix} {last}, a {job} from {city}, submitted the form with social security number {ssn}.",
+    "Account {account} belongs to {first} {last}; the statement for {date} is attached. Contact {phone} for help.",
+    "Welcome back, {username}! Your last login was from {ip} on {date} at {time}.",
+    "Gender: {gender}. Name: {first} {last}. Email: {email}. Phone: {phone}.",
+    "{prefix} {first} {last} works as a {job} and lives in {state}. The newsletter is sent every Monday.",
+    "Transfer the refund to IBAN {iban} in the name of {first} {last} before the end of the month.",
+    "Our records show that {first}, born on {dob}, holds identity card number {idcard} issued in {state}.",
+    "Reminder: {prefix} {last} has a meeting with the school counsellor at {time} on {date} in room 4.",
+]
+
+
+def synth_rows(n: int = 120, seed: int = 7) -> list[dict]:
+    """A PII-Masking-style development set generated at bench time ({"id", "text", "gold"})."""
+    import random
+
+    from faker import Faker
+
+    fk = Faker("en_US")
+    Faker.seed(seed)
+    rnd = random.Random(seed)
+    rows = []
+    for i in range(n):
+        sex = rnd.choice(["M", "F", "Male", "Female"])
+        vals = {"prefix": rnd.choice(["Mr", "Mrs", "Ms", "Dr", "Mr.", "Dr."]), "first": fk.first_name(),
+                "last": fk.last_name(), "sex": sex, "gender": rnd.choice(["Male", "Female", "Non-binary"]),
+                "date": fk.date(pattern=rnd.choice(["%d/%m/%Y", "%B %d, %Y", "%Y-%m-%d"])),
+                "dob": fk.date_of_birth().strftime(rnd.choice(["%d/%m/%Y", "%B %d, %Y"])),
+                "time": fk.time(pattern=rnd.choice(["%H:%M", "%I:%M %p"])),
+                "idcard": fk.bothify(rnd.choice(["??######", "#########", "?#######?"])).upper(),
+                "street": fk.street_name(), "building": fk.building_number(), "city": fk.city(),
+                "state": fk.state(), "zip": fk.postcode(), "email": fk.email(), "job": fk.job().split(",")[0].lower(),
+                "ssn": fk.ssn(), "account": fk.bban(), "phone": fk.phone_number(), "username": fk.user_name(),
+                "ip": fk.ipv4_public(), "iban": fk.iban()}
+        tpl = SYNTH_TEMPLATES[i % len(SYNTH_TEMPLATES)]
+        keys = re.findall(r"\{(\w+)\}", tpl)
+        rows.append({"id": f"synth-{i}", "text": tpl.format(**vals), "gold": sorted({vals[k] for k in keys})})
+    return rows
 
 
 def write_jsonl(path: Path, rows) -> None:
@@ -114,6 +215,7 @@ def main() -> None:
     ap.add_argument("--sets", default="tab,panorama")
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--skip-controller", action="store_true")
+    ap.add_argument("--controller-only", action="store_true", help="Skip the fixed levels and the ablation.")
     args = ap.parse_args()
     data = Path(args.data)
     scorer = load_scorer(data.parent.parent)
@@ -123,9 +225,12 @@ def main() -> None:
     from guardian_proxy.config import AnonymizeSettings, load_settings
     from guardian_proxy.pipeline import Gateway
 
-    gw = Gateway.from_settings(load_settings(state_dir=tmp / "state"), with_log=False)
+    gw = None if args.controller_only else Gateway.from_settings(load_settings(state_dir=tmp / "state"), with_log=False)
     for name in args.sets.split(","):
         gold = data / f"{name}.dev.gold.jsonl"
+        if name == "synth":  # PII-Masking-style, generated here (see SYNTH_TEMPLATES)
+            gold = tmp / "synth.dev.gold.jsonl"
+            write_jsonl(gold, synth_rows())
         texts = [json.loads(x) for x in gold.read_text().splitlines()][: args.limit]
         print(f"\n## {name} ({len(texts)} texts)\n")
         if not args.skip_controller:
@@ -133,44 +238,48 @@ def main() -> None:
             sc = scorer.score(str(c["src"]), str(tmp / f"{name}.controller.jsonl"))
             rows = c["rows"]
             ms = [r["ms"] for r in rows]
-            print("| run | privacy (micro) | privacy (macro) | utility | near-empty | decisions | start → final level | ms/text (median, mean) | CPU ms/text |")
-            print("|---|---|---|---|---|---|---|---|---|")
+            tp = text_precision(texts, c["rows"], scorer)
+            print("| run | text precision | token recall | privacy (micro) | privacy (macro) | utility | near-empty | decisions | start → final level | ms/text (median, mean) | CPU ms/text |")
+            print("|---|---|---|---|---|---|---|---|---|---|---|")
             dec = Counter(r["decision"] for r in rows)
             lv = [(r["start_level"], r["final_level"]) for r in rows if r["final_level"]]
             mean_s = statistics.mean(a for a, _ in lv) if lv else 0
             mean_f = statistics.mean(b for _, b in lv) if lv else 0
-            print(f"| controller medium, L=0.7 | {sc['privacy_micro']:.3f} | {sc['privacy_macro']:.3f} | "
+            print(f"| controller medium, L=0.7 | {tp['precision']:.3f} | {tp['token_recall']:.3f} | {sc['privacy_micro']:.3f} | {sc['privacy_macro']:.3f} | "
                   f"{sc['utility_jaccard']:.3f} | {sc['near_empty_share']:.1%} | "
                   f"{', '.join(f'{k} {v}' for k, v in sorted(dec.items()))} | {mean_s:.2f} → {mean_f:.2f} | "
                   f"{statistics.median(ms):.0f}, {statistics.mean(ms):.0f} | {1000 * c['cpu_s'] / len(rows):.0f} (incl. start-up) |")
+        if args.controller_only:
+            continue
         actions = extracted(gw, texts)
         gold_sub = tmp / f"{name}.gold.jsonl"
         write_jsonl(gold_sub, texts)
 
-        def score_rows(rows, tag, name=name, gold_sub=gold_sub):
+        def score_rows(rows, tag, name=name, gold_sub=gold_sub, texts=texts):
             p = tmp / f"{name}.{tag}.jsonl"
             write_jsonl(p, rows)
-            return scorer.score(str(gold_sub), str(p))
+            return {**scorer.score(str(gold_sub), str(p)), **text_precision(texts, rows, scorer)}
 
         tr = Transformer(AnonymizeSettings(), seed=b"bench")
-        print("\n| fixed level | privacy (micro) | privacy (macro) | utility | near-empty |")
-        print("|---|---|---|---|---|")
+        print("\n| fixed level | text precision | privacy (micro) | privacy (macro) | utility | near-empty |")
+        print("|---|---|---|---|---|---|")
         for lvl in range(1, 6):
             rows, _ = run_fixed(tr, actions, texts, lvl)
             s = score_rows(rows, f"L{lvl}")
-            print(f"| L{lvl} | {s['privacy_micro']:.3f} | {s['privacy_macro']:.3f} | {s['utility_jaccard']:.3f} | "
+            print(f"| L{lvl} | {s['precision']:.3f} | {s['privacy_micro']:.3f} | {s['privacy_macro']:.3f} | {s['utility_jaccard']:.3f} | "
                   f"{s['near_empty_share']:.1%} |")
-        print("\n| ablation | privacy (micro) | utility | upgrade rate | mean final level |")
-        print("|---|---|---|---|---|")
+        print("\n| ablation | text precision | privacy (micro) | utility | upgrade rate | mean final level |")
+        print("|---|---|---|---|---|---|")
         for label, with_guesser in (("NER only (every span a typed tag)", False), ("+ guesser (verified residue hidden)", True)):
             s = score_rows(ner_only(actions, texts, with_guesser), label[:6].strip())
-            print(f"| {label} | {s['privacy_micro']:.3f} | {s['utility_jaccard']:.3f} | – | – |")
+            print(f"| {label} | {s['precision']:.3f} | {s['privacy_micro']:.3f} | {s['utility_jaccard']:.3f} | – | – |")
         for verify in (True, False):
             t = Transformer(AnonymizeSettings(verify=verify), seed=b"bench")
             rows, ocs = run_fixed(t, actions, texts, 3, max_rounds=5)
             s = score_rows(rows, f"esc{verify}")
             up = sum(o.upgrades > 0 for o in ocs) / max(1, len(ocs))
-            print(f"| + levels L3→L5, verification {'on' if verify else 'off'} | {s['privacy_micro']:.3f} | "
+            print(f"| + levels L3→L5, verification {'on' if verify else 'off'} | {s['precision']:.3f} | "
+                  f"{s['privacy_micro']:.3f} | "
                   f"{s['utility_jaccard']:.3f} | {up:.2f} | {statistics.mean(o.level for o in ocs):.2f} |")
     print(f"\n(outputs in {tmp})")
 

@@ -38,7 +38,7 @@ def test_labels_are_in_the_shared_vocabulary():
     ("proud of my journey with Stewart, Malone & Howard!", "Stewart, Malone & Howard", "ORGANIZATION"),
     ("a village in the District of Kyrenia.", "District of Kyrenia", "LOCATION"),
     ("Location: 23, Swamy Marg, Hajipur | Date", "23, Swamy Marg, Hajipur", "LOCATION"),
-    ("Married life with Kenneth & my three awesome kiddos", "my three awesome kiddos", "FAMILY"),
+    ("Married life with Kenneth & my three awesome kiddos", "three awesome kiddos", "FAMILY"),
     ("as a divorced parent of two isn't easy", "parent of two", "FAMILY"),
     ("he suffers from gonarthrosis in both knees", "gonarthrosis", "MEDICAL_CONDITION"),
     ("as a loan officer, maintaining data", "loan officer", "OCCUPATION"),

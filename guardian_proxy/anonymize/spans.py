@@ -25,6 +25,8 @@ PROPAGATE = {"PERSON", "USERNAME", "EMAIL_ADDRESS", "PHONE_NUMBER", "STREET_ADDR
 TITLES = {"mr", "mrs", "ms", "miss", "mx", "dr", "prof", "professor", "judge", "sir", "dame", "lady", "lord", "mme",
           "mlle", "herr", "frau", "the", "and", "von", "van", "der", "den", "de", "da", "di", "del", "la", "le", "bin",
           "al", "el"}
+#: Zipf frequency of an ordinary English word (wordfreq): such a word alone is not propagated
+COMMON_WORD = 4.0
 _NAME_PART = re.compile(r"\p{Lu}[\p{L}'’\-]{2,}")
 
 
@@ -55,6 +57,8 @@ def propagate(fields: list[TextField], spans: list[Span]) -> list[Span]:
         v = s.text.strip()
         if len(v) < 3 or s.entity not in PROPAGATE:
             continue
+        if not s.direct and v.islower() and " " not in v and zipf(v) >= COMMON_WORD:
+            continue  # one ordinary lower-case word ("lawyer", "disability") found once is not that value everywhere
         exact.setdefault(v.lower(), s.entity)
         if s.entity in ("PERSON", "USERNAME"):
             for p in _NAME_PART.findall(v):

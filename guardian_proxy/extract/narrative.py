@@ -14,6 +14,7 @@ from __future__ import annotations
 import regex as re
 
 from . import quasi_lexicon as lx
+from .hit_filter import filter_hits
 
 Hit = tuple[int, int, str, float]
 
@@ -21,6 +22,14 @@ _CAP = r"\p{Lu}[\p{L}'’\-]*"  # a capitalised word (Unicode)
 _NAME = r"\p{Lu}[\p{L}'’\-]+"
 _TZ = r"(?:UTC|GMT|IST|CET|CEST|EET|EEST|BST|EST|EDT|CST|CDT|MST|MDT|PST|PDT|AEST|AEDT|NZST|NZDT|PHT|SGT|JST)"
 _NUMW = lx.NUMBER_WORDS
+
+_SUFFIX_CONDITION = re.compile(rf"\b{lx.MEDICAL_SUFFIX}\b")
+#: words with a condition's ending that name no condition ("diploma", "diagnosis", "sympathy")
+NOT_CONDITIONS = frozenset({
+    "diploma", "diplomas", "diagnosis", "prognosis", "sympathy", "empathy", "apathy", "telepathy", "antipathy",
+    "aroma", "aromas", "soma", "trophy", "philosophy", "theosophy", "academia", "nostalgia", "bohemia",
+    "hypnosis", "oklahoma", "osmosis", "symbiosis", "metamorphosis", "apotheosis",
+})
 
 PATTERNS: list[tuple[str, float, re.Pattern]] = [
     # dates and times
@@ -88,7 +97,7 @@ PATTERNS: list[tuple[str, float, re.Pattern]] = [
                                rf"(?:{lx.KIN_NOUNS})\b", re.I)),
     ("FAMILY", 0.8, re.compile(rf"\b(?:parent|mother|father|mom|mum|dad|mama|papa)\s+of\s+(?:\d+|{_NUMW})\b", re.I)),
     ("FAMILY", 0.6, re.compile(r"\b(?:our|my)\s+little\s+ones?\b", re.I)),
-    ("MEDICAL_CONDITION", 0.7, re.compile(rf"\b{lx.MEDICAL_SUFFIX}\b")),
+    ("MEDICAL_CONDITION", 0.7, _SUFFIX_CONDITION),
     ("MEDICAL_CONDITION", 0.7, re.compile(r"\b(?:" + "|".join(re.escape(w) for w in sorted(lx.MEDICAL_WORDS, key=len, reverse=True))
                                           + r")\b(?:\s+of\s+(?:the\s+)?(?:[a-z]+\s+){0,3}[a-z]+)?", re.I)),
 ]
@@ -159,8 +168,10 @@ def detect_quasi(text: str, doc) -> list[Hit]:
                 label_ = label
             if label == "DATE" and score < 0.7 and _LEGAL_REF.search(text[max(0, s - 14): s]):
                 continue
+            if pat is _SUFFIX_CONDITION and text[s:e].lower() in NOT_CONDITIONS:
+                continue
             out.append((s, e, label_, score))
     out += _phones(text)
     if doc is not None:
         out += _from_doc(doc, text)
-    return out
+    return filter_hits(text, out)

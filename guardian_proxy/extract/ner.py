@@ -19,6 +19,7 @@ import re
 import threading
 
 from ..domains import make_offline
+from .hit_filter import filter_hits
 from .narrative import detect_quasi
 from .patterns import Hit
 from .quasi_lexicon import OCCUPATIONS
@@ -163,7 +164,7 @@ class NerEngine:
 
     def _hits(self, engine, text: str, artifacts) -> list[Hit]:
         results = engine.analyze(text, language="en", score_threshold=self.min_score, nlp_artifacts=artifacts)
-        hits = [(r.start, r.end, r.entity_type, float(r.score)) for r in results]
+        hits = filter_hits(text, [(r.start, r.end, r.entity_type, float(r.score)) for r in results])
         if self.quasi:
             doc = artifacts.tokens
             if self._tagging and _needs_pos(doc):

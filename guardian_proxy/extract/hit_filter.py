@@ -1,0 +1,314 @@
+"""What a named-entity hit in free text is not: the word-level checks the NER and narrative recognizers pass
+their hits through before they become spans (issue 25: "personal data, not words").
+
+Each rule is a property of the words of the hit and of the few characters around it, never of one string:
+
+| rule                | a hit is dropped (or trimmed) when …                                                          |
+|---------------------|----------------------------------------------------------------------------------------------|
+| determiners         | it starts with "the", "a", "our", "my" …: the article is trimmed off (it is not the name)     |
+| field label         | it is (or starts with) a field label — common words followed by ":" ("Email:", "Seller:") — or |
+|                     | it runs across a field separator ("|", a line break): cut to its first non-label part        |
+| hashtag             | it sits in a hashtag (#FamilyFirst): a topic word                                            |
+| heading             | it is written in capitals and its words are common English words ("THE FACTS", "THE LAW")    |
+| PERSON              | it holds a digit ("agent2"); or its words are common English words and no word is a known     |
+|                     | first or last name ("test", "Respond", "Seller", "Law"); or it is one capitalised common word |
+|                     | at the start of a sentence or line that is not a known name (an imperative: "Summarize …")   |
+| institution         | an ORGANIZATION named by its function — a public-institution head word ("Court", "Government",|
+|                     | "Ministry", "Chamber", "Prosecutor" …) with only common words, countries or nationalities     |
+|                     | around it ("the Supreme Administrative Court", "the Turkish Government"); a named one keeps   |
+|                     | its span ("the Warsaw Regional Court", "Berlin Social Court"). Also an ORGANIZATION or a      |
+|                     | LOCATION that is one institution word ("Government", "Chamber")                               |
+| value's field name  | common words directly before a value with digits ("National ID CA-ID-…", "Driver's License …")|
+| country as context  | a LOCATION that is a country ("Turkey", "the Republic of Poland") with no word tying it to a  |
+|                     | person before it (lives in, born in, from, moved to, national of, deported to …)             |
+| nationality         | an NRP that qualifies an institution ("Turkish Government", "Polish authorities")             |
+| group / role noun   | an OCCUPATION that is a bare plural ("teachers", "police officers") or the role of a party in |
+|                     | proceedings ("lawyer", "judge", "prosecutor"): a group or a function, not the person's job   |
+| number word         | a QUANTITY that is a bare number word ("two", "three"); an AMOUNT without a number            |
+| common condition    | a MEDICAL_CONDITION found by its suffix alone that is a common English word ("diploma")       |
+
+Word lists: English word frequency from `wordfreq` (the Zipf scale, already a dependency); first and last
+names from Faker's English person providers (en, en_US, en_GB, en_IE, en_IN, en_NZ); countries from Faker's
+date-time provider. Nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import regex as re
+
+Hit = tuple[int, int, str, float]
+
+#: the Zipf frequency above which a word is an ordinary English word (4.0 ≈ once in 100,000 words)
+COMMON = 4.0
+#: at the start of a sentence a capitalised word is a name only if it is rare or a known name
+COMMON_AT_START = 3.0
+
+_DETERMINER = re.compile(r"(?:the|a|an|our|my|his|her|their|its|your|this|that|these|those)\s+", re.I)  # .match
+_TRAIL = re.compile(r"(?:[’']s|\s*[&,;:–-])+$")
+_WORD = re.compile(r"\p{L}[\p{L}'’\-]*|\d+(?:st|nd|rd|th)?")
+_SEP = re.compile(r"\s*(?:\||\n|:\s|\s:)\s*")
+_SENT_START = re.compile(r"(?:^|[\n.!?:;•\-–—(“\"]|\d\.)\s*$")
+_TITLED = re.compile(r"(?:(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Sir|Dame|Lady|Lord|Judge)\.?\s+\S|(?:\p{Lu}\.\s?)+\p{Lu})")
+_STOP = {"of", "the", "for", "and", "&", "de", "du", "la", "le", "des", "to", "in", "on", "at", "a", "an", "its"}
+
+INSTITUTION_HEADS = {
+    "court", "courts", "tribunal", "government", "governments", "ministry", "minister", "chamber", "section",
+    "commission", "commissioner", "board", "office", "prosecutor", "prosecutors", "parliament", "republic",
+    "kingdom", "state", "states", "treasury", "council", "committee", "department", "agency", "authority",
+    "authorities", "assembly", "house", "lords", "commons", "police", "army", "service", "services", "convention",
+    "union", "administration", "inspectorate", "ombudsman", "registry", "registrar", "directorate", "cabinet",
+    "senate", "congress", "judiciary", "bar", "embassy", "consulate", "municipality", "prefecture", "governor",
+    "presidency", "president", "secretariat", "procuracy", "prosecution", "gendarmerie", "rules", "law", "act",
+    "code", "protocol", "charter", "treaty", "constitution", "division", "bench", "panel", "grand",
+}
+#: what qualifies an institution by its function or rank, never by its place or name
+INSTITUTION_WORDS = {
+    "supreme", "administrative", "military", "constitutional", "federal", "regional", "district", "high", "higher",
+    "appeal", "appeals", "cassation", "instance", "criminal", "civil", "public", "principal", "chief", "general",
+    "national", "local", "labour", "labor", "social", "security", "foreign", "affairs", "interior", "internal",
+    "justice", "defence", "defense", "finance", "financial", "health", "education", "european", "international",
+    "human", "rights", "immigration", "magistrates", "magistrates’", "magistrates'", "county", "provincial",
+    "municipal", "assize", "assizes", "crown", "youth", "family", "juvenile", "penal", "penitentiary", "enforcement",
+    "central", "lower", "upper", "superior", "ordinary", "special", "disciplinary", "martial", "tax", "customs",
+    "commercial", "economic", "economy", "trade", "industry", "agriculture", "environment", "transport", "welfare",
+    "pensions", "pension", "insurance", "employment", "work", "legal", "aid", "freedoms", "fundamental",
+    "protection", "protocol", "procedure", "first", "second", "third", "fourth", "fifth", "sixth", "seventh",
+    "eighth", "ninth", "tenth", "grand", "united", "nations", "council", "europe", "secretary", "deputy", "acting",
+    "attorney", "solicitor", "advocate", "advocate-general", "prosecutor", "prosecutor’s", "prosecutor's",
+    "state", "government", "office", "commonwealth", "federation", "union", "community", "communities",
+    "parliamentary", "legislative", "executive", "judicial", "electoral", "election", "elections", "audit",
+    "statistics", "statistical", "registration", "land", "lands", "surveys", "planning", "housing", "police",
+    "prison", "prisons", "probation", "parole", "review", "inquiry", "investigation", "investigations",
+    "constitution", "treaty", "minister", "ministers", "president", "presidential", "prime", "cabinet",
+}
+#: words that tie a place to a person: the place is where they live, come from or went
+_PLACE_OF_PERSON = re.compile(
+    r"(?i)\b(?:live[sd]?|living|lived|born|from|moved?|moving|relocat\w*|resid\w*|citizens?|nationals?|native|"
+    r"grew\s+up|based|raised|hometown|deported|expelled|extradited|returned|fled|emigrat\w*|immigrat\w*|"
+    r"settled|stay(?:s|ed|ing)?|travel(?:l?ed|l?ing|s)?|visit(?:s|ed|ing)?|went|go(?:es|ing)?|back)"
+    r"(?:\s+(?:in|to|of|at|from|back|for|into))?(?:\s+(?:the|northern|southern|eastern|western|rural))?\s*$")
+_INSTITUTION_AFTER = re.compile(
+    r"^\s*(?:Government|government|authorities|Authorities|courts?|Courts?|law|laws|legislation|army|Army|police|"
+    r"Police|State|state|Ministry|ministry|embassy|Embassy|Parliament|parliament|Constitution|constitution|"
+    r"Constitutional|Supreme|officials|Republic|legal|judicial|administrative|Civil|Criminal|Code|prosecutors?)\b")
+_PERSON_NOUN_ROLES = {
+    "lawyer", "lawyers", "solicitor", "solicitors", "advocate", "advocates", "counsel", "barrister", "barristers",
+    "attorney", "attorneys", "judge", "judges", "prosecutor", "prosecutors", "registrar", "agent", "agents",
+    "representative", "representatives", "notary", "bailiff", "investigator", "investigators", "officials",
+}
+_NUMBER_WORDS = {"one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+                 "both", "half", "several", "few", "dozen", "once", "twice", "single", "double", "first", "second",
+                 "third", "zero", "none"}
+
+
+@lru_cache(maxsize=65536)
+def zipf(word: str) -> float:
+    """English word frequency on the Zipf scale (0 = unseen, 7 = 'the'), from wordfreq."""
+    from wordfreq import zipf_frequency
+
+    return zipf_frequency(word, "en")
+
+
+@lru_cache(maxsize=1)
+def known_names() -> frozenset[str]:
+    """Lower-cased first and last names of Faker's English person providers."""
+    import importlib
+
+    out: set[str] = set()
+    for loc in ("en", "en_US", "en_GB", "en_IE", "en_IN", "en_NZ"):
+        try:
+            prov = importlib.import_module(f"faker.providers.person.{loc}").Provider
+        except (ImportError, AttributeError):
+            continue
+        for attr in ("first_names", "first_names_male", "first_names_female", "first_names_nonbinary", "last_names"):
+            out |= {n.lower() for n in getattr(prov, attr, ()) or ()}
+    return frozenset(out)
+
+
+@lru_cache(maxsize=1)
+def countries() -> frozenset[str]:
+    from faker.providers.date_time import Provider
+
+    names = {c.name.lower() for c in Provider.countries}
+    names |= {"uk", "united kingdom", "great britain", "britain", "england", "scotland", "wales", "northern ireland",
+              "usa", "us", "united states", "united states of america", "america", "russia", "turkey", "türkiye",
+              "czech republic", "czechia", "the netherlands", "holland", "south korea", "north korea",
+              "ivory coast", "united kingdom of great britain and northern ireland", "cyprus", "moldova", "macedonia",
+              "north macedonia", "bosnia and herzegovina", "european union", "eu"}
+    return frozenset(names)
+
+
+def _country(value: str) -> bool:
+    v = value.strip()
+    m = _DETERMINER.match(v)
+    v = (v[m.end():] if m else v).lower()
+    v = re.sub(r"^(?:(?:federal|islamic|socialist|democratic|people's|united)\s+)*(?:republic|kingdom|state|"
+               r"principality|grand duchy|federation|commonwealth|confederation)\s+of\s+(?:the\s+)?", "", v)
+    return v in countries()
+
+
+def _nationality(word: str) -> bool:
+    """An adjective of a country ("Turkish", "Polish", "Cypriot"): capitalised, not a name, and a country-like
+    ending; cheap and good enough for the institution rule."""
+    return bool(re.fullmatch(r"\p{Lu}\p{Ll}+(?:ish|ian|ean|ese|ic|i|an|ch|ot)", word))
+
+
+def _common(word: str, floor: float = COMMON) -> bool:
+    return zipf(word.lower()) >= floor
+
+
+def _is_name_word(word: str) -> bool:
+    return word.lower() in known_names()
+
+
+def _label_at(text: str, end: int) -> bool:
+    """Is text[end:] a field label's colon ("Email:", "Seller:")? Not a time ("10:45"), a URL ("http://") or a
+    speaker ("Michael : hey", "@tina : …", where the colon stands apart)."""
+    return re.match(r":(?![/\d])", text[end:end + 2]) is not None
+
+
+def _segments(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    out, pos = [], start
+    for m in _SEP.finditer(text, start, end):
+        out.append((pos, m.start()))
+        pos = m.end()
+    out.append((pos, end))
+    return [(a, b) for a, b in out if b > a and text[a:b].strip()]
+
+
+def _is_label(text: str, a: int, b: int) -> bool:
+    """A field label: at most four common words (or short capitals: "ID") right before a colon, and not a lone
+    known name ("Michael : hey" is a speaker, "Seller: …" a label)."""
+    words = _WORD.findall(text[a:b])
+    if not words or len(words) > 4 or not _label_at(text, b) or re.search(r"[@_\d]", text[a:b]):
+        return False
+    if len(words) == 1 and _is_name_word(words[0]):
+        return False
+    return all(_common(w, 3.0) or (w.isupper() and len(w) <= 4) for w in words)
+
+
+def _names_a_value(text: str, start: int, end: int) -> bool:
+    """Common words directly followed by a value with digits: the value's field name ("National ID CA-ID-79…",
+    "Driver's License US-DL-…", "Order Number 4411")."""
+    words = _WORD.findall(text[start:end])
+    if not words or len(words) > 4 or not all(_common(w, 3.0) or (w.isupper() and len(w) <= 4) for w in words):
+        return False
+    if len(words) == 1 and _is_name_word(words[0]):
+        return False
+    return re.match(r"[ \t]*(?:[(:#]|no\.|number)?[ \t]*[\w-]*\d", text[end:end + 40]) is not None
+
+
+def trim(text: str, start: int, end: int, label: str) -> tuple[int, int] | None:
+    """The hit without a leading article, a trailing possessive or "&", field labels and what follows a field
+    separator; None when nothing is left."""
+    segs = [(a, b) for a, b in _segments(text, start, end) if not _is_label(text, a, b)]
+    if not segs:
+        return None
+    start, end = segs[0]
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    if label not in ("PERSON", "USERNAME"):
+        m = _DETERMINER.match(text, start, end)
+        if m and m.end() < end:
+            start = m.end()
+    m = _TRAIL.search(text[start:end])
+    if m and m.start() > 0:
+        end = start + m.start()
+    return (start, end) if end > start else None
+
+
+def _sentence_start(text: str, start: int) -> bool:
+    return start == 0 or _SENT_START.search(text[max(0, start - 4): start]) is not None
+
+
+def not_a_person(text: str, start: int, end: int) -> bool:
+    value = text[start:end]
+    if any(c.isdigit() for c in value):
+        return True
+    words = _WORD.findall(value)
+    if not words:
+        return True
+    if _TITLED.match(value) or any(_is_name_word(w) for w in words if w[:1].isupper()):
+        return False  # "Mr F.L.", "Dr Okafor", "J. Doe": a title or an initial marks a person
+    if all(w.islower() for w in words) and all(_common(w, 3.0) for w in words):
+        return True
+    if all(_common(w) for w in words):
+        return True
+    return len(words) == 1 and _sentence_start(text, start) and _common(words[0], COMMON_AT_START)
+
+
+def generic_institution(value: str) -> bool:
+    words = [w for w in _WORD.findall(value) if w.lower() not in _STOP]
+    if not words:
+        return True
+    if len(words) == 1:
+        return words[0].lower() in INSTITUTION_HEADS
+    if not any(w.lower() in INSTITUTION_HEADS for w in words):
+        return False
+    rest = [w for w in words if w.lower() not in INSTITUTION_HEADS and w.lower() not in INSTITUTION_WORDS
+            and not w.isdigit() and not re.fullmatch(r"\d+(?:st|nd|rd|th)", w) and not _nationality(w)]
+    return not rest or _country(" ".join(rest))
+
+
+def heading(text: str, start: int, end: int) -> bool:
+    """A heading: a line of its own, in capitals, of common English words ("THE FACTS", "THE LAW")."""
+    words = _WORD.findall(text[start:end])
+    line_a = text.rfind("\n", 0, start) + 1
+    line_b = text.find("\n", end)
+    line = text[line_a: len(text) if line_b < 0 else line_b]
+    return bool(words) and all(w.isupper() and len(w) > 1 for w in words) and \
+        all(_common(w, 3.5) for w in words) and line.strip() == line.strip().upper()
+
+
+def keep(text: str, hit: Hit) -> Hit | None:
+    """The hit (possibly trimmed) when it can be personal data, else None."""
+    start, end, label, score = hit
+    if label not in _RULED:
+        return hit
+    if start > 0 and text[start - 1] == "#" and label in ("PERSON", "ORGANIZATION", "LOCATION", "NRP", "USERNAME"):
+        return None
+    t = trim(text, start, end, label)
+    if t is None:
+        return None
+    start, end = t
+    value = text[start:end]
+    if label in ("PERSON", "ORGANIZATION", "LOCATION", "NRP") and heading(text, start, end):
+        return None
+    if label == "PERSON" and not_a_person(text, start, end):
+        return None
+    if label in ("PERSON", "ORGANIZATION", "LOCATION") and _names_a_value(text, start, end):
+        return None
+    if label in ("ORGANIZATION", "LOCATION") and generic_institution(value):
+        return None
+    if label == "LOCATION" and _country(value) and not _PLACE_OF_PERSON.search(text[max(0, start - 40): start]):
+        return None
+    if label == "NRP" and _INSTITUTION_AFTER.match(text[end:end + 30]):
+        return None
+    if label == "OCCUPATION":
+        words = [w.lower() for w in _WORD.findall(value)]
+        if words and (words[-1] in _PERSON_NOUN_ROLES or (len(words) <= 2 and words[-1].endswith("s")
+                                                            and not words[-1].endswith("ss"))):
+            return None
+    if label == "QUANTITY" and value.lower() in _NUMBER_WORDS:
+        return None
+    if label == "AMOUNT" and not re.search(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|hundred|"
+                                           r"thousand|million|billion)\b", value, re.I):
+        return None
+    return start, end, label, score
+
+
+_RULED = {"PERSON", "ORGANIZATION", "LOCATION", "NRP", "OCCUPATION", "QUANTITY", "AMOUNT", "FAMILY", "USERNAME",
+          "MEDICAL_CONDITION"}
+
+
+def filter_hits(text: str, hits: list[Hit]) -> list[Hit]:
+    out = []
+    for h in hits:
+        k = keep(text, h)
+        if k is not None:
+            out.append(k)
+    return out

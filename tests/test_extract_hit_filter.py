@@ -1,0 +1,104 @@
+"""extract/hit_filter.py: a named-entity hit is personal data, not a word (issue 25, "Text")."""
+
+from __future__ import annotations
+
+import pytest
+
+from guardian_proxy.extract.hit_filter import filter_hits, keep
+
+
+def _kept(text: str, value: str, label: str) -> str | None:
+    a = text.index(value)
+    k = keep(text, (a, a + len(value), label, 0.85))
+    return None if k is None else text[k[0]:k[1]]
+
+
+@pytest.mark.parametrize("text,value", [
+    ("Respond in JSON with the answer.", "Respond"),          # an imperative at the start of a sentence
+    ("Summarize the thread below.", "Summarize"),
+    ("Hand the task off to agent2 when done.", "agent2"),      # an identifier with digits
+    ("this is a test of the tool", "test"),                    # a lower-case common word
+    ("Seller: Jeet\nLocation: Tirupati", "Seller"),            # a field label
+    ("Blessed with a great family this year", "Blessed"),
+])
+def test_a_person_is_not_a_common_word_a_verb_or_an_identifier(text, value):
+    assert _kept(text, value, "PERSON") is None
+
+
+@pytest.mark.parametrize("text,value", [
+    ("The applicant, Mrs Anna Evagorou Christou, lives in Nicosia.", "Mrs Anna Evagorou Christou"),
+    ("Michael : Hey fellow techies, any idea?", "Michael"),   # a speaker that is a known first name
+    ("It was signed by Mr F.L. on Monday.", "Mr F.L."),       # a title and initials
+    ("Spending time with Piper and the kids.", "Piper"),
+    ("Will Smith called yesterday.", "Will Smith"),
+])
+def test_names_stay_people(text, value):
+    assert _kept(text, value, "PERSON") == value
+
+
+def test_a_hit_running_across_fields_is_cut_at_the_separator():
+    assert _kept("Seller: Patrick | Location for Pickup: Wellington", "Patrick | Location for Pickup",
+                 "PERSON") == "Patrick"
+    assert _kept("Name: VasuAdmin | Location: Lal Circle", "Name: VasuAdmin", "ORGANIZATION") == "VasuAdmin"
+
+
+def test_articles_and_possessives_are_not_part_of_the_value():
+    assert _kept("a decision of the Sarıkamış Magistrates’ Court as", "the Sarıkamış Magistrates’ Court",
+                 "ORGANIZATION") == "Sarıkamış Magistrates’ Court"
+    assert _kept("I borrowed Kathleen’s car", "Kathleen’s", "PERSON") == "Kathleen"
+
+
+@pytest.mark.parametrize("value", ["the Supreme Administrative Court", "The Turkish Government",
+                                   "the Ministry of Foreign Affairs", "the Republic of Poland",
+                                   "the 5th Chamber of the Supreme Administrative Court", "Government"])
+def test_institutions_named_by_their_function_are_kept(value):
+    assert _kept(f"On appeal, {value} held that", value, "ORGANIZATION") is None
+
+
+@pytest.mark.parametrize("value,expected", [("the Warsaw Regional Court", "Warsaw Regional Court"),
+                                            ("Berlin Social Court", "Berlin Social Court"),
+                                            ("Ibarra, Ramsey and Arroyo", "Ibarra, Ramsey and Arroyo")])
+def test_named_institutions_and_firms_stay_personal_context(value, expected):
+    assert _kept(f"He worked for {value} until", value, "ORGANIZATION") == expected
+
+
+def test_headings_and_value_field_names_are_not_organisations():
+    assert _kept("PROCEDURE\n\nTHE FACTS\n\nThe applicant", "THE FACTS", "ORGANIZATION") is None
+    assert _kept("my National ID CA-ID-7995726 seems wrong", "National ID", "ORGANIZATION") is None
+    assert _kept("He joined NATO in 1999.", "NATO", "ORGANIZATION") == "NATO"  # not a line of its own
+
+
+def test_a_country_as_context_is_kept_where_the_person_lives_is_not():
+    assert _kept("What is the capital of France?", "France", "LOCATION") is None
+    assert _kept("The case originated in an application against the Republic of Turkey lodged",
+                 "the Republic of Turkey", "LOCATION") is None
+    assert _kept("The applicant lives in Turkey with her family.", "Turkey", "LOCATION") == "Turkey"
+    assert _kept("He was later deported to Turkey.", "Turkey", "LOCATION") == "Turkey"
+    assert _kept("She was born in Kalogrea.", "Kalogrea", "LOCATION") == "Kalogrea"
+
+
+def test_a_nationality_of_an_institution_is_context_of_a_person_is_not():
+    assert _kept("The Turkish Government did not reply.", "Turkish", "NRP") is None
+    assert _kept("by a Turkish national, Mr Uğur Çatak", "Turkish", "NRP") == "Turkish"
+
+
+def test_group_and_role_nouns_are_not_occupations_of_the_person():
+    assert _kept("Many teachers went on strike.", "teachers", "OCCUPATION") is None
+    assert _kept("by two police officers at the station", "police officers", "OCCUPATION") is None
+    assert _kept("represented by Mr A., a lawyer practising in Nicosia", "lawyer", "OCCUPATION") is None
+    assert _kept("She worked as a ballet dancer in Oslo.", "ballet dancer", "OCCUPATION") == "ballet dancer"
+
+
+def test_bare_number_words_and_amounts_without_numbers():
+    assert _kept("the two of them met", "two", "QUANTITY") is None
+    assert _kept("she paid 40 kg of", "40 kg", "QUANTITY") == "40 kg"
+    assert _kept("Great day ❤️ #Family", "❤️ #", "AMOUNT") is None
+
+
+def test_hashtags_are_topics():
+    assert _kept("Time with family #FamilyFirst", "FamilyFirst", "PERSON") is None
+
+
+def test_filter_hits_keeps_other_entities_untouched():
+    text = "Call 555-0100 now"
+    assert filter_hits(text, [(5, 13, "PHONE_NUMBER", 0.8)]) == [(5, 13, "PHONE_NUMBER", 0.8)]
