@@ -16,7 +16,7 @@ caller wants consistency) and returns a value of the same format:
 | IBAN | the country and length kept, bank code of zeros (letters `ZZZZ`), valid mod-97 check digits | no bank holds a zero bank code |
 | IP | 192.0.2.x / 198.51.100.x / 203.0.113.x, 2001:db8::/32 | RFC 5737 / RFC 3849 documentation ranges |
 | UUID | random hex, same version and variant nibbles, case, dashes | random 122 bits: no one's id |
-| other ID | same length, alphabet (hex stays hex, digits stay digits, case kept), separators and prefix (`sk-`) | random |
+| other ID | same length, alphabet (hex stays hex, digits stay digits, case kept), separators and prefix (`sk-`, `pk_live_`, `GA1.2.`, `fb.1.`); a Unix time inside keeps its first 3 digits | random |
 | number | same sign, digit count, decimals and exponent; a JSON number stays a JSON number | random |
 | date | a valid date in the same format (month names, weekday, zero padding, time) | random |
 """
@@ -312,7 +312,8 @@ def is_documentation_ip(value: str) -> bool:
 
 
 UUID_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
-_PREFIX = re.compile(r"^[A-Za-z]{1,5}[-_](?:(?:live|test|proj|ant|api\d{0,2})[-_])?")
+_PREFIX = re.compile(r"^(?:[A-Za-z]{1,5}[-_](?:(?:live|test|proj|ant|api\d{0,2})[-_])?|(?:GA\d|GS\d|fb)\.\d+\.)")
+_EPOCH = re.compile(r"1[5-9]\d{8}(?:\d{3})?")  # a Unix time in seconds or milliseconds (2017–2033)
 _RUN = re.compile(r"[A-Za-z0-9]+")
 _HEX_LOWER = "0123456789abcdef"
 _HEX_UPPER = "0123456789ABCDEF"
@@ -345,6 +346,8 @@ def _hexlike(run: str) -> str | None:
 
 
 def _shape_run(run: str, rng: random.Random) -> str:
+    if _EPOCH.fullmatch(run):  # a time stamp inside an id (`GA1.2.<random>.<first visit>`) stays a plausible time
+        return run[:3] + _digits(rng, len(run) - 3)
     alpha = _hexlike(run)
     if alpha is not None:
         return "".join(rng.choice(alpha) for _ in run)

@@ -183,7 +183,8 @@ def test_hex_ids_stay_hex_of_the_same_length(value, seed):
 
 @pytest.mark.parametrize("value,pattern", [("sk-abcDEF1234567890abcd", r"sk-[a-zA-Z0-9]{20}"),
                                            ("pk_live_51HqLyZ2eZvKYlo2C", r"pk_live_[0-9A-Za-z]{17}"),
-                                           ("GA1.2.1234567890.1699999999", r"[A-Z]{2}\d\.\d\.\d{10}\.\d{10}"),
+                                           ("GA1.2.1234567890.1699999999", r"GA1\.2\.\d{10}\.169\d{7}"),
+                                           ("fb.1.1699999999123.987654321", r"fb\.1\.169\d{10}\.\d{9}"),
                                            ("AB-1234-cd", r"[A-Z]{2}-\d{4}-[a-z]{2}"),
                                            ("00012345", r"\d{8}")])
 def test_ids_keep_length_alphabet_case_separators_and_prefix(value, pattern):
