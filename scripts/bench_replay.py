@@ -32,7 +32,8 @@ Personal stand-ins (what counts as personal data in the captures)
 
 Who the request is for (judged from the capture, not from the proxy's decision)
   - user flow  the page's own site (same registrable domain as the top page of the capture), its own family of
-               domains (same owner in the project's recipients table, or one related-website set), the first
+               domains (same owner in the project's recipients table, one related-website set, or a registrable
+               name that holds the site's own or starts with the same 6 letters: walmart → walmartimages), the first
                request of a page (the navigation), a request no page made (no Origin, Referer, Sec-Fetch-*: a tool
                addressing that host), an identity provider or payment processor, a developer's own server
                (loopback, private address, non-standard port), every AI-API request of a cassette.
@@ -691,7 +692,7 @@ def ai_host(host: str) -> bool:
 
 IDP_PAY = re.compile(r"(^|\.)(login\.microsoftonline\.com|login\.live\.com|accounts\.google\.com|appleid\.apple\.com|"
                      r"auth0\.com|okta\.com|onelogin\.com|b2clogin\.com|paypal\.com|stripe\.com|stripe\.network|"
-                     r"braintreegateway\.com|adyen\.com|checkout\.com|razorpay\.com|klarna\.com|paytm\.com|"
+                     r"msauth\.net|msftauth\.net|microsoftazuread-sso\.com|braintreegateway\.com|adyen\.com|checkout\.com|razorpay\.com|klarna\.com|paytm\.com|"
                      r"paytmpayments\.com|payu\.in|authorize\.net|squareup\.com)$")
 IDP_LABEL = re.compile(r"^(login|auth|sso|accounts?|signin|oauth|id|secure|pay|payments?|checkout)\.")
 TELEMETRY = re.compile(r"/(?:telemetry|analytics|metrics|beacon|rgstr|collect|tracking|statsc|jserror|csp-report|"
@@ -701,6 +702,21 @@ TELEMETRY_HOST = {"events", "telemetry", "analytics", "metrics", "stats", "log",
                   "beacon", "beacons", "tracking", "track", "pixel", "rum"}
 CHAT_KEYS = {"messages", "contents", "prompt", "input", "inputtext", "query", "parts", "message", "text",
              "conversation", "f.req", "query_str", "documents", "texts", "instances"}
+
+
+def same_name(dom: str, page: str) -> bool:
+    """A site's own CDN or service domain by its name: one registrable label holds the other (walmart →
+    walmartimages, spotify → spotifycdn, amazon → media-amazon) or both start alike (microsoftonline →
+    microsoftazuread-sso). Checked after the tracker lists, so amazon-adsystem stays an ad network."""
+    a, b = dom.split(".")[0], page.split(".")[0]
+    if len(a) < 4 or len(b) < 4:
+        return False
+    if a in b or b in a:
+        return True
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return n >= 6
 
 
 def _page_made(headers: list[tuple[str, str]]) -> bool:
@@ -753,6 +769,8 @@ def classify(it: Item) -> tuple[str, str]:
     o = owner(dom)
     if o and it.page and o == owner(it.page):
         return "user", "same owner"
+    if it.page and same_name(dom, it.page):
+        return "user", "family (name)"
     if _own_server(host, sp.port, sp.scheme):
         return "user", "own server"
     if IDP_PAY.search(host) or IDP_LABEL.match(host):
