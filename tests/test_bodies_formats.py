@@ -99,3 +99,25 @@ def test_a_uuid_is_written_back_as_a_valid_uuid_in_every_format(new):
 
     url = rewrite_url(f"https://t.example/c?uid={dev}&v=2", {"query:uid": new})
     assert uuid.UUID(url.split("uid=")[1].split("&")[0]) and url.endswith("&v=2")
+
+
+def test_the_addon_puts_a_decompressed_rewrite_back_in_the_sniffed_compression():
+    """The session and agent stages serialise a chat body without knowing it came gzip-compressed with no
+    Content-Encoding (`gz=1`): the addon re-compresses what it puts on the wire."""
+    from types import SimpleNamespace
+
+    from mitmproxy.test import tflow
+
+    from guardian_proxy.addon import apply_decision
+    from guardian_proxy.types import Rewrite
+
+    sent = gzip.compress(b'{"q":"mail homary@yahoo.com"}')
+    f = tflow.tflow()
+    f.request.headers.pop("content-encoding", None)
+    f.request.raw_content = sent
+    new = b'{"q":"mail ab12@example.com"}'
+    dec = SimpleNamespace(action="transform", rewrite=Rewrite(body=new))  # what apply_decision reads
+    apply_decision(f, dec)
+    assert f.request.raw_content[:2] == b"\x1f\x8b" and gzip.decompress(f.request.raw_content) == new
+    assert f.request.headers["content-length"] == str(len(f.request.raw_content))
+    assert "content-encoding" not in f.request.headers
