@@ -86,7 +86,7 @@ def provenance(a: Action) -> list[dict]:
     every string still passes the log's masking like the rest of the record."""
     groups: dict[tuple, int] = {}
     for sp in a.spans:
-        k = (sp.entity, sp.path[:80], sp.recognizer or "?", (sp.reason or "")[:80])
+        k = (sp.entity, sp.path[:80], sp.recognizer or "unrecorded", (sp.reason or "")[:80])
         groups[k] = groups.get(k, 0) + 1
     out = [{"entity": e, "at": p, "by": r, "why": w, "n": n} for (e, p, r, w), n in groups.items()]
     if len(out) > MAX_FOUND:

@@ -1,7 +1,11 @@
-"""Field names as context: ``"ssn": "…"`` is a government ID whatever the value looks like.
+"""Field names as context: a key proposes a type for its value, the value must have that type's shape.
 
-`key_entity(key, value)` names the entity a value holds because of the field that holds it (or None);
-`cookie_entity(name)` does the same for cookie names. Keys are normalised first: the innermost part of
+`key_candidate(key, value, vendor)` is the (entity, reason) a field name proposes for its whole value, kept only
+when the value passes the type's validator (extract/validators.py: `em:"52.123"` is no e-mail, `db:"prod"` no birth
+date, `name:"Facebook Pixel"` no person); the ad/social pixels' two-letter vocabulary (`em`, `ph`, `fn`, `st` …:
+data/recognizers.yaml) counts only toward those vendors. `key_entity(key, value)` is its entity (or None);
+`cookie_entity(name)` does the same for cookie names. The registry (extract/registry.py) runs them as the `key`
+and `cookie` recognizers; the resolver lets an agreeing key raise a text recognizer's confidence. Keys are normalised first: the innermost part of
 ``user[email]`` / ``ep.user_email``, camelCase split, lower case, ``-`` → ``_``.
 """
 
