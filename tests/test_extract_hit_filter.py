@@ -102,3 +102,46 @@ def test_hashtags_are_topics():
 def test_filter_hits_keeps_other_entities_untouched():
     text = "Call 555-0100 now"
     assert filter_hits(text, [(5, 13, "PHONE_NUMBER", 0.8)]) == [(5, 13, "PHONE_NUMBER", 0.8)]
+
+
+def test_a_nationality_is_personal_only_where_it_describes_a_person():
+    assert _kept("the Turkish military troops evicted her", "Turkish", "NRP") is None
+    assert _kept("under Polish law the claim", "Polish", "NRP") is None
+    assert _kept("the applicant, who is of Kurdish origin, lives", "Kurdish", "NRP") == "Kurdish"
+    assert _kept("My husband is Nigerian and we live here", "Nigerian", "NRP") == "Nigerian"
+
+
+def test_lower_case_organisations_and_lone_institution_words_are_not_names():
+    assert _kept("the Court found, inter alia, that", "inter alia", "ORGANIZATION") is None
+    assert _kept("the Federal Court", "Federal", "ORGANIZATION") is None
+
+
+def test_a_condition_naming_a_scheme_is_not_the_persons_condition():
+    assert _kept("she applied for a disability pension", "disability", "MEDICAL_CONDITION") is None
+    assert _kept("she has a disability since birth", "disability", "MEDICAL_CONDITION") == "disability"
+
+
+def test_numbers_and_dates_of_a_cited_case_are_public_references():
+    text = "(see Smith v. the United Kingdom, no. 45874/05, § 40, 23 September 2008)"
+    assert _kept(text, "45874/05", "CASE_NUMBER") is None
+    assert _kept(text, "23 September 2008", "DATE") is None
+    own = "The case originated in an application (no. 18403/91) lodged on 31 May 1991."
+    assert _kept(own, "18403/91", "CASE_NUMBER") == "18403/91"
+    assert _kept(own, "31 May 1991", "DATE") == "31 May 1991"
+
+
+def test_a_very_common_word_that_is_only_a_surname_is_not_a_person():
+    assert _kept("Under the Law of 1990 the claim", "Law", "PERSON") is None
+    assert _kept("Mr Law said", "Mr Law", "PERSON") == "Mr Law"  # with a title it is one
+
+
+def test_narrative_finds_sex_and_a_job_by_its_phrase():
+    from guardian_proxy.extract.narrative import detect_quasi
+
+    def found(text):
+        return {(text[a:b], lab) for a, b, lab, _ in detect_quasi(text, None)}
+
+    assert ("M", "GENDER") in found("Patient Ann Lee, sex: M, date of birth 01/02/1980")
+    assert ("Female", "GENDER") in found("records for Ann Lee (Female), who moved")
+    assert ("cabin crew", "OCCUPATION") in found("Bob works as a cabin crew and lives in Ohio.")
+    assert not any(lab == "GENDER" for _, lab in found("Press M to open the menu (F for files)."))

@@ -19,9 +19,10 @@ import regex as re
 from ..types import ENTITIES, Span, TextField
 
 #: entities whose exact value is searched for elsewhere in the request
+#: not NRP: a nationality describes the person in "a Turkish national" and is context in "Turkish law"
 PROPAGATE = {"PERSON", "USERNAME", "EMAIL_ADDRESS", "PHONE_NUMBER", "STREET_ADDRESS", "LOCATION", "ORGANIZATION",
              "CASE_NUMBER", "GOVERNMENT_ID", "US_SSN", "US_PASSPORT", "US_DRIVER_LICENSE", "CREDIT_CARD",
-             "IBAN_CODE", "ACCOUNT_NUMBER", "NRP", "IP_ADDRESS", "MEDICAL_CONDITION", "OCCUPATION", "AGE"}
+             "IBAN_CODE", "ACCOUNT_NUMBER", "IP_ADDRESS", "MEDICAL_CONDITION", "OCCUPATION", "AGE"}
 TITLES = {"mr", "mrs", "ms", "miss", "mx", "dr", "prof", "professor", "judge", "sir", "dame", "lady", "lord", "mme",
           "mlle", "herr", "frau", "the", "and", "von", "van", "der", "den", "de", "da", "di", "del", "la", "le", "bin",
           "al", "el"}

@@ -89,10 +89,36 @@ _PLACE_OF_PERSON = re.compile(
     r"grew\s+up|based|raised|hometown|deported|expelled|extradited|returned|fled|emigrat\w*|immigrat\w*|"
     r"settled|stay(?:s|ed|ing)?|travel(?:l?ed|l?ing|s)?|visit(?:s|ed|ing)?|went|go(?:es|ing)?|back)"
     r"(?:\s+(?:in|to|of|at|from|back|for|into))?(?:\s+(?:the|northern|southern|eastern|western|rural))?\s*$")
-_INSTITUTION_AFTER = re.compile(
-    r"^\s*(?:Government|government|authorities|Authorities|courts?|Courts?|law|laws|legislation|army|Army|police|"
-    r"Police|State|state|Ministry|ministry|embassy|Embassy|Parliament|parliament|Constitution|constitution|"
-    r"Constitutional|Supreme|officials|Republic|legal|judicial|administrative|Civil|Criminal|Code|prosecutors?)\b")
+#: nouns a nationality or ethnic group qualifies when it describes a person ("a Turkish national", "of Kurdish
+#: origin", "a Polish woman"); before anything else it is context ("Turkish law", "the Polish Government")
+_PERSON_NOUNS = re.compile(
+    r"\s*(?:-\s*)?(?:nationals?|citizens?|citizenship|nationality|origin|descent|extraction|ethnicity|background|"
+    r"roots|heritage|man|men|woman|women|boy|girls?|child|children|kids?|person|persons|people|applicants?|family|"
+    r"families|parents?|father|mother|wife|husband|son|daughter|brother|sister|grand\w+|minority|community|"
+    r"speaker|immigrants?|refugees?|migrants?|students?|workers?|residents?|by\s+birth|-born|born)\b", re.I)
+_IS_BEFORE = re.compile(r"(?i)\b(?:am|is|are|was|were|be|being|been|became|become|becomes|of|as|half|part|a\s+proud)\s+$")
+_SCHEME_AFTER = re.compile(r"(?i)\s*(?:pensions?|benefits?|allowances?|insurance|funds?|schemes?|acts?|laws?|"
+                           r"legislation|boards?|commissions?|tribunals?|offices?|polic(?:y|ies)|rights|"
+                           r"discrimination|services?|centres?|centers?|grants?|payments?)\b")
+#: a case-law citation: "(see Smith v. the United Kingdom, no. 1234/05, § 40, 12 May 2008)" names other cases
+_CITATION = re.compile(r"(?:\bv\.\s+(?:the\s+)?\p{Lu}|\bsee,?\s+(?:among\s+other\s+authorities,?\s+)?"
+                       r"(?:mutatis\s+mutandis,?\s+)?\p{Lu}\S*\s+v\.)")
+
+
+def _of_a_person(text: str, start: int, end: int) -> bool:
+    return _PERSON_NOUNS.match(text, end) is not None or _IS_BEFORE.search(text[max(0, start - 20): start]) is not None
+
+
+def _citation(text: str, start: int) -> bool:
+    """Is the value inside a case-law citation (a "X v. Y" reference earlier in the same parenthesis, within
+    120 characters)?"""
+    before = text[max(0, start - 120): start]
+    opened = before.rfind("(")
+    if opened < 0 or before.rfind(")") > opened or "\n" in before[opened:]:
+        return False  # only inside a parenthesis: "(see Smith v. Turkey, no. …)"
+    return _CITATION.search(before[opened:]) is not None
+
+
 _PERSON_NOUN_ROLES = {
     "lawyer", "lawyers", "solicitor", "solicitors", "advocate", "advocates", "counsel", "barrister", "barristers",
     "attorney", "attorneys", "judge", "judges", "prosecutor", "prosecutors", "registrar", "agent", "agents",
@@ -111,18 +137,21 @@ def zipf(word: str) -> float:
     return zipf_frequency(word, "en")
 
 
-@lru_cache(maxsize=1)
-def known_names() -> frozenset[str]:
-    """Lower-cased first and last names of Faker's English person providers."""
+@lru_cache(maxsize=2)
+def known_names(kind: str = "all") -> frozenset[str]:
+    """Lower-cased first names (`kind="first"`), or first and last names, of Faker's English person providers."""
     import importlib
 
+    attrs = ["first_names", "first_names_male", "first_names_female", "first_names_nonbinary"]
+    if kind != "first":
+        attrs.append("last_names")
     out: set[str] = set()
     for loc in ("en", "en_US", "en_GB", "en_IE", "en_IN", "en_NZ"):
         try:
             prov = importlib.import_module(f"faker.providers.person.{loc}").Provider
         except (ImportError, AttributeError):
             continue
-        for attr in ("first_names", "first_names_male", "first_names_female", "first_names_nonbinary", "last_names"):
+        for attr in attrs:
             out |= {n.lower() for n in getattr(prov, attr, ()) or ()}
     return frozenset(out)
 
@@ -160,7 +189,9 @@ def _common(word: str, floor: float = COMMON) -> bool:
 
 
 def _is_name_word(word: str) -> bool:
-    return word.lower() in known_names()
+    """A known first name, or a known last name that is not also a very common word ("Law", "Young")."""
+    w = word.lower()
+    return w in known_names("first") or (w in known_names() and zipf(w) < 5.0)
 
 
 def _label_at(text: str, end: int) -> bool:
@@ -246,7 +277,7 @@ def generic_institution(value: str) -> bool:
     if not words:
         return True
     if len(words) == 1:
-        return words[0].lower() in INSTITUTION_HEADS
+        return words[0].lower() in INSTITUTION_HEADS or words[0].lower() in INSTITUTION_WORDS
     if not any(w.lower() in INSTITUTION_HEADS for w in words):
         return False
     rest = [w for w in words if w.lower() not in INSTITUTION_HEADS and w.lower() not in INSTITUTION_WORDS
@@ -286,7 +317,13 @@ def keep(text: str, hit: Hit) -> Hit | None:
         return None
     if label == "LOCATION" and _country(value) and not _PLACE_OF_PERSON.search(text[max(0, start - 40): start]):
         return None
-    if label == "NRP" and _INSTITUTION_AFTER.match(text[end:end + 30]):
+    if label == "NRP" and not _of_a_person(text, start, end):
+        return None
+    if label in ("ORGANIZATION", "LOCATION", "NRP") and not any(c.isupper() for c in value):
+        return None  # "inter alia", "the city": a name is capitalised
+    if label == "MEDICAL_CONDITION" and _SCHEME_AFTER.match(text[end:end + 30]):
+        return None  # "disability pension", "sickness benefit": a scheme, not the person's condition
+    if label in ("CASE_NUMBER", "DATE") and _citation(text, start):
         return None
     if label == "OCCUPATION":
         words = [w.lower() for w in _WORD.findall(value)]
@@ -301,7 +338,7 @@ def keep(text: str, hit: Hit) -> Hit | None:
     return start, end, label, score
 
 
-_RULED = {"PERSON", "ORGANIZATION", "LOCATION", "NRP", "OCCUPATION", "QUANTITY", "AMOUNT", "FAMILY", "USERNAME",
+_RULED = {"PERSON", "ORGANIZATION", "LOCATION", "NRP", "OCCUPATION", "QUANTITY", "AMOUNT", "FAMILY", "USERNAME", "DATE", "CASE_NUMBER",
           "MEDICAL_CONDITION"}
 
 

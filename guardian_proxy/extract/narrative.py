@@ -88,6 +88,12 @@ PATTERNS: list[tuple[str, float, re.Pattern]] = [
     ("STREET_ADDRESS", 0.75, re.compile(rf"\b(?:{_CAP}\s+){{1,3}}(?:Street|Road|Avenue|Lane|Boulevard|Marg|Drive|Caddesi|"
                                         rf"Sokak|Strasse|Straße|Throughway)\b")),
     # demographics and health
+    ("GENDER", 0.85, re.compile(r"(?i)\b(?:sex|gender)\s*(?:[:=]\s*|\(|\bis\s+)\K(?:male|female|non-?binary|"
+                                r"transgender|intersex|other|man|woman|m|f|x)\b")),
+    ("GENDER", 0.7, re.compile(r"(?<=\()(?:[Mm]ale|[Ff]emale|[Nn]on-?binary|M|F)(?=\))")),
+    ("OCCUPATION", 0.7, re.compile(r"\b(?:works?|working|worked|employed|job|hired|trained|training|career)\s+as\s+"
+                                   r"(?:an?\s+|the\s+)?\K[a-z][a-z\-]+(?:\s+[a-z][a-z\-]+){0,3}?"
+                                   r"(?=\s*(?:[.,;:!?)]|$|\s+(?:and|at|in|for|from|with|who|since|but|on)\b))")),
     ("OCCUPATION", 0.7, re.compile(rf"\b(?:{lx.DEGREES})\b")),
     ("OCCUPATION", 0.6, re.compile(r"\b(?!(?:the|a|an|his|her|their|my|our|this|that|other|another|any|each|every|"
                                    r"no|some)\s)[a-z]{3,}\s(?:officer|assistant|worker|agent|operator|driver|clerk|"
@@ -160,7 +166,7 @@ def detect_quasi(text: str, doc) -> list[Hit]:
     for label, score, pat in PATTERNS:
         for m in pat.finditer(text):
             s, e = m.span()
-            if e - s < 2 or not text[s:e].strip():
+            if (e - s < 2 and label != "GENDER") or not text[s:e].strip():
                 continue
             if label == "CASE_NUMBER" and _ID_CONTEXT.search(text[max(0, s - 40): s]):
                 label_ = "GOVERNMENT_ID"
