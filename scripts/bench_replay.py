@@ -58,8 +58,9 @@ Verdicts
   - needless   a request altered where the altered text holds no personal stand-in (the changed field is shown,
                as its shape before and after), or a request that is not a tracker call blocked with nothing
                personal in it. A user flow can be both breakage and needless.
-  - counted too: rewritten with personal data (the change sat on personal stand-ins: correct), trackers blocked,
-    replay errors (a capture or request that could not be replayed, a timeout, nothing reaching the upstream
+  - counted too: a personal stand-in forwarded raw to a third party that is neither a tracker nor a user flow
+    (not a leak by the rule above, shown so it can be judged), rewritten with personal data (the change sat on
+    personal stand-ins: correct), trackers blocked, replay errors (a capture or request that could not be replayed, a timeout, nothing reaching the upstream
     without a block) — a replay error is never judged as anything else.
 
 Every failure is printed with what changed (field path, shape before → after, never a value) and the proxy's
@@ -392,7 +393,7 @@ def unjustified(o: str | None, n: str | None, values: dict[str, str]) -> tuple[b
         if tag == "equal":
             continue
         hit = any(s <= i2 + 1 and i1 - 1 <= e for s, e in spans)
-        if len(o) <= 60 and len(n) <= 60:
+        if len(o) <= 60 and len(n) <= 60 or not o:
             region = (shape(o), shape(n))
         else:  # the changed part with a little context, placeholders whole
             for m in _PLACEHOLDER.finditer(n):
@@ -1049,13 +1050,13 @@ def judge(it: Item) -> dict:
                 flags.append("breakage")
             if cls == "ai_chat" and unj:
                 flags += ["ai_broken", "breakage"]
-        if cls == "tracker" and leakable:
+        if cls in ("tracker", "other") and leakable:
             seen = visible(RawRequest(method=a["method"], url=arr_url,
                                       headers=[(k, v) for k, v in a["headers"] if k.lower() != "content-encoding"],
                                       body=decoded_body(a["headers"], a["body"])))
             leaked = sorted({k for v, k in leakable.items() if v.lower() in seen})
-            if leaked:
-                flags.append("leak")
+            if leaked:  # to any other third party: counted apart, not a leak by the criteria above
+                flags.append("leak" if cls == "tracker" else "personal_to_third_party")
                 res["leaked_kinds"] = leaked
         if len(it.arrived) > 1:
             flags.append("arrived_twice")
@@ -1161,6 +1162,7 @@ def summarize(results: list[dict]) -> dict:
         "leaks": f["leak"], "ai_exchanges": sum(1 for r in results if r["class"] == "ai_chat"),
         "ai_broken": f["ai_broken"], "rewritten_personal": f["rewritten_personal"],
         "blocked": f["blocked"], "trackers_blocked": f["tracker_blocked"], "blocked_personal": f["blocked_personal"],
+        "personal_to_other_third_parties": f["personal_to_third_party"],
         "replies_changed": f["reply_changed"], "replies_relaid": f["reply_layout"],
         "unexpected_upstream_requests": len(UNEXPECTED),
         "targets": {"breakage_rate": 0.003, "needless_rate": 0.01, "ai_broken": 0, "leaks": 0},
@@ -1197,7 +1199,8 @@ def report(results: list[dict], s: dict, verbose: bool = True, out=sys.stdout) -
     p(f"user flows altered or blocked {s['user_flows_broken']:5d} = {s['breakage_rate']:7.2%}   (target ≤ 0.3 %)")
     p(f"needless changes / blocks     {s['needless']:5d} = {s['needless_rate']:7.2%}   (target ≤ 1 %)")
     p(f"AI exchanges broken           {s['ai_broken']:5d} of {s['ai_exchanges']}   (target 0)")
-    p(f"leaks to trackers             {s['leaks']:5d}   (target 0)")
+    p(f"leaks to trackers             {s['leaks']:5d}   (target 0; and {s['personal_to_other_third_parties']} "
+      "other third parties got a personal stand-in raw)")
     p(f"rewritten with personal data  {s['rewritten_personal']:5d}; blocked {s['blocked']} (trackers "
       f"{s['trackers_blocked']}, with personal data {s['blocked_personal']}); replies changed {s['replies_changed']} "
       f"(and {s['replies_relaid']} the same JSON laid out anew)")
