@@ -55,18 +55,19 @@ Verdicts
                the same JSON or stream events only laid out anew is counted apart, not as broken).
   - leak       a tracker call forwarded with a personal stand-in (not IP) still in it, raw: plain, URL-encoded,
                base64 or compressed (scripts/bench_everyday.py's `visible`).
-  - needless   a request altered where the altered text holds no personal stand-in (the changed field is shown,
-               as its shape before and after), or a request that is not a tracker call blocked with nothing
-               personal in it. A user flow can be both breakage and needless.
+  - needless   a request altered where the altered text holds no personal stand-in (a changed region of a field
+               that overlaps none; the field is shown, as its shape before and after), or a request that is not a
+               tracker call blocked with nothing personal in it. A user flow can be both breakage and needless.
   - counted too: a personal stand-in forwarded raw to a third party that is neither a tracker nor a user flow
     (not a leak by the rule above, shown so it can be judged), rewritten with personal data (the change sat on
-    personal stand-ins: correct), trackers blocked, replay errors (a capture or request that could not be replayed, a timeout, nothing reaching the upstream
-    without a block) — a replay error is never judged as anything else.
+    personal stand-ins: correct), trackers blocked, replay errors (a capture or request that could not be
+    replayed, a timeout, nothing reaching the upstream without a block) — never judged as anything else.
 
 Every failure is printed with what changed (field path, shape before → after, never a value) and the proxy's
 rule and explanation from its decision log (state dir `decisions.jsonl`; it holds no raw values).
-Targets (issue 25): user flows altered or blocked ≤ 0.3 % of requests, needless ≤ 1 %, 0 AI exchanges broken,
-0 leaks.
+Rates are of the judged requests (replay errors left out). Targets (issue 25): user flows altered or blocked
+≤ 0.3 % of requests, needless ≤ 1 %, 0 AI exchanges broken, 0 leaks. The recipient classes come from
+guardian_proxy/data/recipients.json as it is when the benchmark runs (built from ../shared/data/recipients).
 """
 
 from __future__ import annotations
