@@ -1223,10 +1223,14 @@ def report(results: list[dict], s: dict, verbose: bool = True, out=sys.stdout) -
           f"{c['ai_broken']:3d} {c['rewritten_personal']:3d} {c['blocked']:3d}")
     fails = [r for r in results if r["verdict"] in ("leak", "ai_broken", "breakage", "needless", "replay_error")]
     groups = Counter(group_key(r) for r in fails if r["verdict"] != "replay_error")
+    example: dict[str, dict] = {}
+    for r in fails:
+        example.setdefault(group_key(r), r)
     if groups:
-        p("\nfailure groups (verdict | first needless field | rule): count")
+        p("\nfailure groups (verdict | class | first failing field | rule): count, one example")
         for g, c in groups.most_common(30):
-            p(f"  {c:4d}  {g}")
+            e = example[g]
+            p(f"  {c:4d}  {g}\n        e.g. {e['file'][:60]}#{e['idx']} {e['method']} {e['host']}")
     errs = Counter(r.get("reason", "")[:80] for r in results if r["verdict"] == "replay_error")
     if errs:
         p("\nreplay errors by reason")
