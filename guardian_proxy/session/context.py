@@ -96,6 +96,10 @@ def _given_and_surnames() -> frozenset[str]:
     return frozenset(out)
 
 
+#: short given names Faker's lists lack that are also ordinary words
+_SHORT_NAMES = frozenset({"pat", "ruby", "kit", "ken", "sam", "max", "ben", "dan", "tom", "ted", "ed", "al", "sal"})
+
+
 @cache
 def _countries() -> frozenset[str]:
     """Country and territory names (Faker's address provider, in English)."""
@@ -118,7 +122,7 @@ def _zipf(word: str) -> float:
 def ordinary(word: str) -> bool:
     """An ordinary English word (Zipf ≥ 3.5) that is not also a given name or surname."""
     w = word.casefold()
-    return w not in _given_and_surnames() and _zipf(w) >= 3.5
+    return w not in _given_and_surnames() and w not in _SHORT_NAMES and _zipf(w) >= 3.5
 
 
 def wordy(text: str) -> bool:

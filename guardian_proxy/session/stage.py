@@ -6,8 +6,10 @@ For a request `chatapi.recognise` accepts, the stage
    `previous_response_id` or Ollama `context`), else a fingerprint of the system prompt and first user
    message (two conversations that open with the same words share a session: a conservative merge);
 2. finds the personal values in every text of the request (the detector's spans from stage 1, the
-   registry's known values, the hard-rule backstop), registers them with the turn they appeared in, and
-   computes CPE(t) over the co-occurrence graph of their types;
+   registry's known values, the hard-rule backstop), keeps those that are a person's data in the part of
+   the message they sit in (`context.PartContext`: never a JSON key, a field marker or label, a tool, agent
+   or enum name, nor a place or date no person is tied to), registers them with the turn they appeared in,
+   and computes CPE(t) over the co-occurrence graph of their types;
 3. rewrites the whole request: hard-rule types (SSN, card, bank account) → `[BLOCKED]`; the types in
    `session.pseudonymize_before_tau` (default: every direct identifier) → consistent surrogates from the
    first turn; once CPE(t) > τ every value of the conversation (quasi-identifiers included), in every
