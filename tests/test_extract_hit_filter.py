@@ -145,3 +145,33 @@ def test_narrative_finds_sex_and_a_job_by_its_phrase():
     assert ("Female", "GENDER") in found("records for Ann Lee (Female), who moved")
     assert ("cabin crew", "OCCUPATION") in found("Bob works as a cabin crew and lives in Ohio.")
     assert not any(lab == "GENDER" for _, lab in found("Press M to open the menu (F for files)."))
+
+
+def test_an_acronym_is_not_a_person_and_a_plural_said_of_someone_is_their_job():
+    assert _kept("Respond only with JSON. Then stop.", "JSON", "PERSON") is None
+    assert _kept("We are both architects in Leeds.", "architects", "OCCUPATION") == "architects"
+    assert _kept("The architects approved the plan.", "architects", "OCCUPATION") is None
+
+
+@pytest.mark.slow
+def test_ner_on_instructions_finds_no_people_or_context_places():
+    """The issue's AI-prompt cases, through the real spaCy/Presidio engine: "Respond", "test", the hand-off name
+    "agent2" and the country a factual question is about are not personal data; a real name still is."""
+    from guardian_proxy.extract.ner import NerEngine
+
+    texts = ["Respond only with JSON. Then hand off to agent2 for the refund.",
+             "What is the capital of France? Answer in one word.",
+             "Summarize the test results below and list the failures.",
+             "THE FACTS\n\nThe Turkish Government were represented by their Agent, Ms Y. Başara, a lawyer.",
+             "Seller: Jeet | Location: Tirupati"]
+    try:
+        found = [{(t[a:b], lab) for a, b, lab, _ in hits} for t, hits in zip(texts, NerEngine().analyze(texts),
+                                                                                 strict=True)]
+    except OSError as e:  # the spaCy model is not installed here
+        pytest.skip(str(e))
+    people = {v for f in found for v, lab in f if lab == "PERSON"}
+    assert not people & {"Respond", "agent2", "test", "JSON", "Seller", "Summarize"}
+    assert ("France", "LOCATION") not in found[1]
+    assert not any(lab == "ORGANIZATION" for _, lab in found[3])  # the heading, the Government
+    assert ("Ms Y. Başara", "PERSON") in found[3]
+    assert ("Tirupati", "LOCATION") in found[4]

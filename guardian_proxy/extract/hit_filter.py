@@ -10,7 +10,8 @@ Each rule is a property of the words of the hit and of the few characters around
 |                     | it runs across a field separator ("|", a line break): cut to its first non-label part        |
 | hashtag             | it sits in a hashtag (#FamilyFirst): a topic word                                            |
 | heading             | it is written in capitals and its words are common English words ("THE FACTS", "THE LAW")    |
-| PERSON              | it holds a digit ("agent2"); or its words are common English words and no word is a known     |
+| PERSON              | it holds a digit ("agent2"), or is one acronym ("JSON"); or its words are common English words |
+|                     | and no word is a known                                                                        |
 |                     | first or last name ("test", "Respond", "Seller", "Law"); or it is one capitalised common word |
 |                     | at the start of a sentence or line that is not a known name (an imperative: "Summarize …")   |
 | institution         | an ORGANIZATION named by its function — a public-institution head word ("Court", "Government",|
@@ -96,7 +97,7 @@ _PERSON_NOUNS = re.compile(
     r"roots|heritage|man|men|woman|women|boy|girls?|child|children|kids?|person|persons|people|applicants?|family|"
     r"families|parents?|father|mother|wife|husband|son|daughter|brother|sister|grand\w+|minority|community|"
     r"speaker|immigrants?|refugees?|migrants?|students?|workers?|residents?|by\s+birth|-born|born)\b", re.I)
-_IS_BEFORE = re.compile(r"(?i)\b(?:am|is|are|was|were|be|being|been|became|become|becomes|of|as|half|part|a\s+proud)\s+$")
+_IS_BEFORE = re.compile(r"(?i)\b(?:am|is|are|was|were|be|being|been|became|become|becomes|of|as|half|part|a\s+proud|both|fellow)\s+$")
 _SCHEME_AFTER = re.compile(r"(?i)\s*(?:pensions?|benefits?|allowances?|insurance|funds?|schemes?|acts?|laws?|"
                            r"legislation|boards?|commissions?|tribunals?|offices?|polic(?:y|ies)|rights|"
                            r"discrimination|services?|centres?|centers?|grants?|payments?)\b")
@@ -267,6 +268,8 @@ def not_a_person(text: str, start: int, end: int) -> bool:
         return False  # "Mr F.L.", "Dr Okafor", "J. Doe": a title or an initial marks a person
     if all(w.islower() for w in words) and all(_common(w, 3.0) for w in words):
         return True
+    if len(words) == 1 and words[0].isupper() and len(words[0]) <= 6:
+        return True  # an acronym ("JSON", "API"), not a name
     if all(_common(w) for w in words):
         return True
     return len(words) == 1 and _sentence_start(text, start) and _common(words[0], COMMON_AT_START)
@@ -327,9 +330,10 @@ def keep(text: str, hit: Hit) -> Hit | None:
         return None
     if label == "OCCUPATION":
         words = [w.lower() for w in _WORD.findall(value)]
-        if words and (words[-1] in _PERSON_NOUN_ROLES or (len(words) <= 2 and words[-1].endswith("s")
-                                                            and not words[-1].endswith("ss"))):
-            return None
+        plural = len(words) <= 2 and words[-1].endswith("s") and not words[-1].endswith("ss")
+        if words and (words[-1] in _PERSON_NOUN_ROLES or plural and not _IS_BEFORE.search(text[max(0, start - 20):
+                                                                                                start])):
+            return None  # a group ("teachers") unless it is said of someone ("we are both architects")
     if label == "QUANTITY" and value.lower() in _NUMBER_WORDS:
         return None
     if label == "AMOUNT" and not re.search(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|hundred|"
