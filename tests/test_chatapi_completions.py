@@ -92,3 +92,31 @@ def test_whole_json_replies():
     assert "Maria Gonzalez's details" in json.loads(demask_body("openai_completions", body, DM))["choices"][0]["text"]
     body = json.dumps(srv.anthropic_complete({"prompt": CLAUDE_PROMPT}, False)).encode()
     assert json.loads(demask_body("anthropic_complete", body, DM))["completion"].endswith(REAL_SAID)
+
+
+def together_chat_stream(text: str) -> bytes:
+    """Together's chat stream: every piece as `delta.content` and again as `choices[].text`."""
+    base = {"id": "8f-test", "object": "chat.completion.chunk", "created": 1, "model": "meta-llama/Llama-3-8b-chat-hf"}
+    out = []
+    for p in srv.pieces(text):
+        out.append(srv._sse(None, {**base, "choices": [{"index": 0, "text": p, "logprobs": None, "finish_reason": None,
+                                                        "seed": None, "delta": {"token_id": 1, "role": "assistant",
+                                                                                "content": p, "tool_calls": None}}]}))
+    out.append(srv._sse(None, {**base, "choices": [{"index": 0, "text": "", "logprobs": None, "finish_reason": "stop",
+                                                    "seed": 7, "delta": {"token_id": 2, "role": "assistant",
+                                                                         "content": ""}}],
+                               "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}))
+    return b"".join(out) + b"data: [DONE]\n\n"
+
+
+@pytest.mark.parametrize("step", [1, 2, 3, 5, 8, 10**6])
+def test_together_chat_stream_text_copy_is_demasked_too(step):
+    """Issue 25: Together's streamed `choices[].text` copy kept the surrogates (only `delta.content` was read)."""
+    said = srv.answer({"prompt": SAID})[0]
+    out = run(StreamDemasker("openai_chat", DM), together_chat_stream(said), step)
+    chunks = [o for o in sse(out) if o != "[DONE]"]
+    content = "".join(c["delta"].get("content") or "" for o in chunks for c in o["choices"])
+    copy = "".join(c.get("text") or "" for o in chunks for c in o["choices"])
+    assert content == copy == DM.full(said) and "Maria Gonzalez's details; MARIA GONZALEZ" in copy
+    assert all(c.get("text", "") == (c["delta"].get("content") or "") for o in chunks for c in o["choices"])
+    assert chunks[-1]["choices"][0]["finish_reason"] == "stop"

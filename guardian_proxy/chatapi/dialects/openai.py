@@ -1,6 +1,9 @@
 """OpenAI Chat Completions (`…/chat/completions`, and every API that imitates it: Azure OpenAI, Mistral,
 Groq, Together, DeepSeek's API, vLLM, LM Studio, llama.cpp's server, LiteLLM) and the Responses API
-(`…/responses`; `…/responses/{id}` reads a stored response and is not a chat request)."""
+(`…/responses`; `…/responses/{id}` reads a stored response and is not a chat request).
+
+Together's chat streams carry each piece twice, as `choices[i].delta.content` and as `choices[i].text`: the
+copy is written with the de-masked piece (`_Mirror`), and a `text` that is no copy is a channel of its own."""
 
 from __future__ import annotations
 
@@ -35,9 +38,13 @@ class OpenAIChat(Dialect):
             if not isinstance(d, dict):
                 continue
             i = ch.get("index", 0)
+            copy = ch.get("text")  # Together (and some vLLM builds) send a copy of the text as choices[].text
             for key in ("content", "refusal"):
                 if isinstance(d.get(key), str):
-                    out.append(DeltaRef(("c", i, key), d, key))
+                    holder = _Mirror(d, ch) if key == "content" and copy == d[key] else d
+                    out.append(DeltaRef(("c", i, key), holder, key))
+            if isinstance(copy, str) and copy != d.get("content"):
+                out.append(DeltaRef(("c", i, "text"), ch, "text"))
             for tc in d.get("tool_calls") or []:
                 fn = tc.get("function") if isinstance(tc, dict) else None
                 if isinstance(fn, dict) and isinstance(fn.get("arguments"), str):
@@ -56,10 +63,32 @@ class OpenAIChat(Dialect):
     def synth(self, template, channel, text, json_text=False):
         tpl = template if isinstance(template, dict) else {}
         i = channel[1]
-        delta = ({"tool_calls": [{"index": channel[3], "function": {"arguments": text}}]} if channel[2] == "tool"
-                 else {channel[2]: text})
+        if channel[2] == "text":
+            choice = {"index": i, "text": text, "delta": {}, "finish_reason": None}
+        else:
+            delta = ({"tool_calls": [{"index": channel[3], "function": {"arguments": text}}]} if channel[2] == "tool"
+                     else {channel[2]: text})
+            choice = {"index": i, "delta": delta, "finish_reason": None}
+            if channel[2] == "content" and any(isinstance(c, dict) and "text" in c for c in tpl.get("choices") or []):
+                choice["text"] = text  # the stream carries a text copy: the flushed piece has it too
         base = {k: v for k, v in tpl.items() if k in ("id", "object", "created", "model", "system_fingerprint")}
-        return None, {**base, "choices": [{"index": i, "delta": delta, "finish_reason": None}]}
+        return None, {**base, "choices": [choice]}
+
+
+class _Mirror(dict):
+    """The holder of a chat delta's `content` when the choice also carries it as `text` (Together's streams):
+    the de-masked piece is written to both, so the copy never keeps a surrogate or half of one."""
+
+    def __init__(self, delta: dict, choice: dict):
+        super().__init__()
+        self.delta, self.choice = delta, choice
+
+    def __getitem__(self, k):
+        return self.delta[k]
+
+    def __setitem__(self, k, v):
+        self.delta[k] = v
+        self.choice["text"] = v
 
 
 class OpenAIResponses(Dialect):
