@@ -146,6 +146,22 @@ def test_together_text_completions_stream_is_demasked_whole(env):
     assert r.json()["choices"][0]["text"].endswith(f"You said: {prompt}")
 
 
+def test_together_chat_stream_text_copy_is_demasked(env):
+    """Issue 25: Together's chat stream repeats each piece as `choices[].text`; that copy kept the surrogates."""
+    srv, _, http, _, _ = env
+    n = len(srv.received)
+    said = f"Hello, I am {NAME}. Please greet me."
+    with http.stream("POST", "https://api.together.xyz/v1/chat/completions",
+                     json={"model": "meta-llama/Llama-3-8b-chat-hf", "stream": True,
+                           "messages": [{"role": "user", "content": said}]}) as r:
+        raw = b"".join(r.iter_bytes())
+    events = [json.loads(x[6:]) for x in raw.decode().split("\n\n") if x.startswith("data: {")]
+    content = "".join(c["delta"].get("content") or "" for e in events for c in e["choices"])
+    copy = "".join(c.get("text") or "" for e in events for c in e["choices"])
+    assert content == copy == f"Noted, {NAME}. I will keep {NAME}'s details; {NAME.upper()} is on file. You said: {said}"
+    assert NAME not in srv.bodies_text(n)
+
+
 def test_anthropic_legacy_complete_stream_is_demasked_whole(env):
     """Issue 25: Anthropic's legacy `/v1/complete` fell to the generic dialect ("Michelle Doorwright": half a
     surrogate left in the reply); its `completion` events are now deltas of one text."""

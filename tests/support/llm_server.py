@@ -3,7 +3,8 @@
 It records every request body it receives and answers by mentioning what it was given: the first
 "Firstname Lastname" of the last user message (plain, possessive and upper-case), the first e-mail
 address, and the whole last user message echoed. Streams are cut into small pieces (3–5 characters) so
-that surrogates are split across events. Request header `x-test-gzip: 1` gzips a streamed answer;
+that surrogates are split across events; a chat stream to a `together` host carries each piece twice, as
+`delta.content` and as `choices[].text`, as Together's does. Request header `x-test-gzip: 1` gzips a streamed answer;
 `tools` in the request make the answer a tool call whose JSON arguments carry the name and e-mail.
 Endpoints: /v1/chat/completions, /v1/responses, /v1/messages, /v1/completions (legacy text completions:
 `choices[].text`), /v1/complete (Anthropic's legacy Text Completions: `completion`) (JSON and SSE), /api/chat,
@@ -71,7 +72,7 @@ def _sse(name: str | None, obj) -> bytes:
     return f"{head}data: {json.dumps(obj)}\n\n".encode()
 
 
-def openai_chat(body: dict, stream: bool) -> list[bytes] | dict:
+def openai_chat(body: dict, stream: bool, text_copy: bool = False) -> list[bytes] | dict:
     text, args = answer(body)
     tool = bool(body.get("tools"))
     base = {"id": "chatcmpl-test", "created": int(time.time()), "model": body.get("model", "m")}
@@ -95,7 +96,11 @@ def openai_chat(body: dict, stream: bool) -> list[bytes] | dict:
                 "index": 0, "function": {"arguments": p}}]}, "finish_reason": None}]}))
     else:
         for p in pieces(text):
-            out.append(_sse(None, {**base, "choices": [{"index": 0, "delta": {"content": p}, "finish_reason": None}]}))
+            choice = {"index": 0, "delta": {"content": p}, "finish_reason": None}
+            if text_copy:  # as Together sends it: the piece again as choices[].text
+                choice = {"index": 0, "text": p, "logprobs": None, "finish_reason": None, "seed": None,
+                          "delta": {"token_id": 1, "role": "assistant", "content": p, "tool_calls": None}}
+            out.append(_sse(None, {**base, "choices": [choice]}))
     out.append(_sse(None, {**base, "choices": [{"index": 0, "delta": {},
                                                 "finish_reason": "tool_calls" if tool else "stop"}]}))
     out.append(b"data: [DONE]\n\n")
@@ -225,7 +230,7 @@ def _handler(srv: LLMServer):
             ollama_path = path.startswith("/api/")
             stream = body.get("stream") is not False if ollama_path else body.get("stream") is True
             if path.endswith("/chat/completions"):
-                res = openai_chat(body, stream)
+                res = openai_chat(body, stream, "together" in (self.headers.get("host") or ""))
             elif path.endswith("/responses"):
                 res = openai_responses(body, stream)
             elif path.endswith("/messages"):
