@@ -73,6 +73,10 @@ def test_json_keys_of_tool_calls_are_never_values():
     assert not keeps(chat, 1, "username", "USERNAME") and keeps(chat, 1, "jdoe1984", "USERNAME")
     assert not keeps(chat, 2, "username", "PERSON") and keeps(chat, 2, "jdoe1984", "USERNAME")  # a JSON tool result
     assert keeps(chat, 1, "jdoe1984", "USERNAME", known=True)
+    chat = chat_of({"model": "m", "messages": [{"role": "tool", "tool_call_id": "c1", "content": json.dumps(
+        {"maria.g@gmail.com": {"name": "Maria"}})}]})
+    assert keeps(chat, 0, "maria.g@gmail.com", "EMAIL_ADDRESS")  # a map keyed by contact: data by its shape
+    assert not keeps(chat, 0, "name", "PERSON")
 
 
 def test_tool_and_agent_names_enum_values_and_roles():

@@ -10,7 +10,8 @@ the value, its part or its surroundings, never of one service):
 1. Hard-rule values (SSN, card, bank account, IBAN) are always kept, except a number-shaped type whose
    text holds no digit at all (`[[ ## question ## ]]` is not an amount).
 2. JSON texts (tool-call arguments, JSON tool results): only what lies inside a string *value* can be a
-   person's data; keys and the JSON's own syntax are never rewritten.
+   person's data; keys and the JSON's own syntax are never rewritten, except a key that is an e-mail
+   address or a phone number (a map keyed by contact: data by its shape, not a field name).
 3. The request's own vocabulary: the names of the functions, tools and agents it declares or calls (and
    their parts: `transfer_to_agent2` → "agent2"), the property names, enum values and constants of their
    schemas, and role names, are not personal values wherever they appear.
@@ -53,6 +54,8 @@ _PLACES = frozenset({"LOCATION", "NRP", "ORGANIZATION", "DATE", "DATE_TIME"})
 _SHAPED = frozenset({"EMAIL_ADDRESS", "PHONE_NUMBER", "IP_ADDRESS", "CREDIT_CARD", "US_SSN", "IBAN_CODE",
                      "US_BANK_NUMBER", "ACCOUNT_NUMBER", "API_KEY", "AUTH_TOKEN", "PRIVATE_KEY", "PASSWORD", "URL",
                      "CRYPTO", "HASHED_IDENTIFIER"})
+#: identifiers by shape that a JSON object may be keyed by (a map of contacts): rewritten even in a key
+_KEY_DATA = frozenset({"EMAIL_ADDRESS", "PHONE_NUMBER"})
 _ROLES = frozenset({"user", "assistant", "system", "developer", "tool", "function", "model", "human", "ai", "bot",
                     "chatbot", "ipython", "agent"})
 _SCHEMA_NAMES = ("name", "title")
@@ -198,9 +201,9 @@ def vocabulary(data) -> set[str]:
     return out
 
 
-def _json_values(text: str) -> list[tuple[int, int]] | None:
-    """The character ranges of the string *values* of a JSON text (inside the quotes), or None when the
-    text is not a JSON object or array."""
+def _json_values(text: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]] | None:
+    """The character ranges of the string values and of the keys of a JSON text (inside the quotes), or
+    None when the text is not a JSON object or array."""
     s = text.lstrip()
     if not s or s[0] not in "{[":
         return None
@@ -210,15 +213,13 @@ def _json_values(text: str) -> list[tuple[int, int]] | None:
         json.loads(text)
     except ValueError:
         return None
-    out = []
+    values, keys = [], []
     for m in _JSON_STRING.finditer(text):
         j = m.end()
         while j < len(text) and text[j] in " \t\r\n":
             j += 1
-        if j < len(text) and text[j] == ":":
-            continue  # a key
-        out.append((m.start() + 1, m.end() - 1))
-    return out
+        (keys if j < len(text) and text[j] == ":" else values).append((m.start() + 1, m.end() - 1))
+    return values, keys
 
 
 def _inside(spans, start: int, end: int) -> bool:
@@ -275,9 +276,10 @@ class PartContext:
             return False
         if i not in self._json:
             self._json[i] = _json_values(text)
-        values = self._json[i]
-        if values is not None and not _inside(values, h.start, h.end):
-            return False  # a key, or the JSON's syntax
+        found = self._json[i]
+        if found is not None and not _inside(found[0], h.start, h.end):
+            # a key, or the JSON's syntax; a key that is an e-mail address or a phone number is data by its shape
+            return h.entity in _KEY_DATA and _inside(found[1], h.start, h.end)
         if value.casefold() in self.vocab:
             return False
         if h.entity in _SHAPED:
