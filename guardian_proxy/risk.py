@@ -260,8 +260,13 @@ def explain(action: Action, risk: Risk, kind: str, context: Context | None, evid
     what = f"{_words(cats[:3])}{' (+more)' if len(cats) > 3 else ''} data" if cats else "no personal data"
     recipient, purposes, basis, transparency = _effective(action, evidence, context)
     purpose = _words([_PURPOSE_WORDS.get(p, p) for p in purposes])
-    head = (f"{what} to {_RECIPIENT_WORDS.get(recipient, recipient)} for {purpose} "
-            f"in {_BASIS_WORDS.get(basis, basis)}; {_TRANSPARENCY_WORDS.get(transparency, transparency)}")
+    to = _RECIPIENT_WORDS.get(recipient, recipient)
+    by = _BASIS_WORDS.get(basis, basis)
+    if context is None and "no_page" in action.flags:  # curl, a script, an agent: no page made it
+        if "addressed" in action.flags and recipient == "first_party":
+            to = "the host the user's own client addressed"
+        by = {"default": "a request no page made", "user": "a user-initiated request no page made"}.get(basis, by)
+    head = f"{what} to {to} for {purpose} in {by}; {_TRANSPARENCY_WORDS.get(transparency, transparency)}"
     if norm:
         head += f"; the norm: {norm}"
     tier = f" ({risk.tier} tier)"

@@ -16,8 +16,8 @@ from ..bodies.graphql import operation
 from ..bodies.headers import parse_headers
 from ..domains import registrable_domain
 from ..types import HOST_PATH, TRACKER_CLASSES, Action, RawRequest, TextField
+from . import addressee, keys, recipients
 from . import basis as basis_mod
-from . import keys, recipients
 from . import purposes as purposes_mod
 from .context import RequestContext
 from .detector import Detection, Detector
@@ -54,11 +54,15 @@ def signed_in(req: RawRequest) -> bool:
 
 
 def initiating_site(req: RawRequest) -> str | None:
-    """The site the request is made for: for a top-level navigation the page being opened; otherwise the
-    page that made it (Origin, then Referer; Sec-Fetch-Site same-origin/same-site without them)."""
+    """The site the request is made for: for a top-level navigation the page being opened (over plain HTTP, where
+    browsers send no Fetch Metadata: a typed or reloaded address, `addressee.client` "navigation"); otherwise the
+    page that made it (Origin, then Referer; Sec-Fetch-Site same-origin/same-site without them); None when no
+    page made it (a request of the user's own client: see `addressee`)."""
     mode = (req.header("sec-fetch-mode") or "").lower()
     dest = (req.header("sec-fetch-dest") or "").lower()
     if mode == "navigate" and dest in ("document", ""):
+        return registrable_domain(req.host)
+    if addressee.client(req) == "navigation":  # the same, to a plain-HTTP address (no Fetch Metadata there)
         return registrable_domain(req.host)
     for name in ("origin", "referer"):
         v = req.header(name)
@@ -95,7 +99,11 @@ class Extractor:
         # non-cookie path as a body path must never be handed an unreadable body to rebuild
         site = initiating_site(req)
         parts = urlsplit(req.url)
-        rec = recipients.classify(req.host, site, parts.port, req.path, self.resolve_cname)
+        # no page made it and the user's own client sent it (curl, a script, an agent): the host is the user's
+        # addressee, unless it is a tracker, ad network or broker (recipients.classify, rule `addressed`)
+        who = addressee.client(req)
+        rec = recipients.classify(req.host, site, parts.port, req.path, self.resolve_cname,
+                                  addressed=site is None and who == "tool")
         # cookies sent back to the site the user is on are its own state (RFC 6265: a browser returns a cookie only to
         # the domain it was set for): they disclose nothing the site does not hold, so they are not read as data
         # leaving, and a rewrite never touches them (a masked session cookie logs the user out)
@@ -121,6 +129,7 @@ class Extractor:
             owner=rec.owner, purposes=purposes, basis=basis, fields=fields, spans=det.spans,
             body_format=parsed.format,
             flags=list(dict.fromkeys(parsed.flags + det.flags + rec.flags + (["signed_in"] if signed_in(req) else [])
+                                     + ([] if who == "page" else ["no_page"])
                                      + (["host_mismatch"] if req.claimed_host else []))),
             site=site,
             role=rec.role,

@@ -1,34 +1,45 @@
 """Recipient class and owner of a destination: the class follows the destination, not the navigation.
 
 Order of the rules (the first that applies decides):
-  1 local model servers: a loopback/private host on Ollama's port 11434, or with a chat-API path → ai_service
+  1 local model servers: a loopback/private host on Ollama's port 11434, or with a chat-API path → ai_service;
+    any other loopback, private or `.local` host (a developer's own server, whatever its port) → first_party
   2 LLM/AI API hosts and AI chat web apps (`ai_hosts`, `ai_patterns`, services.yaml `ai_service`) → ai_service,
-    whatever page, navigation or form sent the request
+    whatever page, navigation or form sent the request — except the AI app's own analytics client on that host
+    (services.yaml `ai_telemetry`: `/ces/v1/t`, `/rgstr`, `/telemetry/intake`) → analytics (rule `ai-telemetry`)
   3 California-registered data brokers → data_broker, whatever page, navigation or form sent the request
   4 identity providers, payment processors and site platforms (services.yaml; role `identity_provider`,
     `payment_processor`, `platform`)
     → first_party on their own site, service_provider from another site (the role travels in `Action.role`)
-  5 first party: the same registrable domain as the initiating page (the site itself, even when the tracker DB
+  5 addressed: no page made the request and the user's own client sent it (curl, a script, an agent:
+    extract.addressee) → first_party (rule and flag `addressed`), unless the tracker DB, the broker registry or
+    the CNAME-tracker list names the host as a tracker, ad network, social tracker or broker (it keeps that class),
+    or a CNAME resolver shows it is an alias of one (flag `cname_cloaked`)
+  6 first party: the same registrable domain as the initiating page (the site itself, even when the tracker DB
     lists that domain: on google.com, www.google.com/search is Google's own function) — unless the tracker DB
     lists the host itself under a more specific name as a tracker (`ads.example.com`), or a CNAME resolver
     (optional) shows the first-party-looking host is an alias of a known tracker (flag `cname_cloaked`)
-  6 WhoTracks.me 2022 tracker DB by host suffix (category → class, `category_class`), plus the project's extras:
-    a tracker keeps its class even when its owner also owns the page (doubleclick.net on youtube.com)
-  7 trackers seen behind CNAMEs (AdGuard list) reached directly → analytics
-  8 first party by owner: the same related-website set or owner as the initiating page
-  9 any other host with an OpenAI/Anthropic-style chat path (/v1/chat/completions, /v1/messages …) → ai_service
- 10 stated default: unknown_third_party (no owner)
+  7 WhoTracks.me 2022 tracker DB by host suffix (category → class, `category_class`), plus the project's extras:
+    a tracker keeps its class even when its owner also owns the page (doubleclick.net on youtube.com), but a
+    social network's own domains on its own pages are the site (twimg.com or x.com on twitter.com; not a more
+    specific tracker host such as analytics.twitter.com)
+  8 trackers seen behind CNAMEs (AdGuard list) reached directly → analytics
+  9 the site's family (`_family`): the same related-website set or owner as the initiating page (rule
+    `same-owner`), or a name that extends the site's brand (`redditspace.com` on reddit.com, rule `same-brand`)
+    → first_party
+ 10 any other host with an OpenAI/Anthropic-style chat path (/v1/chat/completions, /v1/messages …) → ai_service
+ 11 stated default: unknown_third_party (no owner)
 """
 from __future__ import annotations
 
 import ipaddress
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from functools import lru_cache
 
-from ..domains import registrable_domain
+from ..domains import EXTRACTOR, is_ip, registrable_domain
 from ..resources import DATA_DIR
 from ..types import ROLES, TRACKER_CLASSES
 
@@ -36,6 +47,11 @@ DEFAULT_CLASS = "unknown_third_party"
 OLLAMA_PORT = 11434
 LOCAL_AI_PATHS = ("/api/chat", "/api/generate", "/api/embed", "/api/embeddings", "/v1/chat/completions",
                   "/v1/completions", "/v1/messages", "/v1/responses", "/v1/embeddings", "/completion")
+BRAND_MIN = 5  # letters of a site's name that a family domain must start with (`reddit` → `redditspace`)
+#: path segments of a chat turn on an AI host: a path with one of them is never its telemetry
+AI_TURN_SEGMENTS = frozenset({"conversation", "conversations", "chat", "completions", "completion", "messages",
+                              "responses", "generatecontent", "streamgeneratecontent", "prompt"})
+_VERSION = re.compile(r"v\d+(?:beta\d*|alpha\d*)?")
 PUBLIC_AI_PATHS = ("/v1/chat/completions", "/v1/completions", "/v1/messages", "/v1/responses",
                    "/chat/completions", "/openai/v1/chat/completions")
 
@@ -182,9 +198,46 @@ def _tracker_host(host: str) -> Recipient | None:
     return None
 
 
+def _cloaked(host: str, dom: str, resolve_cname: Callable[[str], str | None] | None) -> Recipient | None:
+    """A first-party-looking name whose canonical name (the CNAME chain of its DNS answer) is a known tracker's:
+    the tracker itself (AdGuard's cloaked-tracker vendors, the tracker DB, brokers), flag `cname_cloaked`."""
+    if resolve_cname is None or host == dom:
+        return None
+    target = resolve_cname(host)
+    if not target or registrable_domain(target) == dom:
+        return None
+    hidden = _by_tables(target.lower().rstrip("."))
+    if hidden is None or hidden.cls == "service_provider":  # a CDN or host serving the site's own name
+        return None
+    return Recipient(hidden.cls, hidden.owner, "cname-cloaked", ["cname_cloaked"])
+
+
+@lru_cache(maxsize=8192)
+def _label(domain: str) -> str:
+    """The name of a registrable domain without its public suffix: `redditspace.com` → `redditspace`."""
+    reg = registrable_domain(domain)
+    suffix = EXTRACTOR(reg).suffix
+    return reg[: -len(suffix) - 1] if suffix and reg.endswith("." + suffix) else reg
+
+
+def _family(host: str, site: str) -> str | None:
+    """The site's own family of domains: the same related-website set or the same owner in the owner tables
+    (WhoTracks.me company, its web site, a broker's name), or a name that is the site's own brand extended
+    (`redditspace.com`, `redditstatic.com` for `reddit.com`; `shop-example.de` for `shop-example.com`; at least
+    five letters of brand, so `x.com` extends to nothing)."""
+    if _same_owner(host, site):
+        return "same-owner"
+    brand, name = _label(site), _label(host)
+    if len(brand) >= BRAND_MIN and "." not in brand and name.startswith(brand) and not is_ip(host):
+        return "same-brand"
+    return None
+
+
 def classify(host: str, site: str | None, port: int | None = None, path: str = "/",
-             resolve_cname: Callable[[str], str | None] | None = None) -> Recipient:
-    """Recipient of a request to `host` (lower case) initiated by page `site` (registrable domain or None)."""
+             resolve_cname: Callable[[str], str | None] | None = None, addressed: bool = False) -> Recipient:
+    """Recipient of a request to `host` (lower case) initiated by page `site` (registrable domain or None).
+    `addressed`: no page made the request and the user's own client sent it (extract.addressee), so the host is
+    the user's addressee unless it is a tracker, ad network, social tracker or broker (rule `addressed`)."""
     host = (host or "").lower().rstrip(".")
     p = (path or "/").rstrip("/") or "/"
     if _is_local(host):
@@ -193,6 +246,8 @@ def classify(host: str, site: str | None, port: int | None = None, path: str = "
         return Recipient("first_party", None, "local")
     ai = _ai_host(host, p)
     if ai:
+        if ai_telemetry(p):  # the AI app's own analytics client (Segment- or Statsig-like), not a prompt
+            return Recipient("analytics", ai, "ai-telemetry")
         return Recipient("ai_service", ai, "ai-host")
     t = table()
     dom = registrable_domain(host)
@@ -202,24 +257,54 @@ def classify(host: str, site: str | None, port: int | None = None, path: str = "
     role = role_of(host, p)
     if role is not None:
         return Recipient("first_party" if same_site else "service_provider", role[1], role[0], role=role[0])
+    if addressed and site is None:
+        known = _by_tables(host)
+        if known is not None and known.cls in TRACKER_CLASSES:
+            return known
+        cloaked = _cloaked(host, dom, resolve_cname)
+        if cloaked is not None:
+            return cloaked
+        return Recipient("first_party", owner_of(host) or (known.owner if known else None), "addressed",
+                         ["addressed"])
     if same_site:
         tracker = _tracker_host(host)
         if tracker is not None:
             return tracker
-        if resolve_cname is not None and host != dom:
-            target = resolve_cname(host)
-            if target and registrable_domain(target) != dom:
-                hidden = _by_tables(target.lower().rstrip("."))
-                if hidden is not None and hidden.cls != "service_provider":
-                    return Recipient(hidden.cls, hidden.owner, "cname-cloaked", ["cname_cloaked"])
+        cloaked = _cloaked(host, dom, resolve_cname)
+        if cloaked is not None:
+            return cloaked
         return Recipient("first_party", owner_of(host), "same-site")
     known = _by_tables(host)
+    family = _family(host, site) if site is not None else None
     if known is not None and known.cls in TRACKER_CLASSES:
-        return known
-    if site and _same_owner(host, site):
-        return Recipient("first_party", owner_of(host), "same-owner")
+        # a social network's own domains on its own pages are the site (twimg.com, x.com on twitter.com), but a
+        # tracker host keeps its class even on its owner's pages (doubleclick.net on youtube.com, ads.x.com)
+        if not (family and known.cls == "social" and _tracker_host(host) is None):
+            return known
+    if family:
+        return Recipient("first_party", owner_of(host) or (known.owner if known else None), family)
     if known is not None:
         return known
     if p.endswith(PUBLIC_AI_PATHS):
         return Recipient("ai_service", None, "ai-path")
     return Recipient(DEFAULT_CLASS, None, "default")
+
+
+def ai_telemetry(path: str) -> bool:
+    """An AI host's analytics endpoint: a path segment in the telemetry vocabulary (services.yaml
+    `ai_telemetry.segments`: `telemetry`, `metrics`, `rgstr`, …) or a Segment-style one-letter tail (`/v1/t` track,
+    `/v1/p` page, `/v1/i` identify, `/v1/m` metrics), never a chat, completion or conversation path."""
+    lp = (path or "/").lower().split("?", 1)[0]
+    segs = [s for s in lp.split("/") if s]
+    if not segs or any(s in AI_TURN_SEGMENTS for s in segs):
+        return False
+    vocab = _telemetry_vocab()
+    if any(s in vocab["segments"] or s.startswith(vocab["prefixes"]) for s in segs):
+        return True
+    return len(segs) >= 2 and len(segs[-1]) == 1 and segs[-1].isalpha() and _VERSION.fullmatch(segs[-2]) is not None
+
+
+@lru_cache(maxsize=1)
+def _telemetry_vocab() -> dict:
+    entry = services().get("ai_telemetry") or {}
+    return {"segments": frozenset(entry.get("segments") or ()), "prefixes": tuple(entry.get("prefixes") or ())}

@@ -1,0 +1,52 @@
+"""Who addressed the destination: a page, or the user's own client.
+
+A browser marks what a page makes: Origin (every CORS request and every POST), Referer, and, to a secure origin,
+the Fetch Metadata headers (`Sec-Fetch-Site/-Mode/-Dest/-User`). A request with none of them was made by no page.
+It is one of:
+
+    tool        curl, wget, Python (httpx, requests, urllib), Node, Go, an agent or a script: the user's own
+                client, sent to the host the user (or the user's agent) named. That host is the user's addressee
+                (recipient rule `addressed`), unless it is a known tracker, ad network, social tracker or broker.
+                A browser's User-Agent does not change this over HTTPS, where a browser always sends Fetch
+                Metadata: a client without it only borrows the name.
+    navigation  a browser's top-level navigation to a plain-HTTP address (no Fetch Metadata outside secure
+                contexts) that was typed, picked from a bookmark or reloaded: `Upgrade-Insecure-Requests: 1`,
+                which browsers send on navigations only, with no Origin and no Referer. The page being opened is
+                the site (as `Sec-Fetch-Mode: navigate` says over HTTPS): a developer's own server on
+                `http://dev.example.com:3000` is the site the user opened.
+    browser     any other request with a browser's User-Agent over plain HTTP: a page may have made it without
+                saying so (`Referrer-Policy: no-referrer`), so nothing is assumed
+    app         a mobile app's runtime (Android's Dalvik or OkHttp, Apple's CFNetwork): the app's SDKs report to
+                their vendors without page headers too, so nothing is assumed
+    page        a page made it (Origin, Referer or Fetch Metadata)
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..types import RawRequest
+
+PAGE_HEADERS = ("origin", "referer", "sec-fetch-site", "sec-fetch-mode", "sec-fetch-dest", "sec-fetch-user")
+_BROWSER = re.compile(r"^Mozilla/\d")
+_APP_RUNTIME = re.compile(r"dalvik|cfnetwork|okhttp|\bandroid\b|iphone|ipad|\bios\b|darwin/", re.IGNORECASE)
+
+
+def made_by_page(req: RawRequest) -> bool:
+    """Origin, Referer or a Fetch Metadata header: a page made the request (an `Origin: null` counts: an opaque
+    page, a sandboxed frame or a redirect, still a page)."""
+    return any(req.header(name) is not None for name in PAGE_HEADERS)
+
+
+def client(req: RawRequest) -> str:
+    """`page`, `navigation`, `browser`, `app` or `tool` (module docstring)."""
+    if made_by_page(req):
+        return "page"
+    ua = (req.header("user-agent") or "").strip()
+    if _APP_RUNTIME.search(ua):
+        return "app"
+    if _BROWSER.match(ua) and req.scheme not in ("https", "wss"):
+        if req.method in ("GET", "HEAD") and (req.header("upgrade-insecure-requests") or "").strip() == "1":
+            return "navigation"
+        return "browser"
+    return "tool"
