@@ -124,8 +124,30 @@ def test_tracker_identifiers_are_personal_only_to_trackers(ex):
     tracker = ex.extract(post("https://api.segment.io/v1/t", data))
     assert tracker.recipient in ("analytics", "ad_network", "data_broker", "social")
     assert {s.entity for s in tracker.spans} == {"DEVICE_ID"}
-    assert tracker_id_personal(None) and tracker_id_personal("unknown_third_party")
-    assert not tracker_id_personal("first_party") and not tracker_id_personal("ai_service")
+    assert tracker_id_personal(None) and tracker_id_personal("analytics") and tracker_id_personal("ad_network")
+    for cls in ("first_party", "service_provider", "ai_service", "unknown_third_party"):
+        assert not tracker_id_personal(cls), cls
+
+
+def test_session_ids_and_home_pages_are_not_personal(ex):
+    # seen on real traffic: an analytics session UUID to a party not in the tables was rewritten; a page
+    # `…/home/index.html` in a Referer was taken for the home directory of a user "index.html"
+    req = RawRequest(method="POST", url="https://collect.unknown-vendor-example.net/list",
+                     body=json.dumps({"session_id": "0a9b8c7d-6e5f-4a3b-8c1d-0e9f8a7b6c5d", "rx": "DWLSSz5Q dMc9vy"}).encode(),
+                     headers=[("content-type", "application/json"), ("origin", "https://news.example.co.uk"),
+                              ("referer", "https://news.example.co.uk/home/index.html")])
+    a = ex.extract(req)
+    assert a.recipient == "unknown_third_party" and a.spans == []
+    b = ex.extract(post(OWN, {"file": "/home/rahul/Documents/x.docx", "rx": "metformin 500mg"}))
+    assert {(s.entity, s.text) for s in b.spans} == {("USERNAME", "rahul"), ("MEDICATION", "metformin 500mg")}
+
+
+def test_a_short_token_under_a_generic_name_is_a_project_key(ex):
+    req = RawRequest(method="GET", url="https://fonts.example-cdn.net/css?family=Inter&token=kA82XpP0NvvXamhoFUNdJ6K5HUSZ9gN_jEusJZqM",
+                     headers=[("referer", "https://www.example-news.com/")])
+    assert not [s for s in ex.extract(req).spans if s.entity in ("AUTH_TOKEN", "API_KEY")]
+    own = ex.extract(post(OWN, {"access_token": "kA82XpP0NvvXamhoFUNdJ6K5HUSZ9gN_jEusJZqM"}))
+    assert [s.entity for s in own.spans] == ["AUTH_TOKEN"]  # a specific name is always a credential
 
 
 def test_digests_only_to_matchers(ex):

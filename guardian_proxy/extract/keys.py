@@ -37,7 +37,7 @@ PUBLISHABLE_PREFIXES = ("pk_live_", "pk_test_", "pk_", "pk.", "phc_", "pub", "UA
 _MIME = re.compile(r"[a-z]{1,20}/[\w.+-]{1,80}")
 #: a language or locale tag (`en`, `en-us`, `pt_BR`): never a name, even under Meta's two-letter `fn`/`ln` keys
 _LOCALE = re.compile(r"[a-z]{2,3}(?:[-_][A-Za-z]{2,4})?")
-_PROJECT_KEY = re.compile(r"[0-9a-fA-F]{8,48}|[A-Za-z0-9]{8,48}|"
+_PROJECT_KEY = re.compile(r"[0-9a-fA-F]{8,48}|[A-Za-z0-9_-]{8,48}|"
                           r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")  # Braze: a UUID
 _CLIENT_ID = re.compile(r"\d{5,12}\.\d{5,12}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _AGE = re.compile(r"\d{1,3}(?:\s?[-–]\s?\d{1,3})?\+?")

@@ -9,10 +9,10 @@ In order:
     - no digit entity inside a decimal number or a longer digit run (`52.1234567890123` is a float, a timing);
     - a person found by NER that is a product, integration, role or UI word, or has digits ("Facebook Pixel",
       "Respond", "agent2") is not a person;
-    - tracker identifiers (the rule): an advertising, device or anonymous id is pseudonymous protocol state; it is
-      personal data only on its way to a tracker class (analytics, ad network, social, broker) or to a party not
-      known (unknown third party), where it links the person across sites. To the user's own site, a service
-      provider or an AI service it is not a span. Without a destination (no context) it counts;
+    - tracker identifiers (the rule): an advertising, device, anonymous or session id is pseudonymous protocol
+      state; it is personal data only on its way to a tracker class (analytics, ad network, social, broker), where
+      it links the person across sites. To the user's own site, a service provider, an AI service or any other
+      party it is that party's own state and not a span. Without a destination (no context) it counts;
     - an API key sent to the service that issued it is that app authenticating, not a secret leaving;
   2 merge per category (overlaps of one category keep the longest, then the strongest), hits another kind
     explains dropped (a phone-like run inside an IBAN, a quasi hit on a direct identifier), page/event containers
@@ -35,8 +35,8 @@ CONTAINERS = CONTAINER_ENTITIES
 DIGIT_ENTITIES = frozenset({"CREDIT_CARD", "PHONE_NUMBER", "US_SSN", "US_BANK_NUMBER", "UK_NHS", "ACCOUNT_NUMBER",
                             "US_ITIN", "US_DRIVER_LICENSE", "US_PASSPORT", "GOVERNMENT_ID"})
 #: pseudonymous ids: personal only where they link a person across sites (see the rule above)
-TRACKER_IDS = frozenset({"ADVERTISING_ID", "DEVICE_ID"})
-_ID_PERSONAL_TO = frozenset(TRACKER_CLASSES) | {"unknown_third_party"}
+TRACKER_IDS = frozenset({"ADVERTISING_ID", "DEVICE_ID", "SESSION_ID"})
+_ID_PERSONAL_TO = frozenset(TRACKER_CLASSES)
 #: fields that hold a time, a duration or a timestamp (a digit run there is a clock, never a card or a phone)
 _TIMING_KEY = re.compile(r"(?:[a-z_]{0,30}_)?(?:time|timing|ts|ms|duration|elapsed|latency|delay|ttl|timestamp|epoch|"
                          r"seconds|secs|millis|nanos|dur|[a-z]{1,10}_time|[a-z]{1,10}_ms)")
@@ -96,9 +96,10 @@ def resolve(f: TextField, hits: list[Result], ctx: FieldContext | None, min_scor
 
 
 def tracker_id_personal(recipient: str | None) -> bool:
-    """The tracker-identifier rule: is a pseudonymous advertising/device/anonymous id personal data on its way to
-    this recipient class? Yes to trackers and unknown third parties (it links the person across sites), no to the
-    user's own site, a service provider or an AI service (protocol state); yes when the destination is not known."""
+    """The tracker-identifier rule: is a pseudonymous advertising/device/anonymous/session id personal data on its
+    way to this recipient class? Yes to a tracker class (it links the person across sites), no to anyone else (the
+    user's own site, a service provider, an AI service, another party: protocol state); yes when the destination is
+    not known."""
     return recipient is None or recipient in _ID_PERSONAL_TO
 
 

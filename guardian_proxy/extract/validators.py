@@ -163,7 +163,20 @@ def gender(value: str) -> bool:
     return value.strip().lower() in _GENDERS
 
 
+_HEALTH_TOKEN = re.compile(r"[A-Za-z][a-z'’-]*\.?|[A-Z]{2,6}|\d+(?:[.,]\d+)?(?:mg|mcg|ml|g|iu|%)?|[,;:()/&+-]")
+
+
+def health_text(value: str) -> bool:
+    """A condition or medication in words ("type 2 diabetes", "Metformin 500mg"): not a token or a code
+    (`DWLSSz5Q dMc9vy` under `rx` is a random value)."""
+    toks = value.split()
+    return bool(toks) and len(toks) <= 12 and all(_HEALTH_TOKEN.fullmatch(t.strip(",;.")) for t in toks) and \
+        any(sum(c.isalpha() for c in t) >= 3 for t in toks)
+
+
 VALIDATORS = {
+    "MEDICAL_CONDITION": health_text,
+    "MEDICATION": health_text,
     "EMAIL_ADDRESS": email,
     "PHONE_NUMBER": phone,
     "CREDIT_CARD": card,
