@@ -186,8 +186,9 @@ def test_slow_subscriber_is_dropped_not_waited_for():
     assert hub.stats.total == 5 and len(hub.snapshot()["recent"]) == 5
 
 
-def _post(url, body):
-    return RawRequest(method="POST", url=url, headers=[("content-type", "application/json")],
+def _post(url, body):  # a phone app's SDK: not the user's own client (curl, a script), whose addressee it would be
+    return RawRequest(method="POST", url=url, headers=[("content-type", "application/json"),
+                                                      ("user-agent", "Dalvik/2.1.0 (Linux; U; Android 14; Pixel 8)")],
                       body=json.dumps(body).encode())
 
 

@@ -73,7 +73,8 @@ def test_decisions_appear_live(stack):
     before = int(page.text_content("#count-total"))
     assert via_proxy(px, "GET", "http://www.example.org/hello").status_code == 200
     assert via_proxy(px, "POST", "http://ads.doubleclick.net/collect", json={"pan": CARD}).status_code == 403
-    r = via_proxy(px, "POST", "http://support.zendesk.com/api/tickets", json={"text": f"Call John Smith at {EMAIL}"})
+    r = via_proxy(px, "POST", "http://support.zendesk.com/api/tickets", json={"text": f"Call John Smith at {EMAIL}"},
+                  headers={"user-agent": "Dalvik/2.1.0 (Linux; U; Android 14; Pixel 8)"})  # a phone app's SDK, not the user's own client
     assert r.status_code == 200
     # no reload: rows arrive over the event stream
     page.wait_for_selector('tr.decision[data-host="ads.doubleclick.net"][data-action="deny"]', timeout=15000)

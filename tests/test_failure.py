@@ -27,7 +27,8 @@ def post(url, body, **headers):
 
 CARD_TO_ADS = post("http://ads.doubleclick.net/collect", {"pan": CARD})  # critical tier
 CONTACT_TO_SP = post("http://support.zendesk.com/api/tickets",  # sensitive tier → transform normally
-                     {"text": "Please call John Smith back at john.smith@example.com"})
+                     {"text": "Please call John Smith back at john.smith@example.com"},
+                     **{"user-agent": "Dalvik/2.1.0 (Linux; U; Android 14; Pixel 8)"})  # an app's SDK (from curl: the user's own addressee)
 CARD_FIRST_PARTY = post("http://shop.example.com/checkout", {"pan": CARD},  # critical tier → transform normally
                         origin="http://shop.example.com", **{"sec-fetch-user": "?1"})
 PLAIN_GET = RawRequest(method="GET", url="http://www.example.org/")
@@ -213,7 +214,7 @@ def test_e2e_full_disk_log_and_upstream_errors(tmp_path):
                        headers={"origin": "http://shop.example.com", "sec-fetch-user": "?1"})
         assert r.status_code == 403 and "decision log could not be written" in r.json()["reason"]
         n = len(up.received)
-        r = httpx.post("http://support.zendesk.com/api/tickets", proxy=px.url,
+        r = httpx.post("http://support.zendesk.com/api/tickets", proxy=px.url, headers={"user-agent": "Dalvik/2.1.0 (Linux; U; Android 14; Pixel 8)"},
                        json={"text": "Please call John Smith back at john.smith@example.com"})
         assert r.status_code == 200 and len(up.received) == n + 1  # open tier: still rewritten and sent
         assert "john.smith@example.com" not in up.received[-1].body.decode()
@@ -247,7 +248,8 @@ def test_e2e_evaluation_deadline(tmp_path):
     px = start_proxy(tmp_path, up.port, extra=["--config", str(cfg)])
     try:
         # a card: closed whether the deadline hits before extraction (tier unknown) or after (critical tier)
-        r = httpx.post("http://support.zendesk.com/api/tickets", proxy=px.url, json={"text": f"card {CARD}"})
+        r = httpx.post("http://support.zendesk.com/api/tickets", proxy=px.url, json={"text": f"card {CARD}"},
+                       headers={"user-agent": "Dalvik/2.1.0 (Linux; U; Android 14; Pixel 8)"})  # an app's SDK: a third party
         assert r.status_code == 403 and r.json()["reason"].startswith("evaluation (deadline passed) failed")
         assert httpx.get("http://www.example.org/", proxy=px.url).status_code == 200  # inline: no deadline
         assert len(up.received) == 1

@@ -335,6 +335,7 @@ def _send_main_paths(client, c: Canaries) -> dict[str, int]:
                 "ssn": c.ssn(label)}
 
     tracker = "stats.example-tracker.com"
+    third = {"user-agent": "Dalvik/2.1.0 (Linux; U; Android 14; Pixel 8)"}  # a phone app's SDK (curl or a script: the user's own addressee)
     reqs = {
         "host-labels": lambda: client.get(f"http://jane-doe-{c.ssn('host-labels')}.{tracker}/collect"),
         "host-labels-card": lambda: client.get(f"http://{c.card('host-labels-card', '-')}.px.{tracker}/c"),
@@ -352,8 +353,9 @@ def _send_main_paths(client, c: Canaries) -> dict[str, int]:
             "x-user-email": c.email("headers"), "referer": f"http://shop.example.com/u?tel={c.phone('headers')}"}),
         "cookie": lambda: client.get("http://www.example.org/k", headers={
             "cookie": f"uid={quote_plus(c.email('cookie'))}; ssn={c.ssn('cookie')}"}),
-        "json-rewritten": lambda: client.post("http://support.zendesk.com/api/tickets", json=json_body("json-rewritten")),
-        "form": lambda: client.post("http://support.zendesk.com/api/form", data={
+        "json-rewritten": lambda: client.post("http://support.zendesk.com/api/tickets", json=json_body("json-rewritten"),
+                                              headers=third),
+        "form": lambda: client.post("http://support.zendesk.com/api/form", headers=third, data={
             "email": c.email("form"), "phone": c.phone("form"), "ssn": c.ssn("form")}),
         "blocked": lambda: client.post("http://ads.doubleclick.net/collect", json={
             "pan": c.card("blocked"), "ssn": c.ssn("blocked"), "email": c.email("blocked")}),

@@ -77,9 +77,9 @@ def _cfg(tmp_path):
     return ["--config", str(tmp_path / "config.yaml")]
 
 
-def _post(host, body):
+def _post(host, body):  # from another site's page (a request no page made is the user's own addressee)
     return RawRequest(method="POST", url=f"https://{host}/api/profile", body=json.dumps(body).encode(),
-                      headers=[("content-type", "application/json")])
+                      headers=[("content-type", "application/json"), ("origin", "https://www.news-example.org")])
 
 
 def _records(tmp_path):

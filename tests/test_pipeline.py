@@ -26,7 +26,8 @@ def test_card_to_ad_network_is_denied(gateway):
 
 def test_name_and_email_to_service_provider_is_rewritten_as_valid_json(gateway):
     body = json.dumps({"ticket": {"text": "Please call John Smith back at john.smith@example.com today"}})
-    d = gateway.evaluate(post("https://support.zendesk.com/api/tickets", body), log=False)
+    d = gateway.evaluate(post("https://support.zendesk.com/api/tickets", body, **{"user-agent": "Dalvik/2.1.0 (Linux; U; Android 14; Pixel 8)"}),
+                         log=False)  # a phone app's SDK: from curl or a script it is the user's own addressee
     assert d.action == "transform" and d.start_level is not None
     out = json.loads(d.rewrite.body)
     text = out["ticket"]["text"]

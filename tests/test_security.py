@@ -170,29 +170,37 @@ def bomb(coding: str, size: int = 64 * 1024 * 1024) -> bytes:
     return codec.encode(zeros, coding)
 
 
+APP = {"user-agent": "Dalvik/2.1.0 (Linux; U; Android 14; Pixel 8)"}  # a phone app's SDK: neither a page nor the user's own client
+
+
 def main_run_paths(c: httpx.Client) -> dict[str, int]:
     """Every request path that exists, each carrying canary values. Returns {label: status}."""
     person = {"name": NAME, "email": EMAIL, "phone": PHONE, "address": STREET}
     msg = f"Hi, I'm {NAME} ({EMAIL}), I live at {STREET}; call me on {PHONE}."
     chat = f"{msg} My SSN is {SSN}."
     first_party = {"origin": "http://shop.example.com", "sec-fetch-user": "?1"}
+    # a phone app's SDK sent these: a request from curl or a script is the user's own client addressing its host
+    # (issue 25), and from a page a ticket to a support service is the embedded service's norm
+    third = {"user-agent": "Dalvik/2.1.0 (Linux; U; Android 14; Pixel 8)"}
     reqs = {
         "allow-first-party": lambda: c.post("http://shop.example.com/contact", json={"email": EMAIL}, headers=first_party),
-        "transform-json": lambda: c.post("http://support.zendesk.com/api/tickets", json={"text": msg, "requester": person}),
-        "transform-form": lambda: c.post("http://support.zendesk.com/api/form", data=person),
+        "transform-json": lambda: c.post("http://support.zendesk.com/api/tickets", json={"text": msg, "requester": person},
+                                                headers=third),
+        "transform-form": lambda: c.post("http://support.zendesk.com/api/form", data=person, headers=third),
         "transform-gzip": lambda: c.post("http://support.zendesk.com/api/t", content=gzip.compress(json.dumps(
-            {"text": msg}).encode()), headers={"content-type": "application/json", "content-encoding": "gzip"}),
-        "transform-multipart": lambda: c.post("http://support.zendesk.com/upload", data={"note": msg},
+            {"text": msg}).encode()), headers={"content-type": "application/json", "content-encoding": "gzip", **third}),
+        "transform-multipart": lambda: c.post("http://support.zendesk.com/upload", data={"note": msg}, headers=third,
                                               files={"f": ("a.txt", msg.encode(), "text/plain")}),
         "deny-card": lambda: c.post("http://ads.doubleclick.net/collect", json={"pan": CARD, "ssn": SSN, "name": NAME}),
         "deny-query-cookie": lambda: c.get(f"http://ads.doubleclick.net/px?email={quote_plus(EMAIL)}&n={quote_plus(NAME)}",
                                            headers={"cookie": f"uid={quote_plus(EMAIL)}; key={API_KEY}"}),
-        "query-get": lambda: c.get(f"http://www.example.org/search?q={quote_plus(msg)}"),
-        "credential": lambda: c.post("http://api.example.org/login", json={"user": EMAIL, "password": API_KEY}),
+        "query-get": lambda: c.get(f"http://www.example.org/search?q={quote_plus(msg)}", headers=third),
+        "credential": lambda: c.post("http://api.example.org/login", json={"user": EMAIL, "password": API_KEY},
+                                          headers=third),
         "unparsed-json": lambda: c.post("http://cdn.example.org/x", content=f'{{"note": "{msg}", '.encode(),
-                                        headers={"content-type": "application/json"}),
+                                        headers={"content-type": "application/json", **third}),
         "invalid-utf8": lambda: c.post("http://cdn.example.org/y", content=msg.encode() + b"\xff\xfe" + msg.encode(),
-                                       headers={"content-type": "text/plain"}),
+                                       headers={"content-type": "text/plain", **third}),
         "chat-json": lambda: c.post("http://api.openai.com/v1/chat/completions", json={
             "model": "gpt-4o", "messages": [{"role": "user", "content": chat}]}),
         "chat-stream": lambda: c.post("http://api.openai.com/v1/chat/completions", json={
@@ -256,16 +264,16 @@ def test_canary_values_never_at_rest_and_state_is_private(tmp_path):
                        headers={"content-type": "application/json", "content-encoding": "gzip"})
             assert r.status_code == 403  # not inspectable + high-risk destination: blocked by rule
             n = len(up.other)
-            r = c.post("http://cdn.example.org/b", content=big,
-                       headers={"content-type": "application/json", "content-encoding": "gzip"})
+            r = c.post("http://cdn.example.org/b", content=big, headers={  # from another site's page
+                "content-type": "application/json", "content-encoding": "gzip", "origin": "http://www.news-example.org"})
             # not inspectable in full, toward an unknown third party: blocked by rule, never inflated past the limit
             assert r.status_code == 403 and len(up.other) == n
             r = c.post("http://s3.amazonaws.com/bucket/b", content=big,
                        headers={"content-type": "application/json", "content-encoding": "gzip"})
             assert r.status_code == 200 and up.other[n] == big  # a service provider: passes unchanged
             deep = ("[" * 100_000 + "]" * 100_000).encode()
-            assert c.post("http://cdn.example.org/d", content=deep,
-                          headers={"content-type": "application/json"}).status_code == 403
+            assert c.post("http://cdn.example.org/d", content=deep, headers={
+                "content-type": "application/json", "origin": "http://www.news-example.org"}).status_code == 403
         assert statuses["deny-card"] == 403 and all(s in (200, 403) for s in statuses.values()), statuses
         dash_leaks = []
         m = next((ln for ln in px.output.read_text().splitlines() if ln.startswith("dashboard: http")), None)
@@ -275,7 +283,8 @@ def test_canary_values_never_at_rest_and_state_is_private(tmp_path):
         assert len(up.llm.received) >= 3  # the chat paths reached the (fake) model
         up.close()  # from now on the upstream refuses: the error path (502 as mitmproxy answers, a log line)
         with httpx.Client(proxy=px.url, timeout=60) as c:
-            r = c.post("http://support.zendesk.com/api/tickets", json={"text": f"Call {NAME} at {EMAIL}"})
+            r = c.post("http://support.zendesk.com/api/tickets", json={"text": f"Call {NAME} at {EMAIL}"},
+                       headers=APP)
             assert r.status_code == 502
             assert c.get(f"http://www.example.org/u/{quote(EMAIL)}/{quote(NAME)}").status_code in (403, 502)
     finally:

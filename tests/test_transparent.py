@@ -183,7 +183,7 @@ def test_redirected_traffic_is_decided_and_root_is_not_looped(ns):
 
         # HTTPS by SNI: intercepted with the proxy's CA, personal data rewritten before it leaves
         r = ns.curl_as_nobody("--cacert", ns.ca, "--resolve", f"support.zendesk.com:443:{ADDR}",
-                              "-H", "content-type: application/json",
+                              "-H", "content-type: application/json", "-H", "user-agent: Dalvik/2.1.0 (Linux; U; Android 14; Pixel 8)",
                               "--data", '{"ticket": "Please call John Smith at john.smith@example.com"}',
                               "https://support.zendesk.com/api/tickets")
         assert json.loads(r.stdout)["path"] == "/api/tickets", r.stderr

@@ -20,8 +20,8 @@ from guardian_proxy.config import load_settings
 from guardian_proxy.types import RawRequest
 from guardian_proxy.workers import WorkerDied, WorkerPool, default_count, pool_for
 
-PERSONAL = RawRequest(method="POST", url="https://support.zendesk.com/api/v2/tickets",
-                      headers=[("content-type", "application/json")],
+PERSONAL = RawRequest(method="POST", url="https://support.zendesk.com/api/v2/tickets",  # a phone app's SDK
+                      headers=[("content-type", "application/json"), ("user-agent", "Dalvik/2.1.0 (Linux; U; Android 14; Pixel 8)")],
                       body=json.dumps({"text": "Please call John Smith back at john.smith@example.com"}).encode())
 
 
