@@ -110,6 +110,10 @@ def test_places_are_facts_unless_a_person_is_tied_to_them():
     assert keeps(chat, 0, "France", "LOCATION", known=True)  # a value already replaced stays replaced
     chat = chat_of({"model": "m", "messages": [{"role": "user", "content": "Help me plan a week in Lisbon."}]})
     assert keeps(chat, 0, "Lisbon", "LOCATION")  # the user's own plan
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content":
+                    "Patient admitted on 2019-03-04 in Leeds with pneumonia. The Battle of Hastings was in 1066."}]})
+    assert keeps(chat, 0, "2019-03-04", "DATE") and keeps(chat, 0, "Leeds", "LOCATION")
+    assert not keeps(chat, 0, "1066", "DATE") and not keeps(chat, 0, "Hastings", "LOCATION")
 
 
 def test_leading_ordinary_words_are_not_part_of_a_name():

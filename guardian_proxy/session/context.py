@@ -25,9 +25,9 @@ the value, its part or its surroundings, never of one service):
    country is a place (then rule 6 applies); ordinary words before a full name are cut off ("Email
    Margaret Okafor" → "Margaret Okafor").
 6. A place, nationality, organisation or date (LOCATION, NRP, ORGANIZATION, DATE) named in a sentence that
-   ties no person to it (no name, no "my", "our", "his", "her", "I live/am/was/moved …") is the subject of a
-   factual question or statement ("the capital of France", "as of 2017"), not where someone lives or when
-   they were born: it is neither counted nor rewritten. A value this conversation already replaces stays
+   ties no person to it (no name, no "my", "our", "his", "her", "I live/am/was/moved …", no "patient", "son",
+   "born", "lives" …) is the subject of a factual question or statement ("the capital of France", "as of
+   2017"), not where someone lives or when they were born: it is neither counted nor rewritten. A value this conversation already replaces stays
    replaced wherever it appears.
 7. A whole-field container (a search term, a page view: `CONTAINER_ENTITIES`) is never itself a value to
    replace; the values inside it are found on their own.
@@ -74,6 +74,16 @@ _SENTENCE_END = re.compile(r"[.!?\n]")
 #: words that tie a sentence's place to a person of the conversation
 _TIES = frozenset({"my", "mine", "myself", "our", "ours", "ourselves", "we", "we're", "we've", "he", "him", "his",
                    "she", "hers", "her", "their", "theirs", "i'm", "i've", "i'd", "i'll", "im", "me"})
+#: nouns and verbs that name a person or a person's life in the sentence ("the patient was admitted on …",
+#: "born in …", "my son's school in …"): they tie a place or date to someone too
+_PERSON_WORDS = frozenset({"patient", "patients", "client", "customer", "employee", "applicant", "candidate", "tenant",
+                           "resident", "member", "student", "pupil", "child", "children", "son", "daughter", "wife",
+                           "husband", "mother", "father", "mom", "mum", "dad", "parent", "parents", "brother",
+                           "sister", "friend", "colleague", "coworker", "boss", "manager", "neighbor", "neighbour",
+                           "partner", "boyfriend", "girlfriend", "fiancé", "fiance", "kid", "kids", "family", "baby",
+                           "grandmother", "grandfather", "born", "birthday", "lives", "lived", "resides", "married",
+                           "divorced", "admitted", "discharged", "diagnosed", "hired", "fired", "arrested", "died",
+                           "address", "home", "user's", "customer's", "patient's"})
 _I_VERBS = frozenset({"live", "lived", "living", "moved", "move", "moving", "born", "grew", "from", "work", "worked",
                       "working", "stay", "stayed", "staying", "visit", "visited", "visiting", "travel", "traveled",
                       "travelled", "travelling", "traveling", "am", "was", "go", "going", "went", "fly", "flying",
@@ -314,7 +324,7 @@ class PartContext:
         words = [w.casefold() for w in re.findall(r"[\w']+|[\w’]+", sentence)]
         for k, w in enumerate(words):
             w = w.replace("’", "'")
-            if w in _TIES:
+            if w in _TIES or w in _PERSON_WORDS:
                 return True
             if w == "i" and any(x in _I_VERBS for x in words[k + 1:k + 4]):
                 return True
