@@ -175,3 +175,7 @@ def test_ner_on_instructions_finds_no_people_or_context_places():
     assert not any(lab == "ORGANIZATION" for _, lab in found[3])  # the heading, the Government
     assert ("Ms Y. Başara", "PERSON") in found[3]
     assert ("Tirupati", "LOCATION") in found[4]
+
+
+def test_a_name_the_ner_calls_a_nationality_is_not_dropped():
+    assert _kept("Ring twice, ask for Priya", "Priya", "NRP") == "Priya"

@@ -320,7 +320,7 @@ def keep(text: str, hit: Hit) -> Hit | None:
         return None
     if label == "LOCATION" and _country(value) and not _PLACE_OF_PERSON.search(text[max(0, start - 40): start]):
         return None
-    if label == "NRP" and not _of_a_person(text, start, end):
+    if label == "NRP" and _nationality(value) and not _is_name_word(value) and not _of_a_person(text, start, end):
         return None
     if label in ("ORGANIZATION", "LOCATION", "NRP") and not any(c.isupper() for c in value):
         return None  # "inter alia", "the city": a name is capitalised
