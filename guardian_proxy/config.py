@@ -158,6 +158,9 @@ class DetectorSettings(_Strict):
     min_score: float = 0.4
     # spaCy components not run (extract/ner.py); add "tagger", "tok2vec" for NER alone (faster, no POS tags)
     spacy_disable: list[str] = Field(default_factory=lambda: ["parser", "attribute_ruler", "lemmatizer"])
+    # unmask CNAME-cloaked trackers: for personal data to a first-party-looking subdomain, read the CNAME chain of
+    # the system resolver's answer for it (extract/cname.py; one bounded, cached UDP query in the evaluation pool)
+    cname_lookup: bool = False
 
 
 class LimitSettings(_Strict):

@@ -201,8 +201,8 @@ def test_request_no_page_made_is_addressed_to_its_host(host, path, want, rule):
 
 
 def test_addressed_host_that_is_a_cname_to_a_tracker_is_that_tracker():
-    resolver = {"t.shop-example.com": "shop-example.eulerian.net."}.get
-    r = cls("t.shop-example.com", None, None, "/collect", resolve_cname=resolver, addressed=True)
+    resolver = {"go.shop-example.com": "shop-example.eulerian.net."}.get
+    r = cls("go.shop-example.com", None, None, "/newsletter", resolve_cname=resolver, addressed=True)
     assert (r.cls, r.rule, r.flags) == ("analytics", "cname-cloaked", ["cname_cloaked"])
     assert cls("www.shop-example.com", None, resolve_cname=resolver, addressed=True).cls == "first_party"
 
@@ -270,3 +270,18 @@ def test_plain_http_navigation_opens_its_site():
     # a local or private address is the user's own whatever its port
     for host in ("localhost", "192.168.1.20", "10.0.0.5", "devbox.local"):
         assert cls(host, None, 5173, "/api/login").cls == "first_party"
+
+
+@pytest.mark.parametrize("host,path", [
+    ("collector.unknown-example.net", "/in"), ("telemetry.tool-example.dev", "/v1/batch"),
+    ("api.tool-example.dev", "/v1/telemetry"), ("t.tracker-example.com", "/"), ("px.shop-example.com", "/pixel"),
+])
+def test_a_tools_own_telemetry_is_not_the_users_addressee(host, path):
+    # no list names these, but the name says it measures: the user did not address a collector
+    r = cls(host, None, None, path, addressed=True)
+    assert r.cls == "unknown_third_party" and "addressed" not in r.flags
+
+
+def test_raw_streams_and_plain_http_sub_resources_are_not_tools():
+    assert addressee.client(raw("SEND", url="tcp://chat.example.net:7000/")) == "stream"
+    assert addressee.client(raw(url="http://www.shop-example.com/a.js", user_agent=CHROME)) == "browser"

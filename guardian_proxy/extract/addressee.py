@@ -19,6 +19,8 @@ It is one of:
     app         a mobile app's runtime (Android's Dalvik or OkHttp, Apple's CFNetwork): the app's SDKs report to
                 their vendors without page headers too, so nothing is assumed
     page        a page made it (Origin, Referer or Fetch Metadata)
+    stream      not HTTP at all (a raw TCP/UDP stream the proxy relays: `tcp://host:port/`): no headers to read,
+                so nothing is assumed
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ import re
 
 from ..types import RawRequest
 
+HTTP_SCHEMES = ("http", "https", "ws", "wss")
+#: clients that no page speaks for: the explanation says "no page made" it (flag `no_page`)
+PAGELESS = frozenset({"tool", "app", "browser"})
 PAGE_HEADERS = ("origin", "referer", "sec-fetch-site", "sec-fetch-mode", "sec-fetch-dest", "sec-fetch-user")
 _BROWSER = re.compile(r"^Mozilla/\d")
 _APP_RUNTIME = re.compile(r"dalvik|cfnetwork|okhttp|\bandroid\b|iphone|ipad|\bios\b|darwin/", re.IGNORECASE)
@@ -39,7 +44,9 @@ def made_by_page(req: RawRequest) -> bool:
 
 
 def client(req: RawRequest) -> str:
-    """`page`, `navigation`, `browser`, `app` or `tool` (module docstring)."""
+    """`page`, `navigation`, `browser`, `app`, `tool` or `stream` (module docstring)."""
+    if req.scheme not in HTTP_SCHEMES:
+        return "stream"
     if made_by_page(req):
         return "page"
     ua = (req.header("user-agent") or "").strip()

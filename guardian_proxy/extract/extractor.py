@@ -102,24 +102,18 @@ class Extractor:
         # no page made it and the user's own client sent it (curl, a script, an agent): the host is the user's
         # addressee, unless it is a tracker, ad network or broker (recipients.classify, rule `addressed`)
         who = addressee.client(req)
-        rec = recipients.classify(req.host, site, parts.port, req.path, self.resolve_cname,
-                                  addressed=site is None and who == "tool")
-        # cookies sent back to the site the user is on are its own state (RFC 6265: a browser returns a cookie only to
-        # the domain it was set for): they disclose nothing the site does not hold, so they are not read as data
-        # leaving, and a rewrite never touches them (a masked session cookie logs the user out)
+        addressed = site is None and who == "tool"
+        rec = recipients.classify(req.host, site, parts.port, req.path, None, addressed=addressed)
         dom = registrable_domain(req.host)
-        own_site = rec.cls == "first_party" or site == dom
-        cookies = [] if own_site else parse_cookies(req.cookie)
         sub = req.host[: -len(dom)].rstrip(".") if req.host.endswith(dom) else ""
-        fields = self._host_fields(sub) + self._url_fields(req.url, parsed.decoded is not None) + cookies + \
-            parse_headers(req.headers, third_party=not own_site, own_login=rec.cls not in TRACKER_CLASSES) + parsed.fields
-        for f in fields:  # protocol values: what a rewrite must leave byte for byte unless a span sits in it
-            f.protocol = f.path in ("path:", HOST_PATH) or f.path.startswith(("cookie:", "header:")) \
-                or keys.skip_ner(f.key)
-        # one registry, one resolver: the destination is context (vendor vocabularies, digests to matchers, tracker
-        # identifiers, a key sent to its issuer), not a second pass over the spans
-        det = self._detect(fields, RequestContext(recipient=rec.cls, owner=rec.owner, domain=dom,
-                                                  websocket=req.websocket is not None))
+        fields, det = self._read(req, parsed, rec, site, dom, sub)
+        if self.resolve_cname is not None and rec.rule in ("same-site", "addressed") and sub and det.spans:
+            # personal data to a first-party-looking subdomain: is the name a tracker's CNAME (cloaking)? Asked
+            # only here, so requests without personal data never wait on DNS (extract/cname.py)
+            hidden = recipients.classify(req.host, site, parts.port, req.path, self.resolve_cname, addressed=addressed)
+            if hidden.cls != rec.cls:
+                rec = hidden
+                fields, det = self._read(req, parsed, rec, site, dom, sub)
         ai_call = rec.cls == "ai_service" and req.method == "POST" and self._ai_body(parsed, req.path)
         basis = basis_mod.basis(req, rec.cls, ai_call)
         purposes = purposes_mod.purposes(req.path, [f.key for f in fields if f.key], rec.cls,
@@ -129,13 +123,32 @@ class Extractor:
             owner=rec.owner, purposes=purposes, basis=basis, fields=fields, spans=det.spans,
             body_format=parsed.format,
             flags=list(dict.fromkeys(parsed.flags + det.flags + rec.flags + (["signed_in"] if signed_in(req) else [])
-                                     + ([] if who == "page" else ["no_page"])
+                                     + (["no_page"] if who in addressee.PAGELESS else [])
                                      + (["host_mismatch"] if req.claimed_host else []))),
             site=site,
             role=rec.role,
         )
         action._parsed = parsed
         return action
+
+    def _read(self, req: RawRequest, parsed: ParsedBody, rec: recipients.Recipient, site: str | None, dom: str,
+              sub: str) -> tuple[list[TextField], Detection]:
+        """The fields of the request and what the detector finds in them, for recipient `rec`."""
+        # cookies sent back to the site the user is on are its own state (RFC 6265: a browser returns a cookie only to
+        # the domain it was set for): they disclose nothing the site does not hold, so they are not read as data
+        # leaving, and a rewrite never touches them (a masked session cookie logs the user out)
+        own_site = rec.cls == "first_party" or site == dom
+        cookies = [] if own_site else parse_cookies(req.cookie)
+        fields = self._host_fields(sub) + self._url_fields(req.url, parsed.decoded is not None) + cookies + \
+            parse_headers(req.headers, third_party=not own_site, own_login=rec.cls not in TRACKER_CLASSES) + parsed.fields
+        for f in fields:  # protocol values: what a rewrite must leave byte for byte unless a span sits in it
+            f.protocol = f.path in ("path:", HOST_PATH) or f.path.startswith(("cookie:", "header:")) \
+                or keys.skip_ner(f.key)
+        # one registry, one resolver: the destination is context (vendor vocabularies, digests to matchers, tracker
+        # identifiers, a key sent to its issuer), not a second pass over the spans
+        det = self._detect(fields, RequestContext(recipient=rec.cls, owner=rec.owner, domain=dom,
+                                                  websocket=req.websocket is not None))
+        return fields, det
 
     @staticmethod
     def _host_fields(sub: str) -> list[TextField]:

@@ -11,7 +11,8 @@ Order of the rules (the first that applies decides):
     `payment_processor`, `platform`)
     → first_party on their own site, service_provider from another site (the role travels in `Action.role`)
   5 addressed: no page made the request and the user's own client sent it (curl, a script, an agent:
-    extract.addressee) → first_party (rule and flag `addressed`), unless the tracker DB, the broker registry or
+    extract.addressee), and neither its host nor its path says it measures (`measures`: a collector, telemetry,
+    a pixel) → first_party (rule and flag `addressed`), unless the tracker DB, the broker registry or
     the CNAME-tracker list names the host as a tracker, ad network, social tracker or broker (it keeps that class),
     or a CNAME resolver shows it is an alias of one (flag `cname_cloaked`)
   6 first party: the same registrable domain as the initiating page (the site itself, even when the tracker DB
@@ -51,6 +52,11 @@ BRAND_MIN = 5  # letters of a site's name that a family domain must start with (
 #: path segments of a chat turn on an AI host: a path with one of them is never its telemetry
 AI_TURN_SEGMENTS = frozenset({"conversation", "conversations", "chat", "completions", "completion", "messages",
                               "responses", "generatecontent", "streamgeneratecontent", "prompt"})
+#: words of a host or path that say it measures (a collector, telemetry, a pixel): never "addressed" by the user
+MEASURING_WORDS = frozenset({"telemetry", "analytics", "metrics", "tracking", "track", "tracker", "collect",
+                             "collector", "beacon", "rum", "ingest", "pixel", "pageview", "impression", "impressions",
+                             "stats", "statistics"})
+_WORD_SPLIT = re.compile(r"[./\-_:;,=?&]+")
 _VERSION = re.compile(r"v\d+(?:beta\d*|alpha\d*)?")
 PUBLIC_AI_PATHS = ("/v1/chat/completions", "/v1/completions", "/v1/messages", "/v1/responses",
                    "/chat/completions", "/openai/v1/chat/completions")
@@ -257,7 +263,7 @@ def classify(host: str, site: str | None, port: int | None = None, path: str = "
     role = role_of(host, p)
     if role is not None:
         return Recipient("first_party" if same_site else "service_provider", role[1], role[0], role=role[0])
-    if addressed and site is None:
+    if addressed and site is None and not measures(host, p):
         known = _by_tables(host)
         if known is not None and known.cls in TRACKER_CLASSES:
             return known
@@ -288,6 +294,16 @@ def classify(host: str, site: str | None, port: int | None = None, path: str = "
     if p.endswith(PUBLIC_AI_PATHS):
         return Recipient("ai_service", None, "ai-path")
     return Recipient(DEFAULT_CLASS, None, "default")
+
+
+def measures(host: str, path: str) -> bool:
+    """The name says it collects measurements (`collector.example.net/in`, `api.example.com/v1/telemetry`,
+    `t.tracker-example.com`): a tool's own telemetry is not the host the user addressed, even when no list names
+    it, so the `addressed` rule leaves it to the other rules (word list: `MEASURING_WORDS`)."""
+    dom = registrable_domain(host)
+    words = set(_WORD_SPLIT.split(host.lower())) | set(_WORD_SPLIT.split(_label(dom)))
+    words |= set(_WORD_SPLIT.split((path or "/").lower().split("?", 1)[0]))
+    return not MEASURING_WORDS.isdisjoint(words)
 
 
 def ai_telemetry(path: str) -> bool:
