@@ -241,3 +241,14 @@ def test_ner_person_is_not_a_product_or_an_agent():
     people = [s for s in det.detect(fields) if s.entity == "PERSON"]
     assert [s.text for s in people] == ["Maria Gonzalez"]
     assert people[0].recognizer == "ner" and people[0].reason.startswith("ner:spacy PERSON")
+
+
+def test_ids_that_are_not_postcodes_and_own_account_ids(ex):
+    # seen on real traffic: `id=ABC-AB12CD` rewritten to `ABC-[LOCATION]`; a telemetry `userId` to the site itself
+    req = RawRequest(method="GET", url="https://shop.example-store.com/p?id=ABC-AB12CD&ref=SW1A+1AA",
+                     headers=[("origin", "https://shop.example-store.com")])
+    assert [(s.path, s.entity) for s in ex.extract(req).spans] == [("query:ref", "LOCATION")]
+    own = ex.extract(post(OWN, {"userId": "w: 1136", "user_id": "8f3a2b1c9d"}))
+    assert [s for s in own.spans if s.entity == "USER_ID"] == []
+    tracker = ex.extract(post("https://api.segment.io/v1/t", {"userId": "8f3a2b1c9d"}))
+    assert [s.entity for s in tracker.spans] == ["USER_ID"]

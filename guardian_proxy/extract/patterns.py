@@ -177,7 +177,8 @@ class StreetAddressRecognizer(Recognizer):
 
 class PostcodeRecognizer(Recognizer):
     ENTITY = "LOCATION"
-    PATTERNS = ((r"(?<![A-Za-z0-9])[A-Z]{1,2}\d[A-Z\d]? ?\d[A-Z]{2}(?![A-Za-z0-9])", 0.6),)  # UK postcode
+    # UK postcode; not a part of a hyphenated or underscored id (`AAA-AB12CD`)
+    PATTERNS = ((r"(?<![A-Za-z0-9_-])[A-Z]{1,2}\d[A-Z\d]? ?\d[A-Z]{2}(?![A-Za-z0-9_-])", 0.6),)
 
 
 class NhsRecognizer(Recognizer):

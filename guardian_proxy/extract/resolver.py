@@ -13,6 +13,7 @@ In order:
       state; it is personal data only on its way to a tracker class (analytics, ad network, social, broker), where
       it links the person across sites. To the user's own site, a service provider, an AI service or any other
       party it is that party's own state and not a span. Without a destination (no context) it counts;
+    - an account id (USER_ID) sent to the site itself is the site's own id for its user: nothing it does not hold;
     - an API key sent to the service that issued it is that app authenticating, not a secret leaving;
   2 merge per category (overlaps of one category keep the longest, then the strongest), hits another kind
     explains dropped (a phone-like run inside an IBAN, a quasi hit on a direct identifier), page/event containers
@@ -148,6 +149,8 @@ def _context_rules(f: TextField, hits: list[Result], ctx: FieldContext | None) -
         req = ctx.request
         if not tracker_id_personal(req.recipient):
             out = [h for h in out if h.entity not in TRACKER_IDS]
+        if req.recipient == "first_party":  # the site's own account id for its user: nothing it does not hold
+            out = [h for h in out if h.entity != "USER_ID"]
         if req.domain:
             out = [h for h in out if not (h.entity == "API_KEY" and secrets.issued_by(text[h.start:h.end], req.domain))]
     return out
