@@ -173,7 +173,7 @@ class Registry:
 
     def __init__(self):
         self._recognizers: dict[str, Recognizer] = {}
-        self._plans: dict[bool, list[Recognizer]] = {}
+        self._plans: dict[bool | str, list[Recognizer]] = {}
 
     def register(self, rec: Recognizer) -> Recognizer:
         if rec.name in self._recognizers:
@@ -217,8 +217,11 @@ class Registry:
         return out
 
     def analyze_field(self, text: str, ctx: FieldContext) -> list[Result]:
+        plan = self._plans.get("field")
+        if plan is None:
+            plan = self._plans["field"] = self.field_recognizers()
         out: list[Result] = []
-        for r in self.field_recognizers():
+        for r in plan:
             out += r.analyze(text, ctx)
         return out
 
