@@ -2,6 +2,8 @@
 write-back round trip through every body format the corpus holds."""
 
 import importlib.util
+import re
+import uuid
 from pathlib import Path
 
 import pytest
@@ -89,7 +91,17 @@ def test_narrative_never_hides_a_direct_identifier(fast, name, req, exp):
                        for q in with_quasi.spans), f"{name}: {s.entity} {s.text!r}"
 
 
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?")
+
+
 def _replacement(text: str) -> str:
+    """A stand-in of the value's own shape, as a rewrite writes it: a UUID stays a UUID and a number a number (the
+    write-back keeps both formats whatever replaces them), any other value a marker of its length."""
+    if _UUID.fullmatch(text):
+        return str(uuid.uuid5(uuid.NAMESPACE_URL, text))
+    if _NUMBER.fullmatch(text):
+        return "".join(str((int(c) + 1) % 10 or 9) if c.isdigit() else c for c in text)
     return f"<{len(text)}:{text[::-1][:12]}>"
 
 
