@@ -21,11 +21,12 @@ from guardian_proxy.extract import (
     secrets,
 )
 from guardian_proxy.extract.detector import Detector
+from guardian_proxy.session import context as session_context
 from guardian_proxy.types import TextField
 
 N = 100_000
 MODULES = (bodies, embedded, graphql, jsondoc, jsonpath, multipart, pairs, basis, detector, extractor, health, keys,
-           patterns, purposes, recipients, secrets)
+           patterns, purposes, recipients, secrets, session_context)
 BUDGET_S = 1.5  # per pattern and input, on a shared CI core; linear patterns take a few milliseconds
 
 

@@ -69,7 +69,9 @@ _LABEL = re.compile(r"(?m)^[ \t>*\-•]*([A-Za-z][\w ()/&'’.-]{0,40}?)[ \t]*:(
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
 _SPLIT = re.compile(r"[A-Z]?[a-z]+\d*|[A-Z]+\d*(?![a-z])|\d+|[^\W_]+")
 _INNER_CAP = re.compile(r"[a-z][A-Z]")
-_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+#: a JSON string (group 1); an escape outside a string is matched alone so that a search after an unclosed quote stays
+#: aligned and linear (the plain string pattern restarts at every escaped quote: quadratic on '\\"' * n)
+_JSON_STRING = re.compile(r'\\.|("(?:[^"\\]++|\\.)*+")')
 _SENTENCE_END = re.compile(r"[.!?\n]")
 #: words that tie a sentence's place to a person of the conversation
 _TIES = frozenset({"my", "mine", "myself", "our", "ours", "ourselves", "we", "we're", "we've", "he", "him", "his",
@@ -225,6 +227,8 @@ def _json_values(text: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]
         return None
     values, keys = [], []
     for m in _JSON_STRING.finditer(text):
+        if m.group(1) is None:
+            continue
         j = m.end()
         while j < len(text) and text[j] in " \t\r\n":
             j += 1
