@@ -198,11 +198,12 @@ class HomeDirRecognizer(Recognizer):
     # not inside a URL path (`dailymail.co.uk/home/index.html` is a page, not a home directory)
     PATTERNS = ((r"(?:(?<![\w.~%-])/home/|(?<![\w.~%-])/Users/|[A-Za-z]:\\{1,2}Users\\{1,2})(?P<v>[A-Za-z0-9._-]{2,32})",
                  0.8),)
-    _FILE = re.compile(r".+\.[A-Za-z0-9]{1,5}")  # `index.html`: a file, not an account
+    # `index.html`: a file, not an account (an extension at the end after something; searched, linear)
+    _FILE = re.compile(r"(?<=.)\.[A-Za-z0-9]{1,5}\Z")
 
     def validate(self, value: str) -> bool:
         return value.lower() not in ("shared", "public", "default", "guest", "admin", "user", "runner", "ubuntu") \
-            and not self._FILE.fullmatch(value)
+            and not self._FILE.search(value)
 
 
 class DateOfBirthRecognizer(Recognizer):

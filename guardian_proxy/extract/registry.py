@@ -38,6 +38,8 @@ MATCHERS = ("ad_network", "data_broker", "social")
 _DIGEST = re.compile(r"(?<![0-9a-f])(?:[0-9a-f]{64}|[0-9a-f]{40}|[0-9a-f]{32})(?![0-9a-f])")
 _FREE = re.compile(r"(?<![^\W\d_])[^\W\d_]{2,}\s+[^\W\d_]{2}")
 _NOT_LETTER = re.compile(r"[^\W\d_]+|\s+")
+#: a token that is a word: letters, an apostrophe or hyphen inside, punctuation after ("card,", "I'm", "well-known.")
+_WORDY_TOKEN = re.compile(r"[(\"'“‘]?[^\W\d_]+(?:['’-][^\W\d_]+)*[.,;:!?)\"'”’]{0,3}")
 _URLISH = re.compile(r"\s*(?:[a-z][a-z0-9+.-]{1,15}:)?//\S*\s*$|\s*/\S*\s*$", re.I)
 
 
@@ -250,7 +252,12 @@ def natural_language(text: str, ctx: FieldContext | None) -> bool:
     if " " not in head.strip() and _URLISH.match(head):
         return False
     other = len(_NOT_LETTER.sub("", head))  # digits, punctuation, symbols
-    return other <= 0.4 * len(head)
+    if other <= 0.4 * len(head):
+        return True
+    # a sentence full of figures ("My rent is $2,100 and I owe $14,500 on my card 4111 1111 1111 1111.") is still
+    # words: most of its space-separated tokens are words, whatever the length of its numbers
+    tokens = head.split()
+    return len(tokens) >= 4 and sum(1 for t in tokens if _WORDY_TOKEN.fullmatch(t)) >= 0.6 * len(tokens)
 
 
 def _snake(name: str) -> str:
