@@ -216,6 +216,10 @@ def test_live_decisions_details_and_no_raw_values(dash, gateway):
     assert set(detail["factors"]) >= {"Sd", "Mtr", "Mp", "Mb", "MT", "Seff", "R", "tier", "allow_ceiling", "deny_floor"}
     assert detail["likelihood"]["path"] and detail["start_level"] and detail["final_level"]
     assert "evidence_detail" in detail and "statements" in detail["evidence_detail"]
+    # which recognizer found each span, by field path (issue 25 item 1): types, paths and rules, never values
+    assert any(line.startswith("EMAIL_ADDRESS at json:$.ticket — ") for line in detail["found_lines"]), \
+        detail["found_lines"]
+    assert all(" at " in line and " — " in line for line in detail["found_lines"])
     rewritten = detail["rewritten"]
     assert json.loads(rewritten["body"])["ticket"].startswith("Please call ")
     assert deny["rewritten"] is None and deny["factors"]["R"] >= deny["factors"]["deny_floor"]

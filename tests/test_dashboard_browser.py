@@ -111,6 +111,9 @@ def test_detail_view_and_override_click_changes_next_decision(stack):
                   "final level", "Policy evidence", "Rewritten form"):
         assert words in body, words
     assert EMAIL not in body and "John Smith" not in body
+    # which recognizer found each span, by field path (issue 25 item 1)
+    found = page.locator('[data-testid="found-lines"] li').all_text_contents()
+    assert "Found by" in body and any(x.startswith("EMAIL_ADDRESS at json:$.text — ") for x in found), found
     page.screenshot(path=str(ARTIFACTS / "dashboard-detail.png"))
 
     page.click('tr.decision[data-host="ads.doubleclick.net"][data-action="deny"]')

@@ -375,6 +375,11 @@ async function openDetail(id) {
   parts.push(section("Levels", kv([["start level (asked for)", d.start_level ? `L${d.start_level}` : "–"],
     ["final level", d.final_level ? `L${d.final_level}` : "–"], ["escalation rounds", d.rounds],
     ["rewritten spans", cats(d.spans)]])));
+  // which recognizer found each span and why, by field path (the server's lines: types, paths, rules, never values)
+  const found = d.found_lines || [];
+  parts.push(section("Found by", found.length
+    ? h("ul", { class: "found", "data-testid": "found-lines" }, found.map((line) => h("li", {}, line)))
+    : h("p", { class: "muted", "data-testid": "found-lines" }, "no personal data found in what was sent")));
   const ev = d.evidence_detail;
   if (ev) {
     parts.push(section(`Policy evidence (transparency: ${words(ev.transparency)})`,
