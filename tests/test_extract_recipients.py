@@ -228,6 +228,12 @@ def test_cname_tracker_list_names_the_vendors_behind_cloaked_names():
     ("analytics.twitter.com", "x.com", "analytics", "tracker-db"),
     ("ads-twitter.com", "x.com", "ad_network", "tracker-db"),
     ("www.google-analytics.com", "google.com", "analytics", "tracker-db"),
+    # a tracking owner's pixel or ads host the DB does not name stays a tracker on its own pages (replay: a follow
+    # button's p.twitter.com/f.gif carried the embedding page to Twitter as "first party")
+    ("p.twitter.com", "twitter.com", "analytics", "tracker-label"),
+    ("p.twitter.com", "x.com", "social", "tracker-db"),
+    ("ads.twitter.com", "twitter.com", "ad_network", "tracker-label"),
+    ("api.twitter.com", "twitter.com", "first_party", "same-site"),
     ("xample-cdn.com", "x.com", "unknown_third_party", "default"),  # a one-letter brand extends to nothing
     ("cdn.newsfeed.net", "news.org", "unknown_third_party", "default"),  # a brand under five letters: no family
 ])

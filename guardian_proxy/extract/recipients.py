@@ -190,17 +190,38 @@ def _by_tables(host: str) -> Recipient | None:
     return None
 
 
+#: subdomain labels that name a tracker's collection or ad host (`p.twitter.com/f.gif`, `px.ads.linkedin.com`,
+#: `pixel.facebook.com`): under a domain the tracker DB lists with a tracking class, such a host is a tracker even
+#: when the DB has no entry of its own for it
+TRACKING_LABELS = frozenset({"p", "px", "pixel", "pixels", "t", "tr", "analytics", "stats", "metrics", "telemetry",
+                             "beacon", "beacons", "collect", "collector", "track", "tracking", "tracker", "events",
+                             "log", "logs", "logging"})
+AD_LABELS = frozenset({"ad", "ads", "adserver", "adservice", "advertising", "adsrv"})
+
+
 def _tracker_host(host: str) -> Recipient | None:
     """A tracker-DB entry more specific than the registrable domain (`ads.linkedin.com`, not `linkedin.com`)
-    whose class is a tracking class: such a host is a tracker even on its owner's own pages."""
+    whose class is a tracking class, or a host of a tracking owner's domain whose subdomain labels name collection
+    or ads (`TRACKING_LABELS`, `AD_LABELS`: `p.twitter.com`): such a host is a tracker even on its owner's own
+    pages."""
     t = table()
     reg = registrable_domain(host)
     for h in _suffixes(host):
         if h == reg:
-            return None
+            break
         hit = t["trackers"].get(h)
         if hit and hit[0] in TRACKER_CLASSES:
             return Recipient(hit[0], hit[1], "tracker-host")
+    if host == reg or not host.endswith("." + reg):
+        return None
+    owner = t["trackers"].get(reg)
+    if not owner or owner[0] not in TRACKER_CLASSES:
+        return None
+    labels = set(host[: -len(reg) - 1].split("."))
+    if labels & AD_LABELS:
+        return Recipient("ad_network", owner[1], "tracker-label")
+    if labels & TRACKING_LABELS:
+        return Recipient("analytics", owner[1], "tracker-label")
     return None
 
 
