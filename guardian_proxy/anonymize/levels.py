@@ -28,6 +28,7 @@ from .surrogates import Surrogates
 _BOUNDARY = re.compile(r"(?<=[.!?])\s+(?=[\p{Lu}\d“\"(\[])|\n+")
 _ABBREV = re.compile(r"(?:\b\p{Lu}|\b(?:Mr|Mrs|Ms|Dr|Prof|No|Nos|Art|para|St|Co|Ltd|Inc|approx|e\.g|i\.e|cf|v|vs|pp?))\.$")
 _WORDS = re.compile(r"\w+")
+_TITLE = re.compile(r"(?:(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Professor|Sir|Dame|Lady|Lord|Mme|Mlle|Herr|Frau)\.?\s+)+")
 _SUPPRESS_AT = {4: 0.6, 5: 0.4}
 
 
@@ -53,8 +54,18 @@ class LevelRenderer:
                 if is_direct(s) or s.entity == "CASE_NUMBER":
                     self.placeholders.tag(s)
                 if is_direct(s) and s.entity == "PERSON":
-                    self.surrogates.render(s.entity, s.text)  # full names first, so "Christou" alone follows
+                    self._surrogate(s)  # full names first, so "Christou" alone follows
         self.strict = strict_paths or set()
+
+    def _surrogate(self, s: Span) -> str | None:
+        """A surrogate; a person's courtesy title is not kept ("Mr Casey" → "Garcia", never "Mr Diane Johnston"):
+        the title says the person's sex and would not match a surrogate name drawn without it."""
+        value = s.text
+        if s.entity == "PERSON":
+            m = _TITLE.match(value)
+            if m and m.end() < len(value):
+                value = value[m.end():]
+        return self.surrogates.render(s.entity, value)
 
     def render(self, level: int) -> dict[str, str]:
         """path → rewritten text, for every field that changes at this level."""
@@ -76,7 +87,7 @@ class LevelRenderer:
                     return partial_mask(s.text, s.entity)
                 if level <= 3:
                     return self.placeholders.tag(s)
-                return self.surrogates.render(s.entity, s.text) or self.placeholders.tag(s)
+                return self._surrogate(s) or self.placeholders.tag(s)
             if level <= 2:
                 return partial_mask(s.text, s.entity) if level == 1 and s.entity == "CASE_NUMBER" else \
                     (self.placeholders.tag(s) if s.entity == "CASE_NUMBER" else None)

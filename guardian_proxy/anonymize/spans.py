@@ -4,6 +4,9 @@
   value in any field (word-bounded, case-insensitive) becomes a span of the same type, and each part of a
   person's name ("Christou" after "Mrs Anna Evagorou Christou") is found on its own when capitalised. This is
   what keeps placeholders consistent and catches PII split across JSON fields.
+- `titles`: a courtesy title ("Mr", "Dr.") is part of the person's name span after it, and a title before
+  capitalised words no span covers is a person's name ("Mr Casey"): the title is personal (it says the sex) and
+  left outside the span it would contradict the surrogate ("Mr Diane Johnston").
 - `merge`: overlapping spans (Presidio and the narrative recognizers often find the same thing twice) become
   one span over their union, typed by the longest member (direct identifiers win ties). Adjacent spans stay
   separate so each keeps its own type.
@@ -50,8 +53,41 @@ def _bounded(value: str) -> str:
     return (r"(?<!\w)" if value[:1].isalnum() else "") + v + (r"(?!\w)" if value[-1:].isalnum() else "")
 
 
+#: a courtesy title: part of the name it stands before ("Mr Diane Johnston" would leak the title and contradict
+#: the surrogate)
+_TITLE = re.compile(r"(?<![\w.])(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Sir|Dame)\.?[ \t]+$")
+#: a title and the capitalised word(s) after it is a person's name even where NER missed it ("Mr Casey")
+_TITLED_NAME = re.compile(r"(?<![\w.])(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof)\.?[ \t]+(?:\p{Lu}\.[ \t]?)*"
+                          r"\p{Lu}[\p{L}'’\-]+(?:[ \t]+\p{Lu}[\p{L}'’\-]+){0,2}")
+
+
+def titles(fields: list[TextField], spans: list[Span]) -> list[Span]:
+    """A PERSON span takes the courtesy title right before it; a title followed by capitalised words that no
+    span covers is a PERSON span of its own."""
+    text_of = {f.path: f.text for f in fields}
+    out = []
+    for s in spans:
+        text = text_of.get(s.path)
+        if s.entity == "PERSON" and text is not None and text[s.start:s.end] == s.text:
+            m = _TITLE.search(text, max(0, s.start - 8), s.start)
+            if m:
+                s = s.model_copy(update={"start": m.start(), "text": text[m.start():s.end]})
+        out.append(s)
+    covered: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for s in out:
+        covered[s.path].append((s.start, s.end))
+    for f in fields:
+        for m in _TITLED_NAME.finditer(f.text):
+            a, b = m.span()
+            if not any(x < b and a < y for x, y in covered[f.path]):
+                out.append(_span(f, a, b, "PERSON", 0.7))
+    return out
+
+
 def propagate(fields: list[TextField], spans: list[Span]) -> list[Span]:
-    """The spans plus every other occurrence of their values (and of person-name parts) in all fields."""
+    """The spans plus every other occurrence of their values (and of person-name parts) in all fields; a
+    courtesy title is part of the name after it (`titles`)."""
+    spans = titles(fields, spans)
     exact: dict[str, str] = {}  # lowercased value -> entity
     parts: dict[str, str] = {}  # name part (case-sensitive) -> entity
     for s in spans:

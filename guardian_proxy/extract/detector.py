@@ -138,10 +138,13 @@ def _propagate(fields: list[TextField], spans: list[Span]) -> list[Span]:
     birth under `date_of_birth` is one under `data.new` too, an e-mail named by its field is one inside a free
     text. Whole words only: never inside a longer word or number (`Anna` is not in `Annabel`, `12345` not in
     `0.123456`). Whole-field behavioural spans (search terms, page URLs) and values under 5 characters are not
-    spread. The copy says where the value was found (`reason`: `from json:$.user.email`)."""
+    spread, nor one ordinary lower-case word ("disability", "lawyer"): what made it personal was the words
+    around it. A nationality is spread: "Turkish" of "a Turkish national" left in "Turkish law" still says it.
+    The copy says where the value was found (`reason`: `from json:$.user.email`)."""
     seeds: dict[str, Span] = {}
     for sp in spans:
-        if sp.entity not in CONTAINERS and len(sp.text.strip()) >= _PROPAGATE_MIN_CHARS:
+        if sp.entity not in CONTAINERS and len(sp.text.strip()) >= _PROPAGATE_MIN_CHARS and \
+                not _context_word(sp):
             seeds.setdefault(sp.text.strip(), sp)
         if len(seeds) >= _PROPAGATE_MAX:
             break
@@ -165,6 +168,14 @@ def _propagate(fields: list[TextField], spans: list[Span]) -> list[Span]:
                     covered.setdefault(f.path, []).append((start, end))
                 start = text.find(value, end)
     return out
+
+
+def _context_word(sp: Span) -> bool:
+    """A value that is personal only by its context: one ordinary lower-case word (Zipf ≥ 4)."""
+    from .hit_filter import zipf
+
+    v = sp.text.strip()
+    return not sp.direct and " " not in v and v.islower() and zipf(v) >= 4.0
 
 
 def _bounded(text: str, start: int, end: int) -> bool:

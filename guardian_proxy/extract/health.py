@@ -61,13 +61,23 @@ _TAIL = frozenset("last next this year years month months week weeks ago and but
                   "who recently today yesterday so because".split())
 
 
+#: condition abbreviations that are also ordinary tokens ("Ms Smith" a title, "120 ms" a duration, German "als"):
+#: a condition only written in capitals ("MS", "ALS") and not before a capitalised word (a title before a name, "MS Word")
+_AMBIGUOUS = frozenset({"ms", "als"})
+_NAME_AFTER = re.compile(r"[ \t]+[A-Z][a-z]")
+
+
+def _abbreviation_ok(text: str, s: int, e: int) -> bool:
+    return text[s:e].isupper() and not _NAME_AFTER.match(text, e)
+
+
 def find(text: str) -> list[Hit]:
     out: list[Hit] = []
     words = [(m.start(), m.end(), m.group().lower().replace("’", "'")) for m in _WORD.finditer(text)]
     for i, (s, e, w) in enumerate(words):
         if w in MEDICATIONS:
             out.append((s, e, "MEDICATION", 0.8))
-        elif w in CONDITIONS:
+        elif w in CONDITIONS and (w not in _AMBIGUOUS or _abbreviation_ok(text, s, e)):
             out.append((s, e, "MEDICAL_CONDITION", 0.7))
         if i + 1 < len(words) and text[e : words[i + 1][0]] == "-":  # hyphenated: self-harm, covid-19
             compound = w + "-" + words[i + 1][2]

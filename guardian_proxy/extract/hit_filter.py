@@ -15,16 +15,19 @@ Each rule is a property of the words of the hit and of the few characters around
 |                     | first or last name ("test", "Respond", "Seller", "Law"); or it is one capitalised common word |
 |                     | at the start of a sentence or line that is not a known name (an imperative: "Summarize …")   |
 | institution         | an ORGANIZATION named by its function — a public-institution head word ("Court", "Government",|
-|                     | "Ministry", "Chamber", "Prosecutor" …) with only common words, countries or nationalities     |
+|                     | "Ministry", "Chamber", "Prosecutor" …) with only rank words, countries or nationalities       |
 |                     | around it ("the Supreme Administrative Court", "the Turkish Government"); a named one keeps   |
-|                     | its span ("the Warsaw Regional Court", "Berlin Social Court"). Also an ORGANIZATION or a      |
-|                     | LOCATION that is one institution word ("Government", "Chamber")                               |
+|                     | its span ("the Warsaw Regional Court", "Berlin Social Court"), and so does a specialised body |
+|                     | whose field says what the affair is about ("Social Insurance Authority", "Ministry of         |
+|                     | Defence", "Supreme Military Administrative Court"). Also an ORGANIZATION or a LOCATION that   |
+|                     | is one institution word ("Government", "Chamber"); never a country                           |
 | value's field name  | common words directly before a value with digits ("National ID CA-ID-…", "Driver's License …")|
-| country as context  | a LOCATION that is a country ("Turkey", "the Republic of Poland") with no word tying it to a  |
-|                     | person before it (lives in, born in, from, moved to, national of, deported to …)             |
+| country as topic    | a LOCATION that is a country asked about in a factual question ("the capital of France",     |
+|                     | "population of Japan"); anywhere else a country stays (privacy first)                         |
 | nationality         | an NRP that qualifies an institution ("Turkish Government", "Polish authorities")             |
-| group / role noun   | an OCCUPATION that is a bare plural ("teachers", "police officers") or the role of a party in |
-|                     | proceedings ("lawyer", "judge", "prosecutor"): a group or a function, not the person's job   |
+| group / role noun   | an OCCUPATION that is a plural after a determiner or quantifier ("many teachers", "two police |
+|                     | officers") or the role of a party after "the" or a possessive ("his lawyer", "the judge"): a  |
+|                     | group or a function, not the person's job ("a lawyer practising in …" stays)                 |
 | number word         | a QUANTITY that is a bare number word ("two", "three"); an AMOUNT without a number            |
 | common condition    | a MEDICAL_CONDITION found by its suffix alone that is a common English word ("diploma")       |
 
@@ -84,12 +87,6 @@ INSTITUTION_WORDS = {
     "prison", "prisons", "probation", "parole", "review", "inquiry", "investigation", "investigations",
     "constitution", "treaty", "minister", "ministers", "president", "presidential", "prime", "cabinet",
 }
-#: words that tie a place to a person: the place is where they live, come from or went
-_PLACE_OF_PERSON = re.compile(
-    r"(?i)\b(?:live[sd]?|living|lived|born|from|moved?|moving|relocat\w*|resid\w*|citizens?|nationals?|native|"
-    r"grew\s+up|based|raised|hometown|deported|expelled|extradited|returned|fled|emigrat\w*|immigrat\w*|"
-    r"settled|stay(?:s|ed|ing)?|travel(?:l?ed|l?ing|s)?|visit(?:s|ed|ing)?|went|go(?:es|ing)?|back)"
-    r"(?:\s+(?:in|to|of|at|from|back|for|into))?(?:\s+(?:the|northern|southern|eastern|western|rural))?\s*$")
 #: nouns a nationality or ethnic group qualifies when it describes a person ("a Turkish national", "of Kurdish
 #: origin", "a Polish woman"); before anything else it is context ("Turkish law", "the Polish Government")
 _PERSON_NOUNS = re.compile(
@@ -104,6 +101,15 @@ _SCHEME_AFTER = re.compile(r"(?i)\s*(?:pensions?|benefits?|allowances?|insurance
 #: a case-law citation: "(see Smith v. the United Kingdom, no. 1234/05, § 40, 12 May 2008)" names other cases
 _CITATION = re.compile(r"(?:\bv\.\s+(?:the\s+)?\p{Lu}|\bsee,?\s+(?:among\s+other\s+authorities,?\s+)?"
                        r"(?:mutatis\s+mutandis,?\s+)?\p{Lu}\S*\s+v\.)")
+
+
+#: what a factual question asks about a country ("the capital of France", "population of Japan"): the country is
+#: the topic, not where someone is. Elsewhere a country is kept as possibly personal (privacy first: TAB marks
+#: countries of a case as quasi-identifiers)
+_FACT_ABOUT = re.compile(
+    r"(?i)\b(?:capital|capital\s+city|population|currency|flag|anthem|president|prime\s+minister|king|queen|"
+    r"economy|gdp|history|geography|climate|language|languages|cuisine|area|size|largest\s+city|"
+    r"official\s+language)\s+(?:of|in)\s+(?:the\s+)?$")
 
 
 def _of_a_person(text: str, start: int, end: int) -> bool:
@@ -125,6 +131,13 @@ _PERSON_NOUN_ROLES = {
     "attorney", "attorneys", "judge", "judges", "prosecutor", "prosecutors", "registrar", "agent", "agents",
     "representative", "representatives", "notary", "bailiff", "investigator", "investigators", "officials",
 }
+#: a role noun after a possessive or "the" is the role of a party ("the applicant's lawyer", "the judge")
+_ROLE_OF = re.compile(r"(?i)(?:\b(?:the|his|her|their|its|my|our|your)|[’']s)\s+$")
+#: a plural job is a group where a determiner or quantifier says so ("many teachers", "the police officers",
+#: "other lawyers"); bare ("ideal for photographers & architects") it can hint at the writer's own job
+_GROUP_BEFORE = re.compile(r"(?i)\b(?:the|many|most|some|all|other|these|those|few|several|more|fewer|no|any|"
+                           r"two|three|four|five|ten|hundreds|thousands|millions|of|among|between|by|with|"
+                           r"and|or|local|foreign|young|older)\s+$")
 _NUMBER_WORDS = {"one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
                  "both", "half", "several", "few", "dozen", "once", "twice", "single", "double", "first", "second",
                  "third", "zero", "none"}
@@ -275,6 +288,17 @@ def not_a_person(text: str, start: int, end: int) -> bool:
     return len(words) == 1 and _sentence_start(text, start) and _common(words[0], COMMON_AT_START)
 
 
+#: the field of a specialised body: it says what the person's affair is about (their job, health, pension,
+#: military service, school …), so a body named by it is a quasi-identifier, not the setting
+SPECIALISED = {
+    "military", "martial", "army", "labour", "labor", "insurance", "health", "education", "employment", "defence",
+    "defense", "pension", "pensions", "welfare", "social", "tax", "customs", "agriculture", "housing", "prison",
+    "prisons", "penitentiary", "probation", "parole", "youth", "juvenile", "family", "commercial", "trade", "industry",
+    "transport", "environment", "land", "lands", "audit", "electoral", "election", "elections", "finance",
+    "consulate", "embassy", "university", "school",
+}
+
+
 def generic_institution(value: str) -> bool:
     words = [w for w in _WORD.findall(value) if w.lower() not in _STOP]
     if not words:
@@ -282,6 +306,12 @@ def generic_institution(value: str) -> bool:
     if len(words) == 1:
         return words[0].lower() in INSTITUTION_HEADS or words[0].lower() in INSTITUTION_WORDS
     if not any(w.lower() in INSTITUTION_HEADS for w in words):
+        return False
+    # a body of a specialised field ("Social Insurance Authority", "Supreme Military Administrative Court",
+    # "Ministry of Defence", "Employment Tribunal") tells what the person's affair is about: it stays (privacy
+    # first); the state's general organs ("the Supreme Administrative Court", "the Court of Cassation", "the
+    # Ministry of Foreign Affairs", "the Public Prosecutor") are the setting of any case
+    if any(w.lower() in SPECIALISED for w in words):
         return False
     rest = [w for w in words if w.lower() not in INSTITUTION_HEADS and w.lower() not in INSTITUTION_WORDS
             and not w.isdigit() and not re.fullmatch(r"\d+(?:st|nd|rd|th)", w) and not _nationality(w)]
@@ -316,10 +346,10 @@ def keep(text: str, hit: Hit) -> Hit | None:
         return None
     if label in ("PERSON", "ORGANIZATION", "LOCATION") and _names_a_value(text, start, end):
         return None
-    if label in ("ORGANIZATION", "LOCATION") and generic_institution(value):
+    if label in ("ORGANIZATION", "LOCATION") and not _country(value) and generic_institution(value):
         return None
-    if label == "LOCATION" and _country(value) and not _PLACE_OF_PERSON.search(text[max(0, start - 40): start]):
-        return None
+    if label == "LOCATION" and _country(value) and _FACT_ABOUT.search(text[max(0, start - 40): start]):
+        return None  # "the capital of France": the fact a question is about; elsewhere a country stays personal
     if label == "NRP" and _nationality(value) and not _is_name_word(value) and not _of_a_person(text, start, end):
         return None
     if label in ("ORGANIZATION", "LOCATION", "NRP") and not any(c.isupper() for c in value):
@@ -331,9 +361,11 @@ def keep(text: str, hit: Hit) -> Hit | None:
     if label == "OCCUPATION":
         words = [w.lower() for w in _WORD.findall(value)]
         plural = len(words) <= 2 and words[-1].endswith("s") and not words[-1].endswith("ss")
-        if words and (words[-1] in _PERSON_NOUN_ROLES or plural and not _IS_BEFORE.search(text[max(0, start - 20):
-                                                                                                start])):
-            return None  # a group ("teachers") unless it is said of someone ("we are both architects")
+        before = text[max(0, start - 20): start]
+        if words and (words[-1] in _PERSON_NOUN_ROLES and _ROLE_OF.search(before) or
+                      plural and _GROUP_BEFORE.search(before) and not _IS_BEFORE.search(before)):
+            return None  # a group ("teachers") unless it is said of someone ("we are both architects"); a party's
+            # role ("his lawyer", "the judge"), not "X, a lawyer practising in Ankara" (what someone is)
     if label == "QUANTITY" and value.lower() in _NUMBER_WORDS:
         return None
     if label == "AMOUNT" and not re.search(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|hundred|"
