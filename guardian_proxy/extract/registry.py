@@ -40,6 +40,8 @@ _FREE = re.compile(r"(?<![^\W\d_])[^\W\d_]{2,}\s+[^\W\d_]{2}")
 _NOT_LETTER = re.compile(r"[^\W\d_]+|\s+")
 #: a token that is a word: letters, an apostrophe or hyphen inside, punctuation after ("card,", "I'm", "well-known.")
 _WORDY_TOKEN = re.compile(r"[(\"'“‘]?[^\W\d_]+(?:['’-][^\W\d_]+)*[.,;:!?)\"'”’]{0,3}")
+#: letters, then digits, then letters again inside one token (`z5Q`, `c9vy`): an id's or base64's, not a word's
+_ID_TOKEN = re.compile(r"[^\W\d_]\d+[^\W\d_]")
 _URLISH = re.compile(r"\s*(?:[a-z][a-z0-9+.-]{1,15}:)?//\S*\s*$|\s*/\S*\s*$", re.I)
 
 
@@ -251,12 +253,14 @@ def natural_language(text: str, ctx: FieldContext | None) -> bool:
     head = text[:4000]
     if " " not in head.strip() and _URLISH.match(head):
         return False
+    tokens = head.split()
+    if len(tokens) <= 8 and sum(1 for t in tokens if _ID_TOKEN.search(t)) * 2 >= len(tokens):
+        return False  # base64 or ids split at '+' or spaces (`DWLSSz5Q dMc9vy dkbhYQ`): digits inside letters
     other = len(_NOT_LETTER.sub("", head))  # digits, punctuation, symbols
     if other <= 0.4 * len(head):
         return True
     # a sentence full of figures ("My rent is $2,100 and I owe $14,500 on my card 4111 1111 1111 1111.") is still
     # words: most of its space-separated tokens are words, whatever the length of its numbers
-    tokens = head.split()
     return len(tokens) >= 4 and sum(1 for t in tokens if _WORDY_TOKEN.fullmatch(t)) >= 0.6 * len(tokens)
 
 
