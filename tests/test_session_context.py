@@ -122,6 +122,14 @@ def test_leading_ordinary_words_are_not_part_of_a_name():
     assert h.text == "Margaret Okafor" and chat.slots[0].text[h.start:h.end] == "Margaret Okafor"
 
 
+def test_a_cjk_phrase_is_not_a_name():
+    # replay: a tool list's Chinese description ("get project details") was taken for a person by English NER
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content":
+                    "## Available tools\n- mcp__yapi__get-project-detail(): 获取项目详情\n我是王小明"}]})
+    assert not keeps(chat, 0, "获取项目详情", "PERSON")
+    assert keeps(chat, 0, "王小明", "PERSON")  # a name of three characters stays one
+
+
 def test_hard_rule_values_are_always_kept():
     args = json.dumps({"card": "4111 1111 1111 1111"})
     chat = chat_of({"model": "m", "messages": [{"role": "assistant", "content": None, "tool_calls": [

@@ -23,7 +23,8 @@ the value, its part or its surroundings, never of one service):
    name (`agent2`, `get_weather`, `userId`), and a single ordinary English word that is not also a given
    name or surname is not a name ("Respond", "test"; "Mark" or "Grace" stay names). A "person" named like a
    country is a place (then rule 6 applies); ordinary words before a full name are cut off ("Email
-   Margaret Okafor" → "Margaret Okafor").
+   Margaret Okafor" → "Margaret Okafor"). Five or more CJK characters in a row are a phrase, not a name (such
+   names are two to four characters: "获取项目详情", "get project details", is not one).
 6. A place, nationality, organisation or date (LOCATION, NRP, ORGANIZATION, DATE) named in a sentence that
    ties no person to it (no name, no "my", "our", "his", "her", "I live/am/was/moved …", no "patient", "son",
    "born", "lives" …) is the subject of a factual question or statement ("the capital of France", "as of
@@ -66,6 +67,8 @@ _MARKER = re.compile(r"\[\[\s*##.*?##\s*\]\]|\{\{[^{}\n]{1,80}\}\}|\{[A-Za-z_][\
 _CODE = re.compile(r"`[^`\n]{1,80}`")
 _HEADING = re.compile(r"(?m)^[ \t]*#{1,6}[ \t]+([^\n]{1,120})$")
 _LABEL = re.compile(r"(?m)^[ \t>*\-•]*([A-Za-z][\w ()/&'’.-]{0,40}?)[ \t]*:(?=\s|$)")
+#: a run of five or more Han, kana or Hangul characters: Chinese, Japanese and Korean names are two to four
+_CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]{5,}")
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
 _SPLIT = re.compile(r"[A-Z]?[a-z]+\d*|[A-Z]+\d*(?![a-z])|\d+|[^\W_]+")
 _INNER_CAP = re.compile(r"[a-z][A-Z]")
@@ -307,6 +310,8 @@ class PartContext:
             if h.entity == "PERSON" and (any(c.isdigit() or c == "_" for c in value) or _INNER_CAP.search(
                     value.replace("Mc", "").replace("Mac", "").replace("De", "").replace("La", ""))):
                 return False
+            if h.entity == "PERSON" and _CJK_RUN.search(value):
+                return False  # five or more CJK characters in a row are a phrase ("获取项目详情"), not a name
             words = _WORD.findall(value)
             if words and all(ordinary(w) for w in words) and not any(c.isdigit() for c in value):
                 return False
