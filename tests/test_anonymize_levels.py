@@ -157,3 +157,11 @@ def test_a_surrogate_does_not_keep_or_contradict_the_title():
     out = render(4, text, [find(text, "Mr Casey", "PERSON"), find(text, "Mrs Diane Johnston", "PERSON")])
     assert not re.search(r"\b(?:Mr|Mrs)\b", out)  # the title says the person's sex and is personal data
     assert "Casey" not in out and "Johnston" not in out
+
+
+def test_a_hashtag_span_is_kept_as_a_topic_unless_it_tells_the_writers_status():
+    from guardian_proxy.anonymize.transformer import _hashtag
+
+    text = "Life as a dad! #FamilyFirst #SingleDad"
+    assert _hashtag(text, find(text, "FamilyFirst", "PERSON"))
+    assert not _hashtag(text, find(text, "SingleDad", "PERSON"))

@@ -235,3 +235,9 @@ def test_propagation_spreads_names_and_nationalities_not_one_ordinary_word():
     assert ("Okafor", text.rindex("Okafor")) in got
     assert ("Turkish", text.rindex("Turkish")) in got
     assert not any(v == "teacher" for v, _ in got)
+
+
+def test_a_hashtag_of_the_writers_family_status_is_personal():
+    assert _kept("Learning never stops. #FamilyFirst #SingleDad", "SingleDad", "PERSON") == "SingleDad"
+    assert _kept("Learning never stops. #FamilyFirst #SingleDad", "FamilyFirst", "PERSON") is None
+    assert _kept("Proud of my journey! #CareerGoals", "CareerGoals", "PERSON") is None

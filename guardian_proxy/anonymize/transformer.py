@@ -22,6 +22,7 @@ from ..bodies import ParsedBody, is_body_path, rewrite_cookies, rewrite_url, wri
 from ..bodies.headers import rewrite_headers
 from ..config import AnonymizeSettings
 from ..errors import BodyError
+from ..extract.hit_filter import personal_hashtag
 from ..types import CONTAINER_ENTITIES, Action, RawRequest, Rewrite, Span, TextField
 from .escalation import Outcome, escalate
 from .guesser import CombinedGuesser, DeterministicGuesser, LLMGuesser
@@ -41,7 +42,10 @@ def _hashtag(text: str, span: Span) -> bool:
     """A name-like span inside a hashtag (#FamilyFirst): a topic word, kept as written."""
     if span.entity not in _HASHTAG_KEEP:
         return False
-    return text[: span.start].split(" ")[-1].split("\n")[-1].startswith("#")
+    word = text[: span.start].split(" ")[-1].split("\n")[-1]
+    if not word.startswith("#"):
+        return False
+    return not personal_hashtag(word + span.text)  # #SingleDad says the writer's status: hidden
 
 
 class Transformer:

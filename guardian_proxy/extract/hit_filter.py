@@ -8,7 +8,8 @@ Each rule is a property of the words of the hit and of the few characters around
 | determiners         | it starts with "the", "a", "our", "my" …: the article is trimmed off (it is not the name)     |
 | field label         | it is (or starts with) a field label — common words followed by ":" ("Email:", "Seller:") — or |
 |                     | it runs across a field separator ("|", a line break): cut to its first non-label part        |
-| hashtag             | it sits in a hashtag (#FamilyFirst): a topic word                                            |
+| hashtag             | it sits in a hashtag (#FamilyFirst): a topic word, unless the tag tells the writer's family  |
+|                     | role or status (#SingleDad, #MomLife)                                                         |
 | heading             | it is written in capitals and its words are common English words ("THE FACTS", "THE LAW")    |
 | PERSON              | it holds a digit ("agent2"), or is one acronym ("JSON"); or its words are common English words |
 |                     | and no word is a known                                                                        |
@@ -328,12 +329,30 @@ def heading(text: str, start: int, end: int) -> bool:
         all(_common(w, 3.5) for w in words) and line.strip() == line.strip().upper()
 
 
+#: a hashtag with one of these words tells the writer's own family role or status (#SingleDad, #MomLife,
+#: #JustMarried): personal, not a topic
+_STATUS_WORDS = {
+    "dad", "dads", "daddy", "mom", "moms", "mommy", "mum", "mums", "mummy", "mama", "papa", "father", "mother",
+    "wife", "husband", "single", "married", "divorced", "divorcee", "widow", "widowed", "widower", "pregnant",
+    "newlywed", "newlyweds", "grandma", "grandpa", "granny", "stepmom", "stepdad", "fiance", "fiancee", "bride",
+    "groom", "twins", "expecting",
+}
+_CAMEL = re.compile(r"\p{Lu}?\p{Ll}+|\p{Lu}+(?!\p{Ll})")
+
+
+def personal_hashtag(tag: str) -> bool:
+    """Is a hashtag's text ("SingleDad", "#MomLife") about the writer's family role or status? Its words are
+    read by their capitals (camel case)."""
+    return any(w.lower() in _STATUS_WORDS for w in _CAMEL.findall(tag.lstrip("#")))
+
+
 def keep(text: str, hit: Hit) -> Hit | None:
     """The hit (possibly trimmed) when it can be personal data, else None."""
     start, end, label, score = hit
     if label not in _RULED:
         return hit
-    if start > 0 and text[start - 1] == "#" and label in ("PERSON", "ORGANIZATION", "LOCATION", "NRP", "USERNAME"):
+    if start > 0 and text[start - 1] == "#" and label in ("PERSON", "ORGANIZATION", "LOCATION", "NRP", "USERNAME") \
+            and not personal_hashtag(text[start:end]):
         return None
     t = trim(text, start, end, label)
     if t is None:
