@@ -101,8 +101,11 @@ def test_group_and_role_nouns_are_not_occupations_of_the_person():
 
 
 def test_what_someone_is_stays_an_occupation():
-    # "X, a lawyer practising in Nicosia" says what X is; a bare plural may hint at the writer's own job
-    assert _kept("represented by Mr A., a lawyer practising in Nicosia", "lawyer", "OCCUPATION") == "lawyer"
+    # "the applicant, who is a lawyer" says what the person is; a bare plural may hint at the writer's own job
+    assert _kept("the applicant, who is a lawyer, married", "lawyer", "OCCUPATION") == "lawyer"
+    assert _kept("the applicant, a lawyer and member of the board", "lawyer", "OCCUPATION") == "lawyer"
+    # a representative's capacity is not
+    assert _kept("represented by Mr A., a lawyer practising in Nicosia", "lawyer", "OCCUPATION") is None
     assert _kept("Ideal for photographers & architects alike.", "photographers", "OCCUPATION") == "photographers"
     assert _kept("Ideal for budding nurses or professionals.", "nurses", "OCCUPATION") == "nurses"
     assert _kept("She worked as a ballet dancer in Oslo.", "ballet dancer", "OCCUPATION") == "ballet dancer"

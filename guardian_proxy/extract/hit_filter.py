@@ -28,7 +28,8 @@ Each rule is a property of the words of the hit and of the few characters around
 | nationality         | an NRP that qualifies an institution ("Turkish Government", "Polish authorities")             |
 | group / role noun   | an OCCUPATION that is a plural after a determiner or quantifier ("many teachers", "two police |
 |                     | officers") or the role of a party after "the" or a possessive ("his lawyer", "the judge"): a  |
-|                     | group or a function, not the person's job ("a lawyer practising in …" stays)                 |
+|                     | group or a function, not the person's job; so is "X, a lawyer practising in Y" (a            |
+|                     | representative's capacity), but "the applicant, who is a lawyer" stays                        |
 | number word         | a QUANTITY that is a bare number word ("two", "three"); an AMOUNT without a number            |
 | common condition    | a MEDICAL_CONDITION found by its suffix alone that is a common English word ("diploma")       |
 
@@ -139,6 +140,8 @@ _ROLE_OF = re.compile(r"(?i)(?:\b(?:the|his|her|their|its|my|our|your)|[’']s)\
 _GROUP_BEFORE = re.compile(r"(?i)\b(?:the|many|most|some|all|other|these|those|few|several|more|fewer|no|any|"
                            r"two|three|four|five|ten|hundreds|thousands|millions|of|among|between|by|with|"
                            r"and|or|local|foreign|young|older)\s+$")
+#: "X, a lawyer practising in Y": the capacity a representative acts in, not what the person is
+_PRACTISING = re.compile(r"(?i),?\s+(?:practi[sc]ing|practi[sc]ed|acting)\b")
 _NUMBER_WORDS = {"one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
                  "both", "half", "several", "few", "dozen", "once", "twice", "single", "double", "first", "second",
                  "third", "zero", "none"}
@@ -381,7 +384,8 @@ def keep(text: str, hit: Hit) -> Hit | None:
         words = [w.lower() for w in _WORD.findall(value)]
         plural = len(words) <= 2 and words[-1].endswith("s") and not words[-1].endswith("ss")
         before = text[max(0, start - 20): start]
-        if words and (words[-1] in _PERSON_NOUN_ROLES and _ROLE_OF.search(before) or
+        if words and (words[-1] in _PERSON_NOUN_ROLES and (_ROLE_OF.search(before) or
+                                                          _PRACTISING.match(text, end)) or
                       plural and _GROUP_BEFORE.search(before) and not _IS_BEFORE.search(before)):
             return None  # a group ("teachers") unless it is said of someone ("we are both architects"); a party's
             # role ("his lawyer", "the judge"), not "X, a lawyer practising in Ankara" (what someone is)
