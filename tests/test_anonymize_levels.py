@@ -165,3 +165,14 @@ def test_a_hashtag_span_is_kept_as_a_topic_unless_it_tells_the_writers_status():
     text = "Life as a dad! #FamilyFirst #SingleDad"
     assert _hashtag(text, find(text, "FamilyFirst", "PERSON"))
     assert not _hashtag(text, find(text, "SingleDad", "PERSON"))
+
+
+def test_a_property_number_is_residue_a_legal_reference_is_not():
+    from guardian_proxy.anonymize.residue import scan
+
+    def numbers(text):
+        return [c.value for c in scan(text) if c.kind == "number"]
+
+    assert numbers("registered under plot no. 937 of block C") == ["937"]
+    assert numbers("This apartment, located at no. 128 of the centre") == ["128"]
+    assert numbers("under Law no. 4483 and Article 6") == []

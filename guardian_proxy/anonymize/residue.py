@@ -10,7 +10,8 @@ Each cue has a confidence that says how much it narrows down a person:
 | mask     | the visible part of a partial mask (`j***@acme.com` → acme.com) | 0.65 (digits 0.6)     |
 | date     | a full date / month and year / a bare year / a decade           | 0.85 / 0.65 / 0.45 / 0.2 |
 | code     | a number with / or letters and digits (file, plot, case no.)    | 0.85                  |
-| number   | 3+ digits outside legal references (Article 6 § 1)              | 0.6                   |
+| number   | 3+ digits outside legal references (Article 6 § 1); a plot's,   | 0.6                   |
+|          | building's or flat's number ("plot no. 937") is no reference    |                       |
 | rare     | a capitalised word or acronym by English word frequency (Zipf)  | <2: 0.85, <3: 0.7, <3.8: 0.45 |
 | rare_low | a lower-case word English almost never uses (Zipf < 1, 6+ chars) | 0.4                  |
 
@@ -42,6 +43,10 @@ _BRACKETS = re.compile(r"\[[^\[\]\n]{0,60}\]")
 _LEGAL = re.compile(r"(?i)(?:art(?:icle)?s?\.?|rules?|protocols?|§|para(?:graph)?s?\.?|sections?|chapters?|pages?|pp?\.|"
                     r"items?|points?|acts?|laws?|codes?|vol(?:ume)?\.?|series|annex|appendix|schedule|nos?\.?|"
                     r"numbers?|and|to|or|-|–|,)\s*$")
+#: "plot no. 937", "located at no. 128": the number of a piece of land, a building or a flat is an address,
+#: not a legal reference
+_PROPERTY_NO = re.compile(r"(?i)\b(?:plots?|parcels?|lots?|blocks?|flats?|apartments?|houses?|buildings?|rooms?|"
+                          r"sheets?|maps?|at|located)\s+nos?\.\s*$")
 _SENT_START = re.compile(r"(?:^|[\n.!?:;•\-–—(“\"']\s*)\s*$")
 
 
@@ -134,7 +139,8 @@ def scan(text: str, skip: list[tuple[int, int]] | None = None, min_confidence: f
         elif kind == "code":
             out.append(Cue(a, b, kind, v, 0.85))
         elif kind == "number":
-            if sum(c.isdigit() for c in v) >= 3 and not _LEGAL.search(text[max(0, a - 14): a]):
+            before = text[max(0, a - 30): a]
+            if sum(c.isdigit() for c in v) >= 3 and (not _LEGAL.search(before[-14:]) or _PROPERTY_NO.search(before)):
                 out.append(Cue(a, b, kind, v, 0.6))
         elif a > 0 and text[a - 1] == "#":
             continue  # a hashtag is a topic, not a name
