@@ -93,10 +93,10 @@ class PhoneRecognizer(Recognizer):
 
 class CreditCardRecognizer(Recognizer):
     ENTITY = "CREDIT_CARD"
-    # a number glued to letters or an underscore is part of an identifier or file name
-    # (`homepage_track_3183030463631309.gif`), not a card
-    PATTERNS = ((r"(?<![\w-])[2-6]\d{3}(?:[ -]?\d{4}){2}[ -]?\d{1,4}(?:[ -]?\d{1,3})?(?![\d-])", 0.9),
-                (r"(?<![\w-])3[47]\d{2}[ -]?\d{6}[ -]?\d{5}(?![\d-])", 0.9))
+    # a number after an underscore is part of a snake_case identifier or file name
+    # (`homepage_track_3183030463631309.gif`), not a card (one glued to letters may be: `id4111…` in a host label)
+    PATTERNS = ((r"(?<![\d_-])[2-6]\d{3}(?:[ -]?\d{4}){2}[ -]?\d{1,4}(?:[ -]?\d{1,3})?(?![\d-])", 0.9),
+                (r"(?<![\d_-])3[47]\d{2}[ -]?\d{6}[ -]?\d{5}(?![\d-])", 0.9))
 
     def validate(self, value: str) -> bool:
         d = "".join(c for c in value if c.isdigit())
