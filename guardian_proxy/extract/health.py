@@ -64,7 +64,7 @@ _TAIL = frozenset("last next this year years month months week weeks ago and but
 #: condition abbreviations that are also ordinary tokens ("Ms Smith" a title, "120 ms" a duration, German "als"):
 #: a condition only written in capitals ("MS", "ALS") and not before a capitalised word (a title before a name, "MS Word")
 _AMBIGUOUS = frozenset({"ms", "als"})
-_NAME_AFTER = re.compile(r"[ \t]+[A-Z][a-z]")
+_NAME_AFTER = re.compile(r"(?<![ \t])[ \t]+[A-Z][a-z]")  # anchored at a run's first blank: linear under search too
 
 
 def _abbreviation_ok(text: str, s: int, e: int) -> bool:
