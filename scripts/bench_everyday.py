@@ -74,8 +74,8 @@ def visible(req: RawRequest) -> str:
     enc = req.header("content-encoding") or codec.sniff(body)
     if enc:
         try:
-            body = codec.decode(body, enc)
-        except Exception:
+            body = codec.decode(body, enc, 64 << 20)
+        except Exception:  # a body that does not decode is read as sent
             pass
     parts = [req.url, unquote(req.url), unquote_plus(req.url)]
     parts += [f"{k}: {v}" for k, v in req.headers]
