@@ -64,8 +64,9 @@ def test_proc_reads_the_whole_process_tree(tmp_path):
     """CPU and RSS of a process with two spawned children count the children (as guardian's workers)."""
     script = tmp_path / "tree.py"
     script.write_text("import multiprocessing as mp, sys, time\n"
-                      "def f():\n    x = bytearray(40_000_000)\n    t = time.time()\n"
-                      "    while time.time() - t < 0.5: pass\n    time.sleep(30)\n"
+                      "def f():\n    x = bytearray(40_000_000)\n"
+                      # half a second of the child's own CPU, however busy the machine (not of wall-clock time)
+                      "    while time.process_time() < 0.5: pass\n    time.sleep(30)\n"
                       "if __name__ == '__main__':\n    ctx = mp.get_context('spawn')\n"
                       "    ps = [ctx.Process(target=f) for _ in range(2)]\n    [p.start() for p in ps]\n"
                       "    print('started', flush=True)\n    [p.join() for p in ps]\n")
