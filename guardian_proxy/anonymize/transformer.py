@@ -22,7 +22,7 @@ from ..bodies import ParsedBody, is_body_path, rewrite_cookies, rewrite_url, wri
 from ..bodies.headers import rewrite_headers
 from ..config import AnonymizeSettings
 from ..errors import BodyError
-from ..extract.hit_filter import personal_hashtag
+from ..hashtags import personal_hashtag
 from ..types import CONTAINER_ENTITIES, Action, RawRequest, Rewrite, Span, TextField
 from .escalation import Outcome, escalate
 from .guesser import CombinedGuesser, DeterministicGuesser, LLMGuesser

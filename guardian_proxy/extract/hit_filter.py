@@ -44,6 +44,8 @@ from functools import lru_cache
 
 import regex as re
 
+from ..hashtags import personal_hashtag
+
 Hit = tuple[int, int, str, float]
 
 #: the Zipf frequency above which a word is an ordinary English word (4.0 ≈ once in 100,000 words)
@@ -330,23 +332,6 @@ def heading(text: str, start: int, end: int) -> bool:
     line = text[line_a: len(text) if line_b < 0 else line_b]
     return bool(words) and all(w.isupper() and len(w) > 1 for w in words) and \
         all(_common(w, 3.5) for w in words) and line.strip() == line.strip().upper()
-
-
-#: a hashtag with one of these words tells the writer's own family role or status (#SingleDad, #MomLife,
-#: #JustMarried): personal, not a topic
-_STATUS_WORDS = {
-    "dad", "dads", "daddy", "mom", "moms", "mommy", "mum", "mums", "mummy", "mama", "papa", "father", "mother",
-    "wife", "husband", "single", "married", "divorced", "divorcee", "widow", "widowed", "widower", "pregnant",
-    "newlywed", "newlyweds", "grandma", "grandpa", "granny", "stepmom", "stepdad", "fiance", "fiancee", "bride",
-    "groom", "twins", "expecting",
-}
-_CAMEL = re.compile(r"\p{Lu}?\p{Ll}+|\p{Lu}+(?!\p{Ll})")
-
-
-def personal_hashtag(tag: str) -> bool:
-    """Is a hashtag's text ("SingleDad", "#MomLife") about the writer's family role or status? Its words are
-    read by their capitals (camel case)."""
-    return any(w.lower() in _STATUS_WORDS for w in _CAMEL.findall(tag.lstrip("#")))
 
 
 def keep(text: str, hit: Hit) -> Hit | None:
