@@ -427,7 +427,8 @@ _ISO = re.compile(r"(?<!\d)(\d{4})([-/.]?)(\d{2})\2(\d{2})(?!\d)")
 _DMY = re.compile(r"(?<!\d)(\d{1,2})([-/.])(\d{1,2})\2(\d{2}|\d{4})(?!\d)")
 
 
-def _case_like(new: str, old: str) -> str:
+def case_like(new: str, old: str) -> str:
+    """`new` in the case of `old` (all capitals, all lower case, or as it is)."""
     if old.isupper() and len(old) > 1:
         return new.upper()
     if old.islower():
@@ -456,10 +457,10 @@ def date(value: str, rng: random.Random) -> str:
             return word
         full = next(x for x in _MONTHS if x.lower().startswith(word.lower().rstrip(".")[:3]))
         new = rng.choice([x for x in _MONTHS if x != full])
-        return _case_like(new if len(word.rstrip(".")) > 3 else new[:3] + ("." if word.endswith(".") else ""), word)
+        return case_like(new if len(word.rstrip(".")) > 3 else new[:3] + ("." if word.endswith(".") else ""), word)
 
     def day(m):
-        return _case_like(rng.choice([d for d in _DAYS if d.lower() != m.group(0).lower()]), m.group(0))
+        return case_like(rng.choice([d for d in _DAYS if d.lower() != m.group(0).lower()]), m.group(0))
 
     named = _MONTH_WORD.search(value) is not None
     out = _MONTH_WORD.sub(month, value)

@@ -52,14 +52,6 @@ SCRAMBLE = {"CASE_NUMBER", "US_ITIN", "US_PASSPORT", "US_DRIVER_LICENSE", "UK_NH
             "ADVERTISING_ID", "DEVICE_ID", "ACCOUNT_NUMBER", "US_BANK_NUMBER", "IBAN_CODE", "CREDIT_CARD", "US_SSN"}
 
 
-def _case_like(new: str, old: str) -> str:
-    if old.isupper() and len(old) > 1:
-        return new.upper()
-    if old.islower():
-        return new.lower()
-    return new
-
-
 def scramble(value: str, rng: random.Random, keep_prefix: bool = True) -> str:
     """Same layout: digits → digits, hex → hex, letters → letters of the same case, a UUID stays a valid UUID;
     a short prefix like `sk-` stays (`standins.shaped`)."""
@@ -121,7 +113,7 @@ class SurrogateMaker:
                 out.append(random.Random(f"{seed}{tok}").choice("ABCDEFGHJKLMNPRSTW"))
             else:
                 last = m is real[-1] and (len(real) > 1 or parts.index(m) > 0)
-                out.append(_case_like(self.name_part(tok, last, seed, names, avoid), tok))
+                out.append(standins.case_like(self.name_part(tok, last, seed, names, avoid), tok))
             pos = m.end()
         out.append(value[pos:])
         return "".join(out)
@@ -150,7 +142,7 @@ class SurrogateMaker:
             local = value.split("@", 1)[0]
             pieces = re.split(r"([._\-+])", local)
             if all(p in "._-+" or p.casefold() in names for p in pieces if p):
-                new_local = "".join(p if p in "._-+" else _case_like(names[p.casefold()].lower(), p) for p in pieces)
+                new_local = "".join(p if p in "._-+" else standins.case_like(names[p.casefold()].lower(), p) for p in pieces)
             else:
                 new_local = f.user_name()
             return standins.email(value, rng, new_local)
@@ -177,13 +169,13 @@ class SurrogateMaker:
         if entity == "LATLONG":
             return _NUM.sub(lambda m: _scale_number(m.group(0), 1 + rng.uniform(-0.01, 0.01)), value)
         if entity == "MEDICAL_CONDITION":
-            return _case_like(rng.choice(_CONDITIONS), value)
+            return standins.case_like(rng.choice(_CONDITIONS), value)
         if entity == "MEDICATION":
-            return _case_like(rng.choice(_MEDICATIONS), value)
+            return standins.case_like(rng.choice(_MEDICATIONS), value)
         if entity == "NRP":
             return rng.choice(_NRP)
         if entity == "OCCUPATION":
-            return _case_like(f.job().split(",")[0], value)
+            return standins.case_like(f.job().split(",")[0], value)
         if entity == "AGE":
             return _NUM.sub(lambda m: str(max(1, int(float(m.group(0).replace(",", ""))) + rng.choice([-5, -4, -3,
                                                                                                      -2, 2, 3, 4, 5]))),
