@@ -264,6 +264,15 @@ def prompt_pieces(prompt: str) -> tuple[str | None, list[tuple[str, str | None]]
     return None, [(prompt, "user")]
 
 
+def joined(data):
+    """The body with a prompt `read_prompt` cut into pieces joined back under its own key."""
+    if isinstance(data, dict) and PIECES in data:
+        data = dict(data)
+        held = data.pop(PIECES)
+        data[held["key"]] = "".join(held["pieces"])
+    return data
+
+
 def read_prompt(data: dict, key: str, kind: str, stream: bool) -> ChatRequest | None:
     """A body whose conversation is one templated string at `data[key]`: each message a slot (stored in
     `data[PIECES]` until `serialise` joins them back). Markers written in plain words ("Bot:" at a line's
@@ -476,12 +485,7 @@ class BedrockInvoke(Dialect):
         return read_by_shape(data, self.name, bool(mo and mo[1] in _STREAMS), self.family)
 
     def serialise(self, chat):
-        data = chat.data
-        if isinstance(data, dict) and PIECES in data:
-            data = dict(data)
-            held = data.pop(PIECES)
-            data[held["key"]] = "".join(held["pieces"])
-        return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        return json.dumps(joined(chat.data), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
     def framer(self, content_type):
         return BedrockFramer(unwrap=True) if "vnd.amazon.eventstream" in (content_type or "").lower() else None

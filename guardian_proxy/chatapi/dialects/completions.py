@@ -20,7 +20,7 @@ import re
 from ..dialect import Dialect
 from ..events import DeltaRef
 from ..requests import ChatRequest, Walker
-from .bedrock import PIECES, read_prompt
+from .bedrock import joined, read_prompt
 
 
 class OpenAICompletions(Dialect):
@@ -90,12 +90,7 @@ class AnthropicComplete(Dialect):
         return req
 
     def serialise(self, chat):
-        data = chat.data
-        if isinstance(data, dict) and PIECES in data:
-            data = dict(data)
-            held = data.pop(PIECES)
-            data[held["key"]] = "".join(held["pieces"])
-        return Dialect.serialise(self, ChatRequest(kind=chat.kind, data=data))
+        return Dialect.serialise(self, ChatRequest(kind=chat.kind, data=joined(chat.data)))
 
     def deltas(self, name, obj):
         if isinstance(obj, dict) and isinstance(obj.get("completion"), str) and obj.get("type", "completion") == \
