@@ -189,7 +189,7 @@ def blocked_response(decision: Decision, flow: http.HTTPFlow, dashboard=None) ->
     return http.Response.make(403, body, {**head, **_cors(flow), "content-type": "application/json"})
 
 
-def apply_decision(flow: http.HTTPFlow, decision: Decision, max_decoded: int = 8 * 1024 * 1024) -> None:
+def apply_decision(flow: http.HTTPFlow, decision: Decision) -> None:
     if decision.action == "deny":
         flow.response = blocked_response(decision, flow)
         return
@@ -204,11 +204,9 @@ def apply_decision(flow: http.HTTPFlow, decision: Decision, max_decoded: int = 8
     for name, value in rw.set_headers.items():
         req.headers[name] = value
     if rw.body is not None:
-        # encoded as Content-Encoding says; a body sent compressed without one goes back in its compression
-        body = codec.as_sent(req.raw_content, req.headers.get("content-encoding"), rw.body, max_decoded)
-        req.raw_content = body
+        req.raw_content = rw.body  # already encoded as sent (Content-Encoding, or a sniffed compression)
         if "transfer-encoding" not in req.headers:
-            req.headers["content-length"] = str(len(body))
+            req.headers["content-length"] = str(len(rw.body))
 
 
 BIG_BODY_BYTES = 16 * 1024  # bodies above this are evaluated on their own pool (see GuardianAddon.__init__)
@@ -346,7 +344,7 @@ class GuardianAddon:
                                      "R": decision.risk.R if decision.risk else None,
                                      "explanation": decision.explanation,
                                      "session": decision.extra.get("session"), "chat_api": decision.extra.get("chat_api")}
-        apply_decision(flow, decision, self.limits.max_decoded_bytes)
+        apply_decision(flow, decision)
         if self.redirect is not None and flow.response is None:
             flow.metadata["guardian_url"] = raw.url
             self.redirect.request(flow)

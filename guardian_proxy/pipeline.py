@@ -18,6 +18,7 @@ import logging
 import time
 from typing import Protocol
 
+from . import codec
 from . import risk as risk_mod
 from .bodies import BodyLimits
 from .bodies.files import known_binary
@@ -72,6 +73,16 @@ class LikelihoodStage(Protocol):
 
 class TransformStage(Protocol):
     def transform(self, req: RawRequest, action: Action, level: int) -> tuple[Rewrite, int, int]: ...
+
+
+def compressed_as_sent(req: RawRequest, d: Decision, limit: int) -> Decision:
+    """A rewritten body goes back in the compression the client sent it in when no Content-Encoding header said so
+    (`codec.as_sent`: a sniffed gzip, zstd, zlib or brotli body, byte for byte when nothing changed). Done here, in
+    the evaluation, before a signed request is signed again over the bytes that will leave."""
+    rw = d.rewrite
+    if rw.body is not None:
+        rw.body = codec.as_sent(req.body, req.header("content-encoding"), rw.body, limit)
+    return d
 
 
 def resign(req: RawRequest, d: Decision) -> Decision:
@@ -255,6 +266,7 @@ class Gateway:
                 if self.agents is not None:
                     decision = run_stage("agents", self.agents.apply, req, chat, decision)
             if decision.action == "transform" and decision.rewrite is not None:
+                decision = run_stage("decide", compressed_as_sent, req, decision, self.settings.limits.max_decoded_bytes)
                 decision = run_stage("decide", resign, req, decision)
         except StageFailed as f:
             decision = self.failures.decision(req, f.stage, f.cause, action)

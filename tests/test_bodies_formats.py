@@ -101,23 +101,20 @@ def test_a_uuid_is_written_back_as_a_valid_uuid_in_every_format(new):
     assert uuid.UUID(url.split("uid=")[1].split("&")[0]) and url.endswith("&v=2")
 
 
-def test_the_addon_puts_a_decompressed_rewrite_back_in_the_sniffed_compression():
+def test_the_evaluation_puts_a_decompressed_rewrite_back_in_the_sniffed_compression():
     """The session and agent stages serialise a chat body without knowing it came gzip-compressed with no
-    Content-Encoding (`gz=1`): the addon re-compresses what it puts on the wire."""
+    Content-Encoding (`gz=1`): the evaluation re-compresses the rewrite before it is signed again and applied (the
+    addon puts on the wire exactly the bytes decided)."""
     from types import SimpleNamespace
 
-    from mitmproxy.test import tflow
-
-    from guardian_proxy.addon import apply_decision
-    from guardian_proxy.types import Rewrite
+    from guardian_proxy.pipeline import compressed_as_sent
+    from guardian_proxy.types import RawRequest, Rewrite
 
     sent = gzip.compress(b'{"q":"mail homary@yahoo.com"}')
-    f = tflow.tflow()
-    f.request.headers.pop("content-encoding", None)
-    f.request.raw_content = sent
+    req = RawRequest(method="POST", url="https://t.example/e?gz=1", headers=[("content-type", "text/plain")], body=sent)
     new = b'{"q":"mail ab12@example.com"}'
-    dec = SimpleNamespace(action="transform", rewrite=Rewrite(body=new))  # what apply_decision reads
-    apply_decision(f, dec)
-    assert f.request.raw_content[:2] == b"\x1f\x8b" and gzip.decompress(f.request.raw_content) == new
-    assert f.request.headers["content-length"] == str(len(f.request.raw_content))
-    assert "content-encoding" not in f.request.headers
+    dec = compressed_as_sent(req, SimpleNamespace(action="transform", rewrite=Rewrite(body=new)), LIMIT)
+    assert dec.rewrite.body[:2] == b"\x1f\x8b" and gzip.decompress(dec.rewrite.body) == new
+    same = compressed_as_sent(req, SimpleNamespace(action="transform", rewrite=Rewrite(body=gzip.decompress(sent))),
+                              LIMIT)
+    assert same.rewrite.body == sent  # nothing rewritten: the bytes as sent
