@@ -210,6 +210,7 @@ class OverrideStore:
         #: False: what-ifs (`check`) look the rules up without counting or spending them
         self.live = True
         self._count_lock = threading.Lock()
+        self._flush_lock = threading.Lock()  # held across a whole flush (the flusher thread's and an explicit one)
         self._pending: dict[str, tuple[int, str]] = {}  # id → (matches not yet written, last match time)
         self._spent: dict = {}  # once rules this process knows spent: id → when (datetime)
         self._spent_unsaved: set[str] = set()
@@ -425,6 +426,10 @@ class OverrideStore:
         be written is kept for the next try."""
         if self.backend is None:
             return
+        with self._flush_lock:  # one write at a time: a flush returns once what was counted before it is written
+            self._flush_once()
+
+    def _flush_once(self) -> None:
         with self._count_lock:
             pending, self._pending = self._pending, {}
             spent = {k: self._spent[k] for k in self._spent_unsaved}
