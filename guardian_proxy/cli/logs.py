@@ -77,11 +77,16 @@ def fleet_reader(config: Path | None, state_dir: Path | None, log_file: Path | N
         fail(str(e))
 
 
+# The dashboard's and console's words for the three actions, accepted wherever an action is named.
+ACTION_WORDS = {"allowed": "allow", "rewritten": "transform", "blocked": "deny"}
+
+
 @app.command("log")
 def log_cmd(
     follow: bool = typer.Option(False, "--follow", "-f", help="Keep printing new decisions."),
     as_json: bool = typer.Option(False, "--json", help="Print each record as one JSON line."),
-    action: str = typer.Option(None, "--action", help="allow | transform | deny"),
+    action: str = typer.Option(None, "--action", help="allow | transform | deny, or the dashboard's words: "
+                                                      "allowed | rewritten | blocked"),
     host: str = typer.Option(None, "--host", help="Only hosts containing this text."),
     category: str = typer.Option(None, "--category", help=f"Only decisions with this category ({', '.join(CATEGORIES)}, unparsed)."),
     min_risk: float = typer.Option(None, "--min-risk", min=0.0, max=1.0, help="Only decisions with R at least this."),
@@ -98,8 +103,10 @@ def log_cmd(
         reader = fleet_reader(config, state_dir, log_file)
     else:
         path = existing_log(log_file, config, state_dir)
-    if action and action not in ("allow", "transform", "deny"):
-        fail(f"--action must be allow, transform or deny, got {action!r}")
+    if action:
+        action = ACTION_WORDS.get(action.strip().lower(), action)
+        if action not in ("allow", "transform", "deny"):
+            fail(f"--action must be allow, transform or deny (or allowed, rewritten, blocked), got {action!r}")
     try:
         keep = RecordFilter(action=action, host=host, category=category, min_risk=min_risk, since=parse_since(since))
     except ValueError as e:
