@@ -53,6 +53,18 @@ def write(state_dir: Path, info: dict) -> Path:
     return write_atomic(path(state_dir), json.dumps(rec, ensure_ascii=False, indent=1) + "\n")
 
 
+def update(state_dir: Path, **fields) -> dict | None:
+    """Change some fields of the running proxy's record (another command does it for that proxy: `dashboard
+    --new-token` puts the new address in `dashboard_url`); the rest, its pid included, is kept. Returns the new
+    record, or None (and writes nothing) when no live proxy's record is there."""
+    rec = read(state_dir)
+    if rec is None:
+        return None
+    rec.update(fields)
+    write(state_dir, rec)
+    return rec
+
+
 def alive(pid: int) -> bool:
     """Whether a process with this pid exists (another user's counts: signalling it is merely refused)."""
     if pid <= 0:

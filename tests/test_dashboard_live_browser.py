@@ -197,3 +197,19 @@ def test_a_new_token_at_restart_says_so_instead_of_reconnecting_forever(solo):
     assert again.start(), again.error
     page.wait_for_selector("#live.warn", timeout=30000)
     assert "token changed" in page.text_content("#live") and "guardian-proxy dashboard" in page.text_content("#live")
+
+
+def test_a_new_token_while_the_page_is_open_says_so_at_once(solo):
+    """`guardian-proxy dashboard --new-token` while the page is live: the server ends its stream, the pill says
+    "token changed — reopen from `guardian-proxy dashboard`" (not "live", not "reconnecting"), and a decision made
+    afterwards never reaches the page."""
+    from guardian_proxy.dashboard.security import TokenFile
+    from tests.test_dashboard_live import decision, raw
+
+    page, dash = solo["page"], solo["dash"]
+    TokenFile.for_state_dir(solo["settings"].state_dir).rotate()  # `guardian-proxy dashboard --new-token`
+    dash.publish(raw("after-rotation.example"), decision("after-rotation.example", "deny"))
+    page.wait_for_selector("#live.warn", timeout=30000)
+    assert page.text_content("#live") == "token changed — reopen from `guardian-proxy dashboard`"
+    assert rows(page, '[data-host="after-rotation.example"]') == 0
+    assert dash.hub.subscribers == 0 and not solo["errors"], solo["errors"]

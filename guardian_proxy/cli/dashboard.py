@@ -5,7 +5,8 @@ that file, the configured dashboard port (`dashboard_port`, default 8081) when a
 there. The token is the state dir's `dashboard.token` (the same across restarts). Nothing running: one line,
 exit 1. The address alone goes to stdout (for pipes: `xdg-open "$(guardian-proxy dashboard)"`); `--json`
 prints {url, dashboard, pac_url, token_file, pid, listen, source}; `--open` opens it in the web browser.
-`--new-token` writes a new token first: addresses printed before stop working, at once, in a running proxy too.
+`--new-token` writes a new token first: addresses printed before stop working, at once, in a running proxy too;
+its open live streams end (the open page says "token changed"), and its runtime.json names the new address.
 """
 
 from __future__ import annotations
@@ -93,6 +94,11 @@ def dashboard_cmd(
         fail(f"no dashboard token in {tf.path} (the proxy could not write its state dir: see its output for this "
              "run's address)", 1)
     url = f"{where['dashboard']}/?token={token}"
+    if new_token and where["pid"] is not None:  # the runtime file names the new address, not the dead one
+        try:
+            runtime.update(s.state_dir, dashboard_url=url)
+        except OSError as e:
+            warn(f"cannot write {runtime.path(s.state_dir)}: {e.strerror or e} (it still names the old address)")
     if as_json:
         print(json.dumps({"url": url, "dashboard": where["dashboard"], "pac_url": f"{where['dashboard']}/proxy.pac",
                           "token_file": str(tf.path), "pid": where["pid"], "listen": where["listen"],

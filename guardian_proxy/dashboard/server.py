@@ -6,7 +6,8 @@ never touches the proxy's event loop. Routes:
     GET  /proxy.pac             proxy auto-config for browsers (no token: it holds only the proxy address)
     GET  /api/snapshot?q=F      recent decisions (those filter F matches, query.py) + aggregates
     GET  /api/stats             aggregates
-    GET  /api/events?q=F        server-sent events: one `decision` event per decision (that F matches)
+    GET  /api/events?q=F        server-sent events: one `decision` event per decision (that F matches); a new
+                                token ends the stream with one `token` event
     GET  /api/sites?q=F         recent decisions grouped by the page that made them (sites.py)
     GET  /api/decision/<id>     the log-safe detail of one decision
     GET  /api/config            settings (secrets masked), mode, model status
@@ -44,6 +45,8 @@ STATIC_DIR = PACKAGE_DIR / "static"
 TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8", ".svg": "image/svg+xml",
          ".png": "image/png", ".html": "text/html; charset=utf-8"}
 KEEPALIVE_S = 15.0
+#: how often an idle live stream checks that its token is still the one in force (a busy one: before every event)
+TOKEN_CHECK_S = 0.5
 MAX_POST = 16 * 1024
 #: bounds against a flood of connections (README "Under load, faults and attack"): at most MAX_HANDLERS handler
 #: threads at once (each open live view holds one); a request head must be complete within HEAD_TIMEOUT_S, and a
@@ -184,7 +187,12 @@ class Handler(BaseHTTPRequestHandler):
         self._send(200, f.read_bytes(), TYPES.get(f.suffix, "application/octet-stream"))
 
     def _events(self, keep=None) -> None:
+        """The live stream. It is bound to the token it was opened with: once that token is replaced
+        (`guardian-proxy dashboard --new-token`), the stream sends one `token` event and ends, before any later
+        decision, and the page says the token changed (a reconnect with the old cookie gets a 401)."""
         hub: Hub = self.app.hub
+        guard = self.app.guard
+        opened_with = guard.token
         sub = hub.subscribe(keep)
         try:
             self.send_response(200)
@@ -196,8 +204,14 @@ class Handler(BaseHTTPRequestHandler):
             last = time.monotonic()
             while not sub.dropped and not hub.closed.is_set():
                 try:
-                    msg = sub.get(timeout=1.0)
+                    msg = sub.get(timeout=TOKEN_CHECK_S)
                 except queue.Empty:
+                    msg = ""
+                if guard.token != opened_with:  # one stat of the token file (security.TokenFile.current)
+                    self.wfile.write(b"event: token\ndata: {\"changed\":true}\n\n")
+                    self.wfile.flush()
+                    break
+                if msg == "":
                     if time.monotonic() - last > KEEPALIVE_S:
                         self.wfile.write(b": keepalive\n\n")
                         self.wfile.flush()

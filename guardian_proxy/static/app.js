@@ -5,7 +5,7 @@ const TOKEN = document.querySelector('meta[name="guardian-token"]').content;
 const MAX_ROWS = 200;
 const WORDS = { allow: "allowed", transform: "rewritten", deny: "blocked" };
 const state = { rows: [], gateway: null, statsTimer: null, sitesTimer: null, es: null, q: "", paused: false, pending: [],
-                lost: false, retryTimer: null, backoff: 1000, filterTimer: null };
+                lost: false, retryTimer: null, backoff: 1000, filterTimer: null, tokenChanged: false };
 const RETRY_MAX_MS = 10000;
 
 // ------------------------------------------------------------------ helpers
@@ -28,6 +28,7 @@ async function api(path, opts = {}) {
   const headers = { "X-Guardian-Token": TOKEN, ...(opts.body ? { "Content-Type": "application/json" } : {}) };
   const r = await fetch(path, { ...opts, headers, credentials: "same-origin" });
   const data = await r.json().catch(() => ({}));
+  if (r.status === 401) tokenChanged();
   if (!r.ok) throw Object.assign(new Error(data.error || `HTTP ${r.status}`), { status: r.status });
   return data;
 }
@@ -135,6 +136,7 @@ function setLive(text, cls) {
 // comes back by itself: the browser retries while it can, and when it gives up (readyState CLOSED) the page probes
 // the API with growing pauses and opens a new stream once it answers; the gap is filled from the snapshot.
 function connect() {
+  if (state.tokenChanged) return;
   if (state.es) state.es.close();
   clearTimeout(state.retryTimer);
   const es = new EventSource(withQ("/api/events"));
@@ -161,22 +163,41 @@ function connect() {
     }
     scheduleStats();
   });
-  es.addEventListener("error", () => {
+  // the server ends the stream with this event when the dashboard's token is replaced (`--new-token`): this page's
+  // token no longer opens anything, so it says so once and stops, instead of showing "live" or retrying
+  es.addEventListener("token", () => {
     if (es !== state.es) return;
+    tokenChanged();
+  });
+  es.addEventListener("error", () => {
+    if (es !== state.es || state.tokenChanged) return;
     state.lost = true;
     setLive("reconnecting…", "off");
     if (es.readyState === EventSource.CLOSED) retryLater();
   });
 }
 
+const TOKEN_CHANGED = "token changed — reopen from `guardian-proxy dashboard`";
+
+function tokenChanged() {
+  state.tokenChanged = true;
+  if (state.es) state.es.close();
+  state.es = null;
+  clearTimeout(state.retryTimer);
+  setLive(TOKEN_CHANGED, "warn");
+  document.getElementById("live").title = "the dashboard's token was replaced: open the address " +
+    "`guardian-proxy dashboard` prints (this page's token no longer works)";
+}
+
 function retryLater() {
   clearTimeout(state.retryTimer);
+  if (state.tokenChanged) return;
   state.retryTimer = setTimeout(async () => {
     try {
       await api("/api/stats");
       connect();
     } catch (e) {
-      if (e.status === 401) setLive("token changed: open the address `guardian-proxy dashboard` prints", "warn");
+      if (e.status === 401) return tokenChanged();  // nothing this page holds will open it again
       state.backoff = Math.min(RETRY_MAX_MS, state.backoff * 2);
       retryLater();
     }
