@@ -799,6 +799,17 @@ def write_wireguard_client_conf(master, confdir: str) -> Path | None:
     return None
 
 
+async def _servers_up(master, task: asyncio.Task) -> None:
+    """Until mitmproxy's servers listen (or it stopped): the banner and the runtime file then name the port really
+    bound (`--port 0` included). A fixed pause was too short on a loaded machine."""
+    ps = master.addons.get("proxyserver")
+    while ps is not None and not task.done():
+        servers = list(ps.servers)
+        if servers and not ps.servers.is_updating and all(s.is_running for s in servers):
+            return
+        await asyncio.sleep(0.02)
+
+
 async def _serve(gateway: Gateway, host: str, port: int, confdir: str, redirect: tuple[str, int] | None,
                  ssl_insecure: bool, proxyauth: str | None, mode: str | None, on_ready, dashboard=None,
                  sets: list[str] | None = None, verbosity: str = "warn", processes=None) -> None:
@@ -839,7 +850,7 @@ async def _serve(gateway: Gateway, host: str, port: int, confdir: str, redirect:
         except (NotImplementedError, RuntimeError):
             pass
     task = asyncio.create_task(master.run())
-    await asyncio.sleep(0.2)
+    await _servers_up(master, task)
     if mode and mode.startswith("wireguard"):
         await asyncio.sleep(0.5)  # the WireGuard server starts asynchronously
         wg = write_wireguard_client_conf(master, confdir)
