@@ -773,6 +773,12 @@ def close_client(client_id: str, why: str) -> None:
         io.handler.cancel(why)
 
 
+def listening_servers() -> list:
+    """The asyncio servers mitmproxy's proxy modes listen on (for ConnectionGuard.running: their backlog)."""
+    ps = ctx.master.addons.get("proxyserver")
+    return [s for instance in (getattr(ps, "servers", None) or ()) for s in getattr(instance, "_servers", None) or ()]
+
+
 def ca_cert_path(confdir: str) -> Path:
     return Path(os.path.expanduser(confdir)) / "mitmproxy-ca-cert.pem"
 

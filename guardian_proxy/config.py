@@ -176,7 +176,8 @@ class LimitSettings(_Strict):
     max_inspected_response_bytes: int = Field(default=4 * 1024 * 1024, gt=0)
     # client connections (guardian_proxy/connections.py): a complete request head within header_timeout_s of
     # connecting; closed after idle_timeout_s with no request in flight; at most max_connections_per_client per
-    # client address and max_connections in all (also kept under half the open-file limit)
+    # remote client address (loopback clients, many local programs, have none of their own) and max_connections in
+    # all (the soft open-file limit is raised for it; kept under half of that limit)
     header_timeout_s: float = Field(default=20.0, gt=0)
     idle_timeout_s: float = Field(default=300.0, gt=0)
     max_connections_per_client: int = Field(default=256, gt=0)

@@ -1,16 +1,24 @@
 """Client connections: a hostile client cannot hold the proxy's sockets (README "Under load, faults and attack").
 
-A mitmproxy addon (registered by addon._serve; it imports nothing of mitmproxy: the hooks get mitmproxy's
-objects, and `close(client_id, why)` is addon.py's). Rules, for TCP client connections:
+A mitmproxy addon (registered by addon._serve and mitmproxy_addon.py; it imports nothing of mitmproxy at
+load time: the hooks get mitmproxy's objects, `running` gets the proxy's listening servers from addon.py, and
+`close(client_id, why)` is addon.py's). Rules, for TCP client connections:
 
 - header timeout: a connection must send a complete request head within `header_timeout_s` of opening (after a
   CONNECT, the tunnelled request's head within `header_timeout_s` of the CONNECT); else it is closed;
 - idle timeout: a connection with no request in flight (between keep-alive requests) is closed after
   `idle_timeout_s`; while a request, a streamed response (SSE), a WebSocket or a TCP tunnel is in flight this
   timer never runs (mitmproxy's own 10-minute inactivity timeout then applies: any byte resets it);
-- caps: at most `per_client` connections per client address and `total` in all; at a cap, a new connection
-  replaces the oldest one (of that address, or any) that has no request in flight, and is refused only when
-  every one has a request in flight. A flood of half-open connections therefore never locks a client out.
+- caps: at most `total` connections in all, and at most `per_client` per remote client address; loopback
+  clients have no count of their own (every local program, browser, agent or fleet comes from 127.0.0.1 / ::1:
+  many honest programs, not one client): the header timeout is their slowloris defence. At a cap, a new
+  connection replaces the oldest idle keep-alive connection (one served, with no request in flight), else the
+  oldest one still waiting for its request head, and is refused only when every one has a request in flight.
+  A flood of half-open connections therefore never locks a client out.
+- the open-file limit: the soft limit is raised towards the hard one so that `total` connections fit (each
+  client connection may hold an upstream one too); `total` is kept under half of what the limit then is;
+- the listen backlog of the proxy's TCP servers is raised (`BACKLOG`, within the kernel's somaxconn) so that a
+  burst of connections waits in the kernel's queue instead of being dropped and retried a second later.
 
 Closings are counted and reported in one log line at most every 10 s (never an address or a value).
 """
@@ -18,8 +26,10 @@ Closings are counted and reported in one log line at most every 10 s (never an a
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
 import resource
+import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -30,15 +40,55 @@ REPORT_EVERY_S = 10.0
 _MARK = "guardian_inflight"  # flow.metadata key: this flow is counted as in flight on its client connection
 
 
+BACKLOG = 4096
+
+
 def open_file_cap(wanted: int) -> int:
-    """`wanted`, kept under half the soft open-file limit (each client connection may hold an upstream one too)."""
+    """`wanted`, kept under half the open-file limit (each client connection may hold an upstream one too), after
+    raising the soft limit towards the hard one as far as `wanted` needs."""
     try:
-        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     except (OSError, ValueError):
         return wanted
-    if soft == resource.RLIM_INFINITY or soft <= 0:
+    if soft == resource.RLIM_INFINITY:
+        return wanted
+    need = 2 * wanted + 64
+    if soft < need:
+        target = need if hard == resource.RLIM_INFINITY else min(need, hard)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+        except (OSError, ValueError):
+            pass
+    if soft <= 0:
         return wanted
     return min(wanted, max(16, (soft - 64) // 2))
+
+
+def is_loopback(addr: str) -> bool:
+    try:
+        ip = ipaddress.ip_address(addr.split("%", 1)[0])
+    except ValueError:
+        return False
+    mapped = getattr(ip, "ipv4_mapped", None)
+    return (mapped or ip).is_loopback
+
+
+def widen_backlog(servers, backlog: int = BACKLOG) -> int:
+    """Call listen(backlog) again on every listening TCP socket of `servers` (asyncio.Server objects; the kernel
+    caps it at somaxconn); returns how many sockets were widened."""
+    n = 0
+    for srv in servers:
+        for ts in getattr(srv, "sockets", None) or ():
+            try:
+                if ts.type != socket.SOCK_STREAM:
+                    continue
+                with socket.socket(ts.family, ts.type, fileno=socket.dup(ts.fileno())) as s:
+                    s.listen(backlog)
+                n += 1
+            except (OSError, ValueError, AttributeError) as e:
+                log.debug("guardian: widening a listen backlog: %s", type(e).__name__)
+    return n
 
 
 @dataclass
@@ -46,6 +96,7 @@ class _Conn:
     cid: str
     addr: str
     inflight: int = 0
+    served: bool = False  # a request head has come: with no request in flight it is an idle keep-alive connection
     timer: asyncio.TimerHandle | None = field(default=None, repr=False)
 
 
@@ -71,8 +122,10 @@ class ConnectionGuard:
         if getattr(client, "transport_protocol", "tcp") != "tcp":
             return  # UDP/QUIC/DNS have mitmproxy's own 20 s timeout
         addr = str(client.peername[0]) if getattr(client, "peername", None) else "?"
+        if is_loopback(addr):
+            addr = "loopback"  # many programs: no count of their own (see the module's docstring)
         mine = self.by_addr.setdefault(addr, {})
-        if len(mine) >= self.per_client and not self._replace(mine.values()):
+        if addr != "loopback" and len(mine) >= self.per_client and not self._replace(mine.values()):
             return self._refuse(client, addr)
         if len(self.conns) >= self.total and not self._replace(self.conns.values()):
             return self._refuse(client, addr)
@@ -90,8 +143,16 @@ class ConnectionGuard:
         self._count("refused at the cap")
 
     def _replace(self, candidates) -> bool:
-        """Close the oldest candidate with no request in flight; False when there is none."""
-        victim = next((c for c in candidates if c.inflight == 0), None)
+        """Close the oldest idle keep-alive candidate, else the oldest still waiting for its request head; False
+        when every one has a request in flight."""
+        victim = waiting = None
+        for c in candidates:
+            if c.inflight == 0:
+                if c.served:
+                    victim = c
+                    break
+                waiting = waiting or c
+        victim = victim or waiting
         if victim is None:
             return False
         self._drop(victim.cid, "replaced at the cap")
@@ -137,6 +198,15 @@ class ConnectionGuard:
             log.warning("guardian: client connections closed or refused so far: %s (%d open)",
                         ", ".join(f"{n} {k}" for k, n in self.counts.items() if n), len(self.conns))
 
+    def running(self) -> None:
+        """The proxy's servers listen by now: a burst of connections waits in a deep enough accept queue."""
+        try:
+            from .addon import listening_servers  # addon.py imports this module: a late import
+
+            widen_backlog(listening_servers())
+        except Exception as e:  # no mitmproxy master (a unit test)
+            log.debug("guardian: the listen backlog stays as it is: %s", type(e).__name__)
+
     # ------------------------------------------------------------------ requests in flight
 
     def _conn_of(self, flow) -> _Conn | None:
@@ -149,6 +219,7 @@ class ConnectionGuard:
             return
         flow.metadata[_MARK] = True
         c.inflight += 1
+        c.served = True
         if c.timer is not None:
             c.timer.cancel()
             c.timer = None

@@ -4,8 +4,10 @@ guardian_proxy/connections.py unit by unit.
 
 Rules checked: a connection that has not sent a complete request head within the header timeout is closed; one
 with no request in flight is closed after the idle timeout, but a stream in flight (SSE) never is; at the
-per-client cap a new connection replaces the oldest one without a request in flight, so a flood never locks
-the client out; the dashboard's handler threads are bounded and a half-open request head is dropped."""
+cap a new connection replaces the oldest one without a request in flight (an idle keep-alive one first), so a
+flood never locks the client out; loopback clients have no per-address cap (issue 26: every local program comes
+from 127.0.0.1), only the total one, and a remote address keeps its own; the dashboard's handler threads are
+bounded and a half-open request head is dropped."""
 
 from __future__ import annotations
 
@@ -75,7 +77,8 @@ def half_open(port: int, n: int, payload: bytes = HALF) -> list[socket.socket]:
 def env(tmp_path_factory):
     d = tmp_path_factory.mktemp("hostile-clients")
     up = HostileUpstream()
-    cfg = write_config(d, header_timeout_s=HEADER_S, idle_timeout_s=IDLE_S, max_connections_per_client=CAP)
+    # loopback clients count against the total cap only (issue 26), so the cap these tests reach is the total one
+    cfg = write_config(d, header_timeout_s=HEADER_S, idle_timeout_s=IDLE_S, max_connections=CAP)
     px = start_proxy(d, up.port, extra=proxy_args(cfg))
     yield up, px
     px.stop()
@@ -178,6 +181,51 @@ def test_refused_only_when_every_connection_has_a_request_in_flight():
     g.client_disconnected(cs[0])
     g.client_connected(again := _client(3))
     assert again.error is None
+
+
+def test_loopback_clients_have_no_per_address_cap_but_a_remote_address_does():
+    closed = []
+    g = ConnectionGuard(lambda cid, why: closed.append(cid), per_client=3, total=5000)
+    for i, addr in enumerate(["127.0.0.1", "127.0.0.2", "::1", "::ffff:127.0.0.1"] * 250):
+        g.client_connected(c := _client(i, addr))  # 1,000 local programs, none with its request head yet
+        assert c.error is None
+    assert not closed and len(g.conns) == 1000
+    remote = [_client(2000 + i, "192.168.1.20") for i in range(4)]
+    for c in remote:
+        g.client_connected(c)
+    assert closed == ["c2000"]  # the remote address's own cap: its oldest waiting connection made room
+
+
+def test_at_the_cap_an_idle_keepalive_connection_goes_before_one_still_sending_its_head():
+    closed = []
+    g = ConnectionGuard(lambda cid, why: closed.append(cid), per_client=100, total=3)
+    head_pending, served, busy = _client(0, "127.0.0.1"), _client(1, "127.0.0.1"), _client(2, "127.0.0.1")
+    for c in (head_pending, served, busy):
+        g.client_connected(c)
+    f = _flow(served)
+    g.requestheaders(f)
+    g.response(f)  # served, now idle between keep-alive requests
+    g.requestheaders(_flow(busy))
+    g.client_connected(_client(3, "127.0.0.1"))
+    assert closed == ["c1"]  # not the older c0, which may be an honest client whose head is on its way
+    g.client_connected(_client(4, "127.0.0.1"))
+    assert closed == ["c1", "c0"]
+
+
+def test_the_open_file_limit_is_raised_so_the_total_cap_fits():
+    import subprocess
+    import sys
+
+    code = ("import resource\n"
+            "soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)\n"
+            "resource.setrlimit(resource.RLIMIT_NOFILE, (256, hard))\n"
+            "from guardian_proxy.connections import open_file_cap\n"
+            "print(open_file_cap(1000), resource.getrlimit(resource.RLIMIT_NOFILE)[0], hard)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    cap, soft, hard = (int(x) for x in out)
+    if hard != -1 and hard < 2064:
+        pytest.skip(f"the hard open-file limit is {hard}")
+    assert cap == 1000 and soft >= 2064
 
 
 def test_the_total_cap_spans_addresses():
