@@ -325,6 +325,7 @@ class GuardianAddon:
         from . import runtime
 
         listen = [(str(a[0]), int(a[1])) for a in ctx.master.addons.get("proxyserver").listen_addrs()]
+        runtime.note(self.redirect.address if self.redirect is not None else None)
         runtime.write(self.gateway.settings.state_dir, runtime.info(
             listen, spec or "regular", self.dashboard.url if self.dashboard is not None else None, o.confdir,
             ca_cert_path(o.confdir)))
@@ -863,6 +864,9 @@ async def _serve(gateway: Gateway, host: str, port: int, confdir: str, redirect:
         if wg is not None:
             log.warning("WireGuard client configuration written to %s", wg)
     if on_ready:
+        from . import runtime
+
+        runtime.note(redirect)  # the runtime file on_ready writes says where every request goes (doctor reads it)
         on_ready()
     try:
         await task

@@ -3,7 +3,8 @@
 `<state_dir>/runtime.json` (0600, written atomically) is written by `guardian-proxy run` once the proxy
 listens and removed when it exits. It holds {"pid", "listen": [[host, port], ...] (the addresses really
 bound), "mode", "dashboard_url" (null when the dashboard is off), "confdir", "ca" (the CA certificate's
-path), "version", "started" (ISO 8601, UTC)}. `read` returns None when the file is absent, unreadable, not
+path), "version", "started" (ISO 8601, UTC)}, and "redirect_upstream": [host, port] when every request goes to one
+address (`--redirect-upstream`; `note`d by the addon where it knows it). `read` returns None when the file is absent, unreadable, not
 such an object, or names a process that is no longer alive (a proxy killed with SIGKILL leaves a stale
 file: it is ignored, never trusted). `remove` deletes the file only when it names this process or a dead
 one, so a second proxy sharing the state dir keeps its own file.
@@ -19,7 +20,8 @@ from pathlib import Path
 from .private import make_dirs, write_atomic
 
 FILE_NAME = "runtime.json"
-KEYS = ("pid", "listen", "mode", "dashboard_url", "confdir", "ca", "version", "started")
+KEYS = ("pid", "listen", "mode", "dashboard_url", "confdir", "ca", "version", "started", "redirect_upstream")
+_NOTED: dict = {}  # facts of this process the record carries, told by the code that knows them (`note`)
 
 
 def path(state_dir: Path) -> Path:
@@ -35,10 +37,16 @@ def version() -> str:
         return "unknown"
 
 
+def note(redirect_upstream: tuple[str, int] | None = None) -> None:
+    """What this proxy does that its record must say, from where it is known (the addon's `run_proxy`): the
+    `--redirect-upstream` address (None: real connections). `info` adds it."""
+    _NOTED["redirect_upstream"] = [str(redirect_upstream[0]), int(redirect_upstream[1])] if redirect_upstream else None
+
+
 def info(listen: list[tuple[str, int]], mode: str, dashboard_url: str | None, confdir: str | Path,
          ca: str | Path) -> dict:
-    """The record for this process: pid, version and start time filled in."""
-    return {"pid": os.getpid(), "listen": [[str(h), int(p)] for h, p in listen], "mode": mode,
+    """The record for this process: pid, version and start time filled in, and what was `note`d."""
+    return {**_NOTED, "pid": os.getpid(), "listen": [[str(h), int(p)] for h, p in listen], "mode": mode,
             "dashboard_url": dashboard_url, "confdir": str(Path(confdir).expanduser()),
             "ca": str(Path(ca).expanduser()), "version": version(),
             "started": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")}
