@@ -1,11 +1,16 @@
-"""The guard: inspect a tool call the model proposes and remove what leaks non-shareable items.
+"""The guard: inspect a tool call the model proposes and withhold, item by item, what leaks non-shareable items.
 
-Every string argument is split into sentences. A sentence is removed when it (a) repeats a withheld
-item the agent observed (lexical containment ≥ `MATCH` either way, at least `MIN_SHARED` shared content
-words) or (b) is new text (not a copy of a shareable item: under `COPY` of its words in one) that the
-norms table classifies as withheld for this recipient (a paraphrase, or something the agent made up). Keys
-that address the message (`to`, `recipient`, `channel` …) are never rewritten. When nothing of
-substance is left the call is reported as blocked (the caller replaces it with a refusal).
+Every string argument is split into items (sentences; a line of a list is one). Each item is traced to its
+source among the items the agent observed: the observed item that holds the largest share of its content
+words. An item that is a copy of a shareable item (≥ `COPY` of its words in one) and no closer to a
+withheld one is the shareable item and goes verbatim, whatever words it shares with a withheld record (the
+roster next to a friend's diagnosis). Any other item is removed when it (a) repeats a withheld item the
+agent observed (lexical containment ≥ `MATCH` either way, at least `MIN_SHARED` shared content words) or
+(b) is new text that the norms table classifies as withheld for this recipient (a paraphrase, or
+something the agent made up). A removed item that joins several clauses (`;`, or `, and`) keeps those of
+its clauses that are each a copy of a shareable item. What is cut leaves no empty list marker behind; the
+arguments stay valid JSON of the same shape. Keys that address the message (`to`, `recipient`, `channel`
+…) are never rewritten. When nothing of substance is left the call is reported as blocked.
 """
 
 from __future__ import annotations
@@ -18,6 +23,10 @@ from .instructor import Guidance, Instructor
 from .items import Item, content_words, sentences
 
 _SPACES = re.compile(r"[ \t]{2,}")
+_CUT = "\x00"
+#: a line left with nothing but what was cut, a list marker or punctuation goes whole (its line break too)
+_EMPTIED = re.compile(r"(?m)^[ \t]*(?:(?:\d{1,3}[.)]|[-*\u2022+>]|#{1,6})[ \t]*)?(?:\x00[ \t,;:.]*)+\n?")
+_CLAUSES = re.compile(r"\s*;\s*|,\s+(?:and|but|while|plus)\s+|\s+(?:and also|as well as)\s+")
 _BLANKS = re.compile(r"\n\s*\n+")
 MATCH = 0.6
 MIN_SHARED = 3
@@ -36,6 +45,8 @@ class GuardResult:
 
 
 def _leaks(words: set[str], guidance: Guidance) -> bool:
+    if words and any(words == j.words for j in guidance.withhold):
+        return True  # a copy of a withheld item, however short (a subject line)
     if len(words) < 2:
         return False
     for j in guidance.withhold:
@@ -45,13 +56,29 @@ def _leaks(words: set[str], guidance: Guidance) -> bool:
     return False
 
 
+def _cover(words: set[str], judged) -> float:
+    """The largest share of `words` found in one of the judged items."""
+    return max((len(words & j.words) / len(words) for j in judged), default=0.0) if words else 0.0
+
+
 def _copies(words: set[str], guidance: Guidance) -> bool:
-    return bool(words) and any(len(words & j.words) / len(words) >= COPY for j in guidance.share)
+    return _cover(words, guidance.share) >= COPY
+
+
+def _shareable_copy(words: set[str], guidance: Guidance) -> bool:
+    """The item is a shareable item the agent observed (its source), not closer to a withheld one."""
+    share = _cover(words, guidance.share)
+    return len(words) >= 2 and share >= COPY and share > _cover(words, guidance.withhold)
 
 
 class Guard:
     def __init__(self, instructor: Instructor):
         self.instructor = instructor
+
+    def _withheld(self, words: set[str], judged_types: list[str], guidance: Guidance) -> bool:
+        if _shareable_copy(words, guidance):
+            return False
+        return _leaks(words, guidance) or (bool(judged_types) and not _copies(words, guidance))
 
     def check_text(self, text: str, guidance: Guidance) -> tuple[str, int, int, set[str]]:
         kept, removed, types = 0, 0, set()
@@ -59,15 +86,26 @@ class Guard:
                                        guidance.relationship)
         out = text
         for j in judged:
-            if _leaks(j.words, guidance) or (j.withheld and not _copies(j.words, guidance)):
-                removed += 1
-                types.update(j.types or ["observed_withheld"])
-                out = out.replace(j.item.text, "", 1)  # cut in place: the rest keeps its layout
-            else:
+            if not self._withheld(j.words, j.types, guidance):
                 kept += 1
+                continue
+            removed += 1
+            types.update(j.types or ["observed_withheld"])
+            out = out.replace(j.item.text, self._clauses_kept(j.item.text, guidance) or _CUT, 1)  # in place
         if removed:
-            out = _BLANKS.sub("\n", _SPACES.sub(" ", out)).strip()
+            out = _SPACES.sub(" ", _EMPTIED.sub("", out).replace(_CUT, ""))
+            out = _BLANKS.sub("\n\n", out).strip()
         return out, removed, kept, types
+
+    @staticmethod
+    def _clauses_kept(sentence: str, guidance: Guidance) -> str:
+        """The clauses of a removed sentence that are each a copy of a shareable item ("" when none is)."""
+        parts = [p for p in _CLAUSES.split(sentence) if p and p.strip()]
+        if len(parts) < 2:
+            return ""
+        keep = [p.strip().rstrip(".") for p in parts if _shareable_copy(content_words(p), guidance)
+                and not _leaks(content_words(p), guidance)]
+        return ("; ".join(keep) + ".") if keep else ""
 
     def check_call(self, tool: str, arguments: str, guidance: Guidance) -> GuardResult:
         try:

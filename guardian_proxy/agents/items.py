@@ -3,7 +3,11 @@ containment test the guard uses to recognise an item inside an outgoing message.
 
 Stated rules: a tool result that is JSON is walked; string values under identifier-like keys (`id`,
 `*_id`, timestamps, URLs) are not information items; every other string is split into sentences. A
-tool result that is not JSON is split into sentences as text. Binary-looking or huge results are cut
+tool result that is not JSON is split into sentences as text. A text that is a *listing* (an inbox
+printed as text, a note of bullet points) is cut into blocks first (`blocks`): a numbered or bulleted
+item, a Markdown heading, a rule line (`---`) or a repeated field (a second `From:`) starts a new block,
+and each block is a source of its own (its record path ends in `§<n>`); a blank line alone does not
+(paragraphs of one letter are one source). Binary-looking or huge results are cut
 at `MAX_CHARS` (the rest is not analysed, and the guard treats unseen content conservatively).
 """
 
@@ -19,6 +23,9 @@ _ABBREV = re.compile(r"\b(Mr|Mrs|Ms|Dr|Prof|St|Jr|Sr|Inc|Ltd|Co|vs|etc|e\.g|i\.e
 #: a URL, 3.5) does not end one
 _SENT = re.compile(r"(?:[^.!?\n]|[.!?](?=\S))+(?:[.!?]+(?=\s|$)|\n|$)")
 _WORD = re.compile(r"[a-z0-9][a-z0-9'+\-]*", re.I)
+_MARK = re.compile(r"^\s{0,3}(?:\d{1,3}[.)]|[-*\u2022+]|#{1,6})\s+(?=\S)")
+_RULE = re.compile(r"^\s*(?:[-=*_~]\s*){3,}$")
+_FIELD = re.compile(r"^([A-Za-z][\w'. -]{0,30}?)\s*:\s+\S")
 _SKIP_KEY = re.compile(r"(^|_)(id|ids|uuid|time|timestamp|date|url|link|href|token|hash)$", re.I)
 STOP = frozenset("""a an the and or but if of at by for with about against between into through during before after
 above below to from up down in out on off over under again further then once here there when where why how all any
@@ -53,6 +60,34 @@ def sentences(text: str) -> list[str]:
     return [s.strip().replace("\x00", ".") for s in _SENT.findall(masked) if s.strip() and len(content_words(s)) >= 1]
 
 
+def blocks(text: str) -> list[str]:
+    """The blocks of a listing (see the module's stated rules); a text with no listing is one block."""
+    out: list[str] = []
+    cur: list[str] = []
+    keys: set[str] = set()
+
+    def flush():
+        if any(x.strip() for x in cur):
+            out.append("\n".join(cur).strip())
+        cur.clear()
+        keys.clear()
+
+    for line in text.splitlines():
+        if _RULE.match(line):
+            flush()
+            continue
+        mark = _MARK.match(line)
+        field = _FIELD.match(line[mark.end():] if mark else line.lstrip())
+        key = field.group(1).strip().lower() if field else None
+        if cur and any(x.strip() for x in cur) and (mark or (key is not None and key in keys)):
+            flush()
+        if key is not None:
+            keys.add(key)
+        cur.append(line)
+    flush()
+    return out or [text]
+
+
 def _walk(value, path: str, out: list[tuple[str, str]], depth: int = 0) -> None:
     if depth > 32:
         return
@@ -83,6 +118,9 @@ def items_of(tool: str, result: str) -> list[Item]:
         leaves = [("$", result)]
     out: list[Item] = []
     for path, text in leaves:
-        for i, s in enumerate(sentences(text)):
-            out.append(Item(text=s, record=f"{tool}:{path}", index=i))
+        bs = blocks(text) if "\n" in text else [text]
+        for b, block in enumerate(bs):
+            where = f"{tool}:{path}§{b}" if len(bs) > 1 else f"{tool}:{path}"
+            for i, s in enumerate(sentences(block)):
+                out.append(Item(text=s, record=where, index=i))
     return out

@@ -39,7 +39,10 @@ N_CONTEXT = 8
 
 
 def object_of(record: str) -> str:
-    """`Tool:$.results[1].content` → `Tool:$.results[1]` (sentences of one JSON object share a subject)."""
+    """`Tool:$.results[1].content` → `Tool:$.results[1]` (sentences of one JSON object share a subject); a block
+    of a listing (`…§<n>`, `items.blocks`) is an object of its own."""
+    if "§" in record:
+        return record
     head, dot, _ = record.rpartition(".")
     return head if dot and "[" in head else record
 
