@@ -2,8 +2,9 @@
 end, state-dir permissions — each with the command that fixes it. Exit status 1 when something fails.
 
 It knows the running proxy from `<state_dir>/runtime.json` (guardian_proxy/runtime.py): its pid, the
-addresses it really listens on, its dashboard and CA; it sends one request through it (cli/probe.py) and
-checks that the dashboard answers. With no proxy running it checks the configured ports and says so. The
+addresses it really listens on, its dashboard and CA; it sends one request through it (cli/probe.py; to the
+`--redirect-upstream` address the runtime file names, when the proxy sends every request there) and checks that
+the dashboard answers. With no proxy running it checks the configured ports and says so. The
 CA is looked up by fingerprint in the system store and in Chromium's and Firefox's NSS stores (cli/trust.py,
 read with certutil, never changed). The doctor changes nothing; its one test request is logged like any other."""
 
@@ -249,6 +250,9 @@ def proxy_checks(s: Settings, rt: dict | None) -> list[Check]:
         checks.append(Check("request through the proxy", "warn", f"not tested: the doctor sends its test request "
                             f"to a regular-mode proxy only, and this one runs in {mode} mode",
                             "check with a client: curl -v http://example.org/ from a redirected user or peer"))
+    elif _redirect(rt) is not None:
+        host, port = rt["listen"][0]
+        checks.append(through_redirect(_client_host(host), port, _redirect(rt)))
     else:
         host, port = rt["listen"][0]
         state, detail = through_proxy(_client_host(host), port)
@@ -256,6 +260,65 @@ def proxy_checks(s: Settings, rt: dict | None) -> list[Check]:
                                         f"delete {runtime.path(s.state_dir)}")
         checks.append(Check("request through the proxy", state, detail, fix))
     return checks
+
+
+def _redirect(rt: dict) -> tuple[str, int] | None:
+    """The runtime file's `redirect_upstream` ([host, port]: every request goes there), or None."""
+    r = rt.get("redirect_upstream")
+    if isinstance(r, list) and len(r) == 2 and isinstance(r[0], str) and isinstance(r[1], int) \
+            and not isinstance(r[1], bool):
+        return r[0], r[1]
+    return None
+
+
+def through_redirect(host: str, port: int, target: tuple[str, int], timeout: float = 20.0) -> Check:
+    """The test request for a proxy started with --redirect-upstream: it sends every request to `target`, so the
+    doctor's own server would never see one. The request names `target` itself (logged as a request to it); the
+    path works when the proxy answers with the target's answer (not its own 502, not a block)."""
+    import http.client
+    import secrets
+    import time
+
+    from .probe import PATH
+
+    name = "request through the proxy"
+    where = _hostport(host, port)
+    dest = _hostport(*target)
+    fix_target = (f"start the server at {dest}, or restart the proxy without --redirect-upstream to reach the "
+                  "real sites")
+    try:
+        socket.create_connection(target, timeout=5).close()
+    except OSError as e:
+        return Check(name, "fail", f"the proxy at {where} sends every request to its --redirect-upstream {dest}, "
+                     f"which does not answer ({e.strerror or e})", fix_target)
+    t0 = time.monotonic()
+    try:
+        conn = http.client.HTTPConnection(host, port, timeout=timeout)
+        try:
+            conn.request("GET", f"http://{dest}{PATH}{secrets.token_hex(8)}",
+                         headers={"user-agent": "guardian-proxy-doctor", "connection": "close"})
+            r = conn.getresponse()
+            r.read(65536)
+            status, blocked = r.status, r.getheader("x-guardian-blocked")
+            decision = r.getheader("x-guardian-decision") or "?"
+        finally:
+            conn.close()
+    except (OSError, http.client.HTTPException) as e:
+        return Check(name, "fail", f"no answer from the proxy at {where}: {type(e).__name__}: {e}",
+                     "restart it (`guardian-proxy run`)")
+    ms = round((time.monotonic() - t0) * 1000)
+    if status == 407:
+        return Check(name, "warn", f"the proxy at {where} answered 407: it asks clients for credentials "
+                     "(--proxyauth), which the doctor does not have, so the path beyond was not tested")
+    if blocked:
+        return Check(name, "warn", f"the proxy at {where} answered but blocked the test request (decision "
+                     f"{decision}): an override or rule denies {target[0]}")
+    if status == 502:
+        return Check(name, "fail", f"the proxy at {where} could not reach its --redirect-upstream {dest} (502)",
+                     fix_target)
+    return Check(name, "ok", f"a test request went through the proxy at {where} to {dest}, where it sends every "
+                 f"request (--redirect-upstream: for tests and demos, not the real sites), and came back ({status}) "
+                 f"in {ms} ms")
 
 
 def state_checks(s: Settings) -> list[Check]:
