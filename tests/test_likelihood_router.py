@@ -129,3 +129,26 @@ def test_shipped_model_on_the_shipped_corpus():
     disclosed, undisclosed = L({"cookie": 1}, "ad_network", ["advertising"]), L({"health": 1}, "data_broker", ["unknown"])
     assert disclosed.path == undisclosed.path == "fast"
     assert disclosed.value < 0.2 and undisclosed.value > 0.8
+
+
+def test_the_fast_path_runs_on_one_thread_and_gives_the_same_values():
+    """Issue 25 item 5: torch's intra-op pool spun ~2 ms of CPU per call for an 8-row batch; the model now runs in
+    the caller's thread alone, with the process's thread count restored and the same outputs as on the pool."""
+    import torch
+
+    stage = EvidentialLikelihood(SHIPPED)
+    before = torch.get_num_threads()
+    items = [action(), action({"health": 1, "contact": 1}, "data_broker", ("advertising", "analytics"))]
+    got = [stage.fast(a, DISCLOSED) for a in items]
+    assert torch.get_num_threads() == before
+    import numpy as np
+
+    from guardian_proxy.likelihood.features import featurize
+    from guardian_proxy.likelihood.model import dirichlet_outputs
+    from guardian_proxy.likelihood.router import split_items as split
+
+    for a, (mass, u) in zip(items, got, strict=True):
+        x = np.stack([featurize(i, DISCLOSED, stage.loaded.spec) for i in split(a)])
+        with torch.no_grad():  # on the process's pool, as before
+            m, uu = dirichlet_outputs(stage.loaded.model(torch.from_numpy(x)))
+        assert (mass, u) == (max(m.tolist()), max(uu.tolist()))
