@@ -46,7 +46,7 @@ def note(redirect_upstream: tuple[str, int] | None = None) -> None:
 def info(listen: list[tuple[str, int]], mode: str, dashboard_url: str | None, confdir: str | Path,
          ca: str | Path) -> dict:
     """The record for this process: pid, version and start time filled in, and what was `note`d."""
-    return {**_NOTED, "pid": os.getpid(), "listen": [[str(h), int(p)] for h, p in listen], "mode": mode,
+    return {"redirect_upstream": None, **_NOTED, "pid": os.getpid(), "listen": [[str(h), int(p)] for h, p in listen], "mode": mode,
             "dashboard_url": dashboard_url, "confdir": str(Path(confdir).expanduser()),
             "ca": str(Path(ca).expanduser()), "version": version(),
             "started": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")}
