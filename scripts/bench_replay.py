@@ -20,7 +20,8 @@ Personal stand-ins (what counts as personal data in the captures)
   - e-mail     any address at example.com / example.net
   - phone      a number whose digits hold 55501xx, or +44 7700 900xxx
   - card       a Luhn-valid 13-19 digit number starting 4111
-  - address    "<n> Example Street / Sample Road / Test Avenue / Placeholder Lane / Mock Way"
+  - address    "<n> Example Street / Sample Road / Test Avenue / Placeholder Lane / Mock Way", with the city,
+               state and postcode that follow it (", San Francisco, CA 94102")
   - name       a first name + last name of scrub.py's pools ("Jordan Smith"), or a value made only of pool words
                under a name key (scrub.py's own key rules: first_name, display_name, full_name …)
   - username   under a username key: "user…" / "u…" as scrub.py makes them
@@ -52,7 +53,12 @@ Verdicts
   - AI exchange broken  an AI chat turn blocked, changed anywhere but where a personal stand-in sat (every changed
                region of the text must overlap a stand-in: a reversible pseudonym there is the product), or the
                reply the client received differs from the recorded one (de-masking must give it back as it was;
-               the same JSON or stream events only laid out anew is counted apart, not as broken).
+               the same JSON or stream events only laid out anew is counted apart, not as broken). Two changes
+               of a chat turn are the product too and counted apart: a pseudonym of a person the prompt itself
+               names as one, and that person's age ("a person named Alice", "Bob who is 30 years old", "(age
+               30)": cues in the words, not the proxy's detection; the reply must still come back as recorded);
+               and agent guidance added to the instruction field (systemInstruction, system, instructions,
+               preamble; the recorded instruction kept whole at its start) of a turn that carries personal data.
   - leak       a tracker call forwarded with a personal stand-in (not IP) still in it, raw: plain, URL-encoded,
                base64 or compressed (scripts/bench_everyday.py's `visible`).
   - needless   a request altered where the altered text holds no personal stand-in (a changed region of a field
@@ -135,7 +141,10 @@ def scrub():
 EMAIL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@example\.(?:com|net)(?![\w-])", re.I)
 PHONE = re.compile(r"(?<![\w])\+?\(?\d[\d ().\-]{5,18}\d(?!\d)")
 CARD = re.compile(r"(?<!\d)4111(?:[ -]?\d){9,15}(?!\d)")
-ADDRESS = re.compile(r"\b\d{1,3} (?:Example Street|Sample Road|Test Avenue|Placeholder Lane|Mock Way)\b")
+#: the stand-in street, with the rest of the postal address that follows it (", San Francisco, CA 94102"): the
+#: city and postcode of a person's street address are part of it
+ADDRESS = re.compile(r"\b\d{1,3} (?:Example Street|Sample Road|Test Avenue|Placeholder Lane|Mock Way)\b"
+                     r"(?:,\s?[A-Z][a-z]+(?:\s[A-Z][a-z]+){0,2}(?:,\s?[A-Z]{2})?(?:\s\d{5}(?:-\d{4})?)?)?")
 IPS = re.compile(r"(?<![\w.])(?:192\.0\.2|198\.51\.100|203\.0\.113)\.\d{1,3}(?![\w.])|(?<![\w:])2001:db8::[0-9a-f]{1,4}(?![\w:])",
                  re.I)
 _NAME_RX = None
@@ -264,6 +273,45 @@ def personal_values(req: RawRequest) -> dict[str, str]:
         elif kind == "address" and s.plausible(kind, v) and re.search(r"\d", v) and len(v) >= 4:
             found.setdefault(v, "address")
     return found
+
+
+#: the prompt names a person: "a person named X", "called X", "Mr X"; "X who is …", "X (age 30)", "X, aged 30"
+_NAMED = re.compile(r"\b(?:named|called|name is|Mr\.?|Mrs\.?|Ms\.?|Dr\.?)\s+([A-Z][a-z]+(?:\s[A-Z][a-z]+)?)\b"
+                    r"|\b([A-Z][a-z]+(?:\s[A-Z][a-z]+)?)(?=\s+who\b|\s+\(age\s|,\s+aged\s|\s+is\s+\d{1,3}\s+years?\s+old)")
+#: the age of that person in the same sentence: "who is 30 years old", "(age 30)", "aged 30"
+_AGE = re.compile(r"\b(?:is|aged|age)\s+(\d{1,3})(?:\s+years?\s+old|\))")
+_NOT_NAMES = {"The", "This", "That", "It", "He", "She", "They", "We", "You", "I", "Who", "What", "Add", "Create"}
+
+
+def prompt_persons(req: RawRequest) -> dict[str, str]:
+    """AI chat turns only: the persons the prompt itself names, and their ages ("Create a person named Alice",
+    "Add Bob who is 30 years old"), with their values under a name key of the request's JSON (a tool call's
+    `"name": "Alice"`). A reversible pseudonym there keeps the exchange's meaning: the model gets a stand-in
+    for a person's identifier, the reply is de-masked (checked apart). Read by the oracle from the words
+    around the value, never from the proxy's own detection; a country or a fact ("the capital of France") is
+    not named as a person by any of these cues, so changing it stays broken."""
+    found: dict[str, str] = {}
+    text = decoded_body(req.headers, req.body).decode("utf-8", "replace")
+    for sentence in re.split(r"(?<=[.!?])\s+|\\n|\n", text):
+        names = [" ".join(w for w in n.split() if w not in _NOT_NAMES) for m in _NAMED.finditer(sentence)
+                 for n in m.groups() if n]
+        names = [n for n in names if n]
+        for n in names:
+            found.setdefault(n, "named person")
+        if names:
+            for m in _AGE.finditer(sentence):
+                found.setdefault(m.group(0), "named person's age")
+    return found
+
+
+#: the instruction fields of the chat APIs (Gemini, Anthropic, OpenAI Responses, Cohere)
+_INSTRUCTION = re.compile(r"body:\$\.(?:systemInstruction|system_instruction|system|instructions|preamble)\b")
+
+
+def guidance_added(field: str, o: str | None, n: str | None) -> bool:
+    """Agent guidance the proxy adds where the provider takes instructions (issue 25 item 4, agents/shapes.py): a
+    new or extended instruction field, the recorded instruction kept whole at its start."""
+    return bool(_INSTRUCTION.match(field)) and n is not None and (not o or n.startswith(o)) and n != (o or "")
 
 
 def luhn_card(d: str) -> bool:
@@ -1037,8 +1085,19 @@ def judge(it: Item) -> dict:
         f1 = fields(a["method"], arr_url, a["headers"], a["body"])
         changed = changed_fields(f0, f1)
         unj = False
+        # an AI chat turn: the persons the prompt names (and their ages) may carry a reversible pseudonym too
+        named = prompt_persons(sent) if cls == "ai_chat" else {}
         for k in changed:
+            if named or values:
+                if cls == "ai_chat" and guidance_added(k, f0.get(k), f1.get(k)):
+                    res["changes"].append({"field": k, "from": shape(f0.get(k)), "to": shape(f1.get(k)),
+                                           "personal": True, "why": "agent guidance"})
+                    flags.append("guidance_added")
+                    continue
             bad, s0, s1 = unjustified(f0.get(k), f1.get(k), values)
+            if bad and named and not unjustified(f0.get(k), f1.get(k), {**values, **named})[0]:
+                bad = False
+                flags.append("named_person_pseudonym")
             res["changes"].append({"field": k, "from": s0, "to": s1, "personal": not bad})
             unj = unj or bad
         if changed:
@@ -1165,6 +1224,7 @@ def summarize(results: list[dict]) -> dict:
         "blocked": f["blocked"], "trackers_blocked": f["tracker_blocked"], "blocked_personal": f["blocked_personal"],
         "personal_to_other_third_parties": f["personal_to_third_party"],
         "replies_changed": f["reply_changed"], "replies_relaid": f["reply_layout"],
+        "ai_named_person_pseudonyms": f["named_person_pseudonym"], "ai_guidance_added": f["guidance_added"],
         "unexpected_upstream_requests": len(UNEXPECTED),
         "targets": {"breakage_rate": 0.003, "needless_rate": 0.01, "ai_broken": 0, "leaks": 0},
     }
@@ -1205,6 +1265,8 @@ def report(results: list[dict], s: dict, verbose: bool = True, out=sys.stdout) -
     p(f"rewritten with personal data  {s['rewritten_personal']:5d}; blocked {s['blocked']} (trackers "
       f"{s['trackers_blocked']}, with personal data {s['blocked_personal']}); replies changed {s['replies_changed']} "
       f"(and {s['replies_relaid']} the same JSON laid out anew)")
+    p(f"AI chat turns with a person the prompt names pseudonymised {s['ai_named_person_pseudonyms']}; "
+      f"agent guidance added {s['ai_guidance_added']}")
     p("\nper capture file: requests / errors / user-broken / needless / leaks / AI broken / rewritten-personal / "
       "blocked")
     per: dict[str, Counter] = defaultdict(Counter)

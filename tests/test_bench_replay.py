@@ -100,6 +100,37 @@ def test_ai_chat_turn_pseudonym_only_where_personal():
     assert r["verdict"] == "ok" and "reply_layout" in r["flags"]
 
 
+def test_ai_chat_turn_person_the_prompt_names():
+    """A reversible pseudonym of a person the prompt itself names ("a person named Alice", "Alice who is 30 years
+    old") and of the rest of a stand-in's postal address is the product; a country changed is still broken."""
+    url = "https://generativelanguage.googleapis.com/v1beta/models/gemini-flash-latest:generateContent"
+    hdr = [("x-goog-api-key", "k"), ("User-Agent", "python-httpx")]
+
+    def turn(text: str, sent: str, system: str | None = None):
+        body = json.dumps({"contents": [{"role": "user", "parts": [{"text": text}]}]}).encode()
+        out = {"contents": [{"role": "user", "parts": [{"text": sent}]}]}
+        if system is not None:
+            out["systemInstruction"] = {"parts": [{"text": system}]}
+        return br.judge(item(url, body, headers=hdr, tool=True, arrived_body=json.dumps(out).encode()))
+
+    r = turn("Create a person named Alice living in San Francisco", "Create a person named Andrea living in San Francisco")
+    assert r["class"] == "ai_chat" and r["verdict"] == "rewritten_personal" and "named_person_pseudonym" in r["flags"]
+    r = turn("Add Alice who is 30 years old and lives at 889 Sample Road, San Francisco, CA 94102 to the database",
+             "Add Denise who is 26 years old and lives at 12309 Gabriela Pines, CA 86507 to the database")
+    assert r["verdict"] == "rewritten_personal", r["changes"]
+    # the same cues do not make a place or a fact a person: changing them is still broken
+    assert turn("What is the capital of France?", "What is the capital of Micronesia?")["verdict"] == "ai_broken"
+    assert turn("Create a person named Alice living in France", "Create a person named Alice living in Peru")[
+        "verdict"] == "ai_broken"
+    assert turn("Alice is a city in Texas. How big is it?", "Maria is a city in Texas. How big is it?")[
+        "verdict"] == "ai_broken"
+    # agent guidance in the instruction field of a turn that carries personal data: the product, counted apart
+    r = turn("Add Alice who is 30 years old", "Add Denise who is 26 years old", system="Privacy: withhold her age.")
+    assert r["verdict"] == "rewritten_personal" and "guidance_added" in r["flags"]
+    r = turn("What is 5 times 3?", "What is 5 times 3?", system="Privacy: withhold her age.")
+    assert r["verdict"] == "ai_broken"  # no personal data in it: an instruction nobody needed
+
+
 def test_stand_ins_recognised():
     req = br.RawRequest(method="POST", url="https://x.example/a?tel=%2B44%207700%20900123",
                         headers=[("Host", "x.example")],
