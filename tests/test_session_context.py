@@ -116,6 +116,22 @@ def test_places_are_facts_unless_a_person_is_tied_to_them():
     assert not keeps(chat, 0, "1066", "DATE") and not keeps(chat, 0, "Hastings", "LOCATION")
 
 
+def test_a_name_its_words_make_a_place_is_a_place():
+    # replay (Cohere rerank documents): "Its capital is Saipan." — Saipan was taken for a person and replaced
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content":
+                    "The Commonwealth of the Northern Mariana Islands is a group of islands. Its capital is Saipan. "
+                    "We sailed to the island of Tinian. Garapan is the largest town on it. I met Rosa Tinoco there."}]})
+    for name in ("Saipan", "Tinian", "Garapan"):
+        h = PartContext.tidy(hit_at(chat, 0, name, "PERSON"), chat.slots[0].text)
+        assert h.entity == "LOCATION", name
+    assert not keeps(chat, 0, "Saipan", "PERSON") and not keeps(chat, 0, "Garapan", "PERSON")
+    assert keeps(chat, 0, "Tinian", "PERSON")  # a place, but "we sailed to" ties it to the writer
+    assert keeps(chat, 0, "Rosa Tinoco", "PERSON")  # a person stays one
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content":
+                    "The mayor of the city is Rosa Tinoco. My colleague Sam Capitol is in town."}]})
+    assert keeps(chat, 0, "Rosa Tinoco", "PERSON") and keeps(chat, 0, "Sam Capitol", "PERSON")
+
+
 def test_leading_ordinary_words_are_not_part_of_a_name():
     chat = chat_of({"model": "m", "messages": [{"role": "user", "content": "Email Margaret Okafor today."}]})
     h = PartContext.tidy(hit_at(chat, 0, "Email Margaret Okafor", "PERSON"), chat.slots[0].text)

@@ -22,7 +22,8 @@ the value, its part or its surroundings, never of one service):
 5. A person or user name must look like one: no digits or underscores or inner capitals in a person's
    name (`agent2`, `get_weather`, `userId`), and a single ordinary English word that is not also a given
    name or surname is not a name ("Respond", "test"; "Mark" or "Grace" stay names). A "person" named like a
-   country is a place (then rule 6 applies); ordinary words before a full name are cut off ("Email
+   country, or one its words make a place ("its capital is Saipan", "the island of X", "X is the capital of
+   …"), is a place (then rule 6 applies); ordinary words before a full name are cut off ("Email
    Margaret Okafor" → "Margaret Okafor"). Five or more CJK characters in a row are a phrase, not a name (such
    names are two to four characters: "获取项目详情", "get project details", is not one).
 6. A place, nationality, organisation or date (LOCATION, NRP, ORGANIZATION, DATE) named in a sentence that
@@ -94,6 +95,13 @@ _I_VERBS = frozenset({"live", "lived", "living", "moved", "move", "moving", "bor
                       "travelled", "travelling", "traveling", "am", "was", "go", "going", "went", "fly", "flying",
                       "flew", "relocated", "reside", "resided", "study", "studied", "studying", "attend",
                       "attended", "left", "returned", "arrive", "arrived", "drive", "drove", "commute"})
+#: a noun that names a kind of place, and the words that tie a name to it: "its capital is Saipan", "the island of
+#: Saipan", "the town called X"; "Saipan is the capital of …", "X, a town in …"
+_PLACE_NOUN = r"(?:capital|city|town|village|island|islands|county|province|state|region|district|port|territory|" \
+              r"municipality|suburb|prefecture|borough|commune|parish|oblast|canton|emirate|atoll|archipelago)"
+_PLACE_BEFORE = re.compile(r"(?<!\bof the )(?<!\bof a )(?<!\bof its )(?<!\bof this )\b" + _PLACE_NOUN +
+                           r"(?:\s+city)?\s+(?:is|was|of|called|named)\s+$|\b" + _PLACE_NOUN + r"\s*:\s*$", re.I)
+_PLACE_AFTER = re.compile(r"^(?:\s+(?:is|was)|,)\s+(?:the|a|an)\s+(?:[\w-]+\s+){0,3}?" + _PLACE_NOUN + r"\b", re.I)
 #: object pronouns of a request for information ("tell me", "show us") do not tie a place to anyone; "help me
 #: plan a week in Lisbon" does (the user's plan)
 _FRAME = re.compile(r"\b(?:tell|give|show|teach|explain to)\s+(?:me|us)\b", re.I)
@@ -261,11 +269,15 @@ class PartContext:
 
     @staticmethod
     def tidy(h: Hit, text: str) -> Hit:
-        """A person's name that is a country's is a place ("which country is Micronesia next to"); ordinary
+        """A person's name that is a country's is a place ("which country is Micronesia next to"), and so is a
+        name its words make one ("its capital is Saipan", "the island of Saipan", "Saipan is the capital of …"); ordinary
         words before a full name are not part of it ("Email Margaret Okafor" → "Margaret Okafor")."""
         if h.entity != "PERSON" or h.part:
             return h
-        if h.text.casefold() in _countries():
+        words = _WORD.findall(h.text)
+        named = len(words) >= 2 and words[0].casefold() in _given_and_surnames()  # "Rosa Tinoco": a full name
+        if h.text.casefold() in _countries() or not named and (
+                _PLACE_BEFORE.search(text[max(0, h.start - 40):h.start]) or _PLACE_AFTER.match(text[h.end:h.end + 60])):
             h.entity = "LOCATION"
             return h
         words = list(_WORD.finditer(h.text))
