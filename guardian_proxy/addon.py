@@ -159,12 +159,47 @@ def _cors(flow: http.HTTPFlow) -> dict[str, str]:
             "access-control-expose-headers": "x-guardian-decision", "vary": "Origin"}
 
 
+def is_preflight(flow: http.HTTPFlow) -> bool:
+    """A browser's CORS preflight: OPTIONS with an Origin and Access-Control-Request-Method."""
+    h = flow.request.headers
+    return flow.request.method.upper() == "OPTIONS" and bool(h.get("origin")) and \
+        bool(h.get("access-control-request-method"))
+
+
+_TOKENS = (r"[!#$%&'*+.^_`|~0-9A-Za-z-]+(?:\s*,\s*[!#$%&'*+.^_`|~0-9A-Za-z-]+)*")  # HTTP tokens, comma-separated
+
+
+def _preflight_grant(flow: http.HTTPFlow) -> dict[str, str]:
+    """What the preflight asked for (its method and headers, when they are plain tokens), granted for its origin
+    only and never cached (`max-age: 0`): the grant stands for the proxy's own answer to the call that follows."""
+    import re
+
+    h = flow.request.headers
+    method = h.get("access-control-request-method", "").strip()
+    asked = h.get("access-control-request-headers", "").strip()
+    grant = {**_cors(flow), "access-control-max-age": "0", "vary": "Origin, Access-Control-Request-Method, "
+             "Access-Control-Request-Headers"}
+    if re.fullmatch(_TOKENS, method):
+        grant["access-control-allow-methods"] = method
+    if asked and re.fullmatch(_TOKENS, asked):
+        grant["access-control-allow-headers"] = asked
+    return grant
+
+
 def blocked_response(decision: Decision, flow: http.HTTPFlow, dashboard=None) -> http.Response:
     """The answer to a blocked request, by `block_kind`. The page (kind "page") links to the decision on the
     running dashboard and offers "Allow once" / "for 1 hour" / "always" buttons (guardian_proxy/dashboard/
-    block_actions.py); `dashboard` defaults to the running GuardianAddon's, none: the page without them."""
+    block_actions.py); `dashboard` defaults to the running GuardianAddon's, none: the page without them.
+
+    A browser's CORS preflight for a call that is blocked (a user's deny rule on the destination) is answered here
+    with what it asked for (kind "preflight", 204): without the grant the browser fails the call with a network
+    error, which SDKs retry; with it the call itself comes to the proxy and gets its own answer (the silent 204,
+    or the readable JSON 403). Nothing reaches the destination either way."""
     reason = decision.explanation or "blocked by policy"
     kind = block_kind(flow, decision)
+    if kind in ("silent", "explain") and is_preflight(flow):
+        head = {"x-guardian-decision": decision.id, "x-guardian-blocked": "preflight", "cache-control": "no-store"}
+        return http.Response.make(204, b"", {**head, **_preflight_grant(flow)})
     head = {"x-guardian-decision": decision.id, "x-guardian-blocked": kind, "cache-control": "no-store"}
     if kind == "pixel":
         return http.Response.make(200, PIXEL_GIF, {**head, **_cors(flow), "content-type": "image/gif"})
