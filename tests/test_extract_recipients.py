@@ -264,6 +264,21 @@ def test_analytics_endpoints_on_ai_hosts_are_trackers(host, path, want):
         assert r.rule == "ai-telemetry" and r.owner
 
 
+@pytest.mark.parametrize("host,site,path,want,rule", [
+    # replay: the anti-bot vendor's frame served below the chat app's name, from the app's own page
+    ("tcr9i.chat.openai.com", "openai.com", "/fc/a/", "first_party", "same-site"),
+    ("tcr9i.chat.openai.com", "openai.com", "/fc/gt2/public_key/35536E1E", "first_party", "same-site"),
+    # the app itself, a chat path below it, or nobody's page: still the AI service
+    ("chat.openai.com", "openai.com", "/backend-api/user_system_messages", "ai_service", "ai-host"),
+    ("tcr9i.chat.openai.com", "openai.com", "/backend-api/conversation", "ai_service", "ai-host"),
+    ("tcr9i.chat.openai.com", None, "/fc/a/", "ai_service", "ai-host"),
+    ("api.openai.com", "openai.com", "/v1/models", "ai_service", "ai-host"),
+])
+def test_a_name_below_an_ai_app_that_no_dialect_addresses_is_the_site(host, site, path, want, rule):
+    r = recipients.classify(host, site, None, path)
+    assert (r.cls, r.rule) == (want, rule)
+
+
 def test_plain_http_navigation_opens_its_site():
     # a developer's own build on a non-standard port, reloaded over plain HTTP: browsers send no Fetch Metadata
     # outside secure contexts, so the reload looked like "no page" and its session cookie went to "a third party"

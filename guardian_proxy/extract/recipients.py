@@ -156,6 +156,20 @@ def _ai_host(host: str, path: str = "/") -> str | None:
     return None
 
 
+def _below_ai_app(host: str, site: str, path: str) -> bool:
+    """A request the AI app's own page made to a name below the listed AI host (`tcr9i.chat.openai.com` under
+    `chat.openai.com`: an anti-bot vendor served in the app's name) whose path no chat dialect addresses: the
+    page's own machinery, not a prompt to the model, so the same-site rules decide (issue 25: a chat turn is
+    known by the dialect's path and shape, not by the host)."""
+    if registrable_domain(host) != registrable_domain(site) or _lookup(table()["ai_hosts"], host) is None:
+        return False
+    if host in table()["ai_hosts"] or host.startswith("www.") and host[4:] in table()["ai_hosts"]:
+        return False
+    from .. import chatapi
+
+    return chatapi.kind_of(path, host) is None and not any(s in AI_TURN_SEGMENTS for s in path.lower().split("/"))
+
+
 def owner_of(domain: str) -> str | None:
     """Owner of a registrable domain (or host): tracker-DB company, company web site, broker name."""
     t = table()
@@ -272,6 +286,8 @@ def classify(host: str, site: str | None, port: int | None = None, path: str = "
             return Recipient("ai_service", "local model server", "local-ai")
         return Recipient("first_party", None, "local")
     ai = _ai_host(host, p)
+    if ai and site is not None and _below_ai_app(host, site, p):
+        ai = None  # the AI app's page machinery on a name below the app's (a captcha vendor's frame): the site's rules
     if ai:
         if ai_telemetry(p):  # the AI app's own analytics client (Segment- or Statsig-like), not a prompt
             return Recipient("analytics", ai, "ai-telemetry")
