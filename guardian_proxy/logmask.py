@@ -5,8 +5,11 @@ Rule: every text that comes from the request (host, path, query keys, explanatio
 console message) passes `mask` before it is written. `mask` runs the pattern recognisers of stage 1
 (guardian_proxy/extract/patterns.py; cheap, no NER) and replaces each value found by its type,
 `[EMAIL_ADDRESS]`, `[US_SSN]` … — whatever the extractor found or missed. It also reads a value glued to a
-word by `-`, `_` or `.` (`jane-doe-123-45-6789`) or to URL punctuation (`/415-555-0187`), and a host's labels
-as words (`4111-1111-1111-1111.t.example`). A destination that is an IP literal keeps its address (it is where
+word by `-`, `_` or `.` (`jane-doe-123-45-6789`) or to URL punctuation (`/415-555-0187`), a host's labels
+as words (`4111-1111-1111-1111.t.example`, `4111_1111…`, `4111--1111…`), and digit groups joined by up to three
+separators no recogniser reads (`/4111.1111.1111.1111/`, `4111_1111…`) as one value when a checksum or a fixed
+shape confirms it (card, SSN, IBAN, NHS number). Every path that writes about a request uses it, error paths
+included (a failed upstream, a timeout, a failed TLS handshake, a DNS failure, a dead worker). A destination that is an IP literal keeps its address (it is where
 the request went, not the user's). This is in addition to what the record already leaves out (query values,
 body text, header values).
 """
@@ -22,11 +25,16 @@ from .domains import is_ip
 #: where a value is glued to what comes before it: a word joined by `-`, `_`, `.` (`doe-123-45-6789`), or a URL's
 #: punctuation (`/415-555-0187`, `?ssn=…`), which some recognisers do not take for a boundary
 _GLUE = re.compile(r"(?:(?<=[A-Za-z])[-_.]|[/=&?#;,])(?=[\d+(])")
-_LABEL_SEP = re.compile(r"[-_.]")
+#: a host's label separators (a run of them reads as one space: `4111--1111`, `4111_1111`)
+_LABEL_SEP = re.compile(r"[-_.]+")
+#: between two digits, a run of up to 3 separators no recogniser takes for one (`4111.1111.1111.1111`,
+#: `4111_1111…`, `4111--1111…`): read as one space, and only what a checksum or a fixed shape confirms is kept
+_DIGIT_SEP = re.compile(r"(?<=\d)[-_.\s]{1,3}(?=\d)")
+_DIGIT_SEP_ENTITIES = frozenset({"CREDIT_CARD", "US_SSN", "IBAN_CODE", "UK_NHS"})
 #: what a value some recogniser finds always contains; a short text with none of these is not scanned (a path
 #: segment or an explanation costs one search), a long one (a rewritten body) always is
 _MAYBE = re.compile(
-    r"\d(?:[\s.\-/()+,]{0,3}\d){6}"  # 7+ digits close together: phone, card, SSN, NHS number, lat/long
+    r"\d(?:[\s.\-_/()+,]{0,3}\d){6}"  # 7+ digits close together: phone, card, SSN, NHS number, lat/long
     r"|\d{1,3}\.\d{1,3}\.\d{1,3}\.\d"  # IPv4
     r"|[A-Z]{1,2}\d|[A-Z]{2} \d"  # IBAN, national insurance number, postcode (upper case)
     r"|\d\.\d{3,8}\s{0,3},"  # lat/long with spaces around its comma
@@ -67,13 +75,32 @@ def _mask_host_cached(host: str) -> str:
     return _mask(host, True)
 
 
-def _mask(text: str, host: bool) -> str:
-    from .extract.patterns import find  # here, not at import: `guardian-proxy logs` never loads stage 1
+def _collapsed(text: str, rx: re.Pattern) -> tuple[str, list[int]]:
+    """`text` with each match of `rx` read as one space, and where each of its positions (and its end) was in
+    `text`."""
+    parts: list[str] = []
+    at: list[int] = []
+    last = 0
+    for m in rx.finditer(text):
+        parts += [text[last:m.start()], " "]
+        at += [*range(last, m.start()), m.start()]
+        last = m.end()
+    parts.append(text[last:])
+    at += [*range(last, len(text) + 1)]
+    return "".join(parts), at
 
-    views = {text, _GLUE.sub(" ", text)}  # same length: positions stay valid
-    if host:
-        views.add(_LABEL_SEP.sub(" ", text))
-    hits = [h for v in views for h in find(v)]
+
+def _mask(text: str, host: bool) -> str:
+    # here, not at import: `guardian-proxy logs` never loads stage 1
+    from .extract.patterns import RECOGNIZERS, find
+
+    hits = [h for v in {text, _GLUE.sub(" ", text)} for h in find(v)]  # same length: positions stay valid
+    for rx, keep in ((_DIGIT_SEP, _DIGIT_SEP_ENTITIES), *(((_LABEL_SEP, None),) if host else ())):
+        view, at = _collapsed(text, rx)
+        if view == text:
+            continue
+        found = find(view) if keep is None else [h for r in RECOGNIZERS if r.ENTITY in keep for h in r.find(view)]
+        hits += [(at[s], at[e], ent, sc) for s, e, ent, sc in found]
     if not hits:
         return text
     out, last = [], 0
