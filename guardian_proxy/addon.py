@@ -15,6 +15,7 @@ import json
 import logging
 import os
 import signal
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -276,12 +277,48 @@ class UpstreamRedirect:
         self._sni.pop(client.id, None)
 
 
+READY_WAIT_S = 300.0  # how long a request may wait for the gateway of an addon loaded by mitmproxy (then 503)
+
+
+class GuardianOptionsError(exceptions.OptionsError):
+    """A guardian option (or a mitmproxy option the guardian needs: listen address, connection strategy) that
+    cannot be used; the message names the option and the fix, in one line."""
+
+
+class _OneLine(logging.Filter):
+    """mitmproxy logs an addon's OptionsError at script load as "error in script …" with a traceback; a
+    GuardianOptionsError is said in one line instead (the message is the whole story)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, GuardianOptionsError):
+            record.msg, record.args, record.exc_info, record.exc_text = "guardian-proxy cannot start: %s", (str(exc),), \
+                None, None
+        return True
+
+
+def _one_line_option_errors() -> None:
+    script_log = logging.getLogger("mitmproxy.addons.script")
+    if not any(isinstance(f, _OneLine) for f in script_log.filters):
+        script_log.addFilter(_OneLine())
+
+
+def _close_built(built) -> None:
+    if built.processes is not None:
+        built.processes.close()
+    if built.dashboard is not None:
+        built.dashboard.stop()
+
+
 class GuardianAddon:
     """The addon. `guardian-proxy run` builds the gateway itself (early errors, the banner) and hands it in; loaded
     by mitmproxy (`mitmdump -s`/`mitmweb -s`, guardian_proxy/mitmproxy_addon.py) it has none and builds one from
-    its `guardian_*` options when mitmproxy is running (`running`), every `--set` applied by then. Until it has
-    one, requests are refused (503), never passed undecided; a gateway that cannot be built stops mitmproxy with
-    one line saying what to fix."""
+    its `guardian_*` options when mitmproxy is running (`running`, in a thread: the event loop keeps serving), every
+    `--set` applied by then. Until it has one, a request waits for it (at most `READY_WAIT_S`, then 503), never
+    passes undecided. Whatever would let a request out unguarded stops mitmproxy at start-up with one line saying
+    what to fix: a `guardian_*` value that is not valid, an address beyond loopback without `guardian_allow_remote`
+    and `proxyauth`, a gateway that cannot be built. Upstream connections are lazy in every launcher (a blocked
+    request never opens one)."""
 
     def __init__(self, gateway: Gateway | None = None, redirect_upstream: tuple[str, int] | None = None,
                  workers: int | None = None, eval_timeout_s: float = 60.0, dashboard=None, processes=None):
@@ -305,6 +342,14 @@ class GuardianAddon:
         self.limits = getattr(getattr(gateway, "settings", None), "limits", None) or LimitSettings()
         self._ws_demask: dict[str, object] = {}  # flow id → the de-masker of a chat WebSocket's server messages
         self._refused: set[str] = set()  # client connection ids of raw TCP/UDP connections that were blocked
+        # loaded by mitmproxy (standalone): why it cannot start (then nothing passes), the gateway being built
+        self.fatal: str | None = None
+        self._bad_values: dict[str, str] = {}  # guardian_* options whose `--set` value is not valid → why
+        self._running = False
+        self._ready: asyncio.Event | None = None  # set once the gateway is built or cannot be
+        self._build_lock = threading.Lock()
+        self._closed = False
+        self._orphan = None  # a gateway built after `done`: closed by whichever of the two comes last
 
     # ------------------------------------------------------------------ mitmproxy options (load, configure)
 
@@ -322,35 +367,122 @@ class GuardianAddon:
         loader.add_option("guardian_workers", int | None, None,
                           "Evaluation worker processes (default: the settings' `workers`, one per core; "
                           "0: in threads of this process).")
+        loader.add_option("guardian_allow_remote", bool, False,
+                          "Listen beyond loopback (needs proxyauth; WireGuard peers authenticate with their keys).")
+        if self.standalone:
+            _one_line_option_errors()
+            self._take_bad_values(loader.master.options)
+
+    def _take_bad_values(self, options) -> None:
+        """mitmproxy converts a deferred `--set guardian_…=…` right after `load`, and a value it cannot convert
+        (`guardian_workers=abc`) aborts loading the script there, silently: mitmproxy would run without the guardian
+        and forward every request undecided. Such a value is taken out of the deferred ones here, kept, and said by
+        `configure` (OptionsError), which stops mitmproxy at start-up."""
+        from .standalone import option_problem
+
+        deferred = getattr(options, "deferred", None)
+        if not isinstance(deferred, dict):
+            return
+        for name in [k for k in deferred if str(k).startswith("guardian_")]:
+            value = deferred[name]
+            why = option_problem(name, getattr(value, "val", value))
+            if why:
+                self._bad_values[name] = why
+                del deferred[name]
 
     def configure(self, updated: set[str]) -> None:
         """Options are read once: the redirect whenever it changes; the rest build the gateway in `running`
-        (standalone) and cannot change afterwards (a new state dir mid-run would split the log and the vault)."""
+        (standalone) and cannot change afterwards (a new state dir mid-run would split the log and the vault).
+        A bad value is an OptionsError naming the option: at start-up it stops mitmproxy (one line, see
+        `_one_line_option_errors`) and nothing passes meanwhile; later mitmproxy keeps the old value."""
+        try:
+            self._configure(updated)
+        except exceptions.OptionsError as e:
+            if self.standalone and not self._running and self.gateway is None:
+                self._fail(str(e), log_it=False)  # mitmproxy logs it (one line) and exits at its start-up check
+            raise
+
+    def _configure(self, updated: set[str]) -> None:
+        o = ctx.options
+        if "connection_strategy" in updated and o.connection_strategy != "lazy":
+            # eager opens the upstream connection (the tracker sees the user's address and the host name) before the
+            # request is decided; at start-up it is switched, later a change is refused
+            if self._running:
+                raise GuardianOptionsError("connection_strategy=eager: guardian-proxy decides a request before its "
+                                           "upstream connection opens, it needs connection_strategy=lazy")
+            o.update(connection_strategy="lazy")
+            log.info("guardian-proxy: connection_strategy=lazy (a request is decided before its upstream connection "
+                     "opens)")
+        if self.standalone and {"listen_host", "listen_port", "mode", "proxyauth", "guardian_allow_remote"} & updated:
+            from .standalone import listen_rule
+
+            host, problem = listen_rule(o.mode, o.listen_host, o.listen_port or 8080, o.guardian_allow_remote,
+                                        o.proxyauth or None)
+            if problem:
+                raise GuardianOptionsError(problem)
+            if host is not None:
+                if self._running:  # mitmproxy's default is every interface; it is not put back while running
+                    raise GuardianOptionsError("refusing to listen on every interface: that needs "
+                                               "--set guardian_allow_remote=true and --proxyauth USER:PASS")
+                o.update(listen_host=host)
+                log.info("guardian-proxy: listening on loopback only (%s); beyond it needs --set "
+                         "guardian_allow_remote=true and --proxyauth USER:PASS", host)
+        bad = [why for name, why in self._bad_values.items() if name in updated]
+        if bad:
+            raise GuardianOptionsError(bad[0])
+        if self.standalone:
+            from .standalone import option_problem
+
+            for name in sorted({"guardian_dashboard_port", "guardian_workers", "guardian_allow_remote"} & updated):
+                why = option_problem(name, getattr(o, name))
+                if why:
+                    raise GuardianOptionsError(why)
         if "guardian_redirect_upstream" in updated and self.standalone:
             value = ctx.options.guardian_redirect_upstream
             try:
                 self.redirect = UpstreamRedirect(split_hostport(value)) if value else None
             except ValueError as e:
-                raise exceptions.OptionsError(f"guardian_redirect_upstream: {e}") from None
+                raise GuardianOptionsError(f"guardian_redirect_upstream: {e}") from None
         fixed = {"guardian_config", "guardian_state_dir", "guardian_log", "guardian_dashboard_port",
-                 "guardian_workers"} & updated
+                 "guardian_workers", "guardian_allow_remote"} & updated
         if fixed and self.standalone and self.gateway is not None:
-            raise exceptions.OptionsError(f"{', '.join(sorted(fixed))} cannot change while the proxy runs; restart it")
+            raise GuardianOptionsError(f"{', '.join(sorted(fixed))} cannot change while the proxy runs; restart it")
 
-    def running(self) -> None:
-        if not self.standalone or self.gateway is not None:
-            return
-        from .errors import GuardianError
-        from .standalone import build
+    def running(self):
+        """Standalone: the gateway is built in a thread (models load for seconds) while mitmproxy serves; requests
+        wait for it (`_until_ready`). mitmproxy awaits the returned task at start-up, so a failure is one error
+        line and mitmproxy's start-up check exits with status 1."""
+        self._running = True
+        if not self.standalone or self.gateway is not None or self._ready is not None and self._ready.is_set():
+            return None
+        if self.fatal:
+            self._fail(self.fatal)
+            return None
+        o = ctx.options
+        from .standalone import bound_problem
 
+        bound = [(str(a[0]), int(a[1])) for a in ctx.master.addons.get("proxyserver").listen_addrs()]
+        problem = bound_problem(bound, o.guardian_allow_remote, o.proxyauth or None,
+                                any(str(m).startswith("wireguard") for m in o.mode))
+        if problem:
+            self._fail(f"guardian-proxy cannot start: {problem}")
+            return None
+        return asyncio.get_running_loop().create_task(self._start(bound))
+
+    async def _start(self, bound: list[tuple[str, int]]) -> None:
         o = ctx.options
         spec = o.mode[0] if o.mode else None
+        args = (o.guardian_config, o.guardian_state_dir, o.guardian_log, o.guardian_dashboard_port,
+                (o.listen_host or "127.0.0.1", o.listen_port or 8080), spec)
         try:
-            built = build(o.guardian_config, o.guardian_state_dir, o.guardian_log, o.guardian_dashboard_port,
-                          (o.listen_host or "127.0.0.1", o.listen_port or 8080), spec, workers=o.guardian_workers)
+            built = await asyncio.to_thread(self._build, args, o.guardian_workers)
         except GuardianError as e:
-            log.error("guardian-proxy cannot start: %s", e)
-            ctx.master.shutdown()
+            self._fail(f"guardian-proxy cannot start: {e}")
+            return
+        except Exception as e:  # a bug, not the user's: still one line, and nothing passes
+            self._fail(f"guardian-proxy cannot start: {type(e).__name__} while loading the models")
+            return
+        if built is None:  # mitmproxy stopped meanwhile
             return
         self.gateway, self.dashboard, self.processes = built.gateway, built.dashboard, built.processes
         self.eval_timeout_s = self.gateway.settings.limits.eval_timeout_s
@@ -359,18 +491,60 @@ class GuardianAddon:
             self.dash_pool = ThreadPoolExecutor(1, thread_name_prefix="guardian-dash")
         from . import runtime
 
-        listen = [(str(a[0]), int(a[1])) for a in ctx.master.addons.get("proxyserver").listen_addrs()]
         runtime.note(self.redirect.address if self.redirect is not None else None)
         runtime.write(self.gateway.settings.state_dir, runtime.info(
-            listen, spec or "regular", self.dashboard.url if self.dashboard is not None else None, o.confdir,
+            bound, spec or "regular", self.dashboard.url if self.dashboard is not None else None, o.confdir,
             ca_cert_path(o.confdir)))
+        self._ready_event().set()
         log.warning("guardian-proxy: deciding every request; decision log %s%s", self.gateway.settings.decision_log,
                     f"; dashboard {self.dashboard.url}" if self.dashboard is not None else "")
+
+    def _build(self, args: tuple, workers: int | None):
+        """In a thread: settings, checks, models, the dashboard (standalone.build); None when mitmproxy stopped
+        meanwhile (what was built is closed)."""
+        from .standalone import build
+
+        built = build(*args, workers=workers)
+        with self._build_lock:
+            if not self._closed:
+                return built
+        _close_built(built)
+        return None
+
+    def _ready_event(self) -> asyncio.Event:
+        if self._ready is None:
+            self._ready = asyncio.Event()
+        return self._ready
+
+    def _fail(self, why: str, log_it: bool = True) -> None:
+        """Standalone: the guardian cannot start. Nothing passes (waiting requests get 503) and mitmproxy stops."""
+        self.fatal = self.fatal or why
+        if self._ready is not None:
+            self._ready.set()
+        if log_it:
+            log.error("%s", why)
+        if self._running:
+            try:
+                ctx.master.shutdown()
+            except Exception:  # no master (a unit test)
+                pass
+
+    async def _until_ready(self) -> bool:
+        """Standalone, before the gateway is built: wait for it (at most READY_WAIT_S); False when it cannot be."""
+        if self.gateway is not None:
+            return True
+        if self.fatal or not self.standalone:
+            return False
+        try:
+            await asyncio.wait_for(self._ready_event().wait(), READY_WAIT_S)
+        except TimeoutError:
+            return False
+        return self.gateway is not None
 
     async def request(self, flow: http.HTTPFlow) -> None:
         if flow.response or flow.error:
             return
-        if self.gateway is None:  # loaded by mitmproxy and not built (yet): nothing passes undecided
+        if self.gateway is None and not await self._until_ready():  # nothing passes undecided
             flow.response = http.Response.make(503, b"guardian-proxy is not ready: no request passes undecided\n",
                                                {"content-type": "text/plain; charset=utf-8", "retry-after": "5"})
             return
@@ -713,7 +887,7 @@ class GuardianAddon:
     async def tcp_start(self, flow) -> None:
         """A raw connection is decided on its destination before it opens (one decision line): a tracker's host
         is refused (`raw-stream-tracker`); mitmproxy then never connects (`server_connect`)."""
-        if self.gateway is None:  # not ready: nothing passes undecided
+        if self.gateway is None and not await self._until_ready():  # nothing passes undecided
             self._refused.add(flow.client_conn.id)
             return
         raw = self._stream_raw(flow)
@@ -781,6 +955,8 @@ class GuardianAddon:
             self.redirect.client_disconnected(client)
 
     def done(self) -> None:
+        with self._build_lock:
+            self._closed = True  # a gateway still being built is closed when it is (`_build`)
         if self.standalone and self.gateway is not None:
             from . import runtime
 

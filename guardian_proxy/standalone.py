@@ -56,3 +56,68 @@ def build(config: str | None, state_dir: str | None, log_file: str | None, dashb
         if not dash.start():
             dash = None
     return Built(gateway, dash, processes)
+
+
+# ---------------------------------------------------------------------------------- options and the loopback rule
+
+#: the guardian's options that are numbers: (lowest, highest, what is expected)
+NUMBER_OPTIONS = {"guardian_dashboard_port": (0, 65535, "a port number, 0 to 65535 (0: no dashboard)"),
+                  "guardian_workers": (0, 256, "a number of worker processes, 0 to 256 (0: threads of this process)")}
+#: the guardian's options that are switches
+SWITCH_OPTIONS = ("guardian_allow_remote",)
+_TRUE, _FALSE = ("true", "1", "yes", "on", ""), ("false", "0", "no", "off")
+
+
+def option_problem(name: str, value) -> str | None:
+    """None when `value` is a good value of the guardian option `name`, else one line naming the option, the value
+    and what it takes. `value` as mitmproxy holds it: a list of `--set` strings not converted yet, a string, or
+    a value already typed (a number from mitmproxy's config.yaml)."""
+    if isinstance(value, (list, tuple)):
+        if len(value) > 1:
+            return f"{name} given {len(value)} times ({', '.join(map(str, value))}): give it once"
+        value = value[0] if value else ""
+    if name in NUMBER_OPTIONS:
+        low, high, what = NUMBER_OPTIONS[name]
+        if value is None or value == "":
+            return None if name == "guardian_workers" else f"{name}: expected {what}"
+        if isinstance(value, bool):
+            return f"{name}={value}: expected {what}"
+        try:
+            n = int(str(value).strip())
+        except ValueError:
+            return f"{name}={value}: expected {what}"
+        return None if low <= n <= high else f"{name}={value}: expected {what}"
+    if name in SWITCH_OPTIONS and not isinstance(value, bool):
+        if value is None or str(value).strip().lower() in _TRUE + _FALSE:
+            return None
+        return f"{name}={value}: expected true or false"
+    return None
+
+
+def listen_rule(specs: list[str], host: str, port: int, allow_remote: bool,
+                proxyauth: str | None) -> tuple[str | None, str | None]:
+    """The loopback rule (guardian_proxy/listen.py) for mitmproxy's own options: (a listen host to put in place of
+    mitmproxy's default, or None; one line refusing to start, or None). mitmproxy listens on every interface by
+    default (`listen_host` empty): with no permission to go beyond loopback that becomes 127.0.0.1, as
+    `guardian-proxy run`'s default; an address the user gave beyond loopback without the permissions is refused."""
+    from .listen import MITM_FLAGS, bind_problem, listen_addresses
+
+    try:
+        addrs = listen_addresses(list(specs), host, port)
+    except ValueError:  # a spec mitmproxy itself refuses
+        return None, None
+    problem = bind_problem(addrs, allow_remote, proxyauth, MITM_FLAGS)
+    if problem is None:
+        return None, None
+    if host == "" and not allow_remote and bind_problem(listen_addresses(list(specs), "127.0.0.1", port), False,
+                                                        None, MITM_FLAGS) is None:
+        return "127.0.0.1", None
+    return None, problem
+
+
+def bound_problem(bound: list[tuple[str, int]], allow_remote: bool, proxyauth: str | None, wireguard: bool) -> str | None:
+    """The loopback rule once more on the addresses mitmproxy really bound (None: it holds)."""
+    from .listen import MITM_FLAGS, Listen, bind_problem
+
+    addrs = [Listen(str(h), int(p), "wireguard" if wireguard else "regular", None) for h, p in bound]
+    return bind_problem(addrs, allow_remote, proxyauth, MITM_FLAGS)

@@ -41,11 +41,14 @@ def test_options_are_declared_and_read_in_configure():
     addon.done()
 
 
-def test_requests_before_the_gateway_is_built_are_refused_not_passed():
+def test_requests_before_the_gateway_is_built_are_refused_not_passed(monkeypatch):
     import asyncio
 
     from mitmproxy.test import tflow
 
+    from guardian_proxy import addon as addon_module
+
+    monkeypatch.setattr(addon_module, "READY_WAIT_S", 0.2)  # a request waits for the gateway that long, then 503
     addon = GuardianAddon()
     f = tflow.tflow()
     asyncio.run(addon.request(f))

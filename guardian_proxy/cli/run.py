@@ -9,8 +9,6 @@ Then the state directory and its files are checked (cli/startup.py), all before 
 
 from __future__ import annotations
 
-import ipaddress
-from dataclasses import dataclass
 from pathlib import Path
 
 import typer
@@ -18,93 +16,18 @@ import typer
 from .. import runtime
 from ..domains import split_hostport
 from ..errors import GuardianError
+from ..listen import Listen, bind_problem, hostport, listen_addresses, split_listen
 from .app import app
 from .common import CONFIG, console, fail, settings_from
 from .startup import check_state
 
 
-def _is_loopback(host: str) -> bool:
-    """`localhost` or a loopback IP (`127.0.0.0/8`, `::1`, `::ffff:127.x`); '' (every interface) is not."""
-    host = host.strip("[]").lower()
-    if host == "localhost":
-        return True
-    try:
-        ip = ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    mapped = getattr(ip, "ipv4_mapped", None)
-    return ip.is_loopback or (mapped is not None and mapped.is_loopback)
-
-
-def hostport(host: str, port: int | None) -> str:
-    """`127.0.0.1:8080`, `[::1]:8080`, `*:8080` (every interface)."""
-    h = "*" if host == "" else f"[{host}]" if ":" in host else host
-    return f"{h}:{port}"
-
-
-@dataclass(frozen=True)
-class Listen:
-    """One address the proxy will listen on, as mitmproxy will resolve it."""
-
-    host: str  # "" = every interface
-    port: int
-    mode: str  # mitmproxy's mode name: regular, socks5, upstream, wireguard …
-    spec: str | None  # the spec handed to mitmproxy (None: plain --host/--port)
-
-    @property
-    def where(self) -> str:
-        return hostport(self.host, self.port)
-
-
-#: modes that open no listening socket (they redirect this machine's own traffic)
-NO_SOCKET = ("local", "tun")
-
-
-def split_listen(spec: str) -> tuple[str, str | None, int | None]:
-    """`mode[:data][@[HOST:]PORT]` → (mode name, HOST or None, PORT or None), split exactly as mitmproxy 11
-    splits it (mode_specs.ProxyMode.parse: the last '@', then the last ':'). The spec must be valid
-    (addon.check_mode) — a bad port here is a ValueError."""
-    head, _, listen_at = spec.rpartition("@")
-    if not head:
-        head, listen_at = listen_at, ""
-    name = head.partition(":")[0].lower()
-    if not listen_at:
-        return name, None, None
-    host, sep, port = listen_at.rpartition(":")
-    return (name, host, int(port)) if sep else (name, None, int(listen_at))
-
-
-def listen_addresses(specs: list[str], host: str, port: int) -> list[Listen]:
-    """Where each mode spec listens: its own `@HOST:PORT` wins over --host/--port, as mitmproxy applies
-    them (the spec's host, else options.listen_host = --host; the spec's port, else --port). No spec:
-    regular mode on --host:--port. A host in brackets loses them (mitmproxy hands it to getaddrinfo as
-    it is, which knows no brackets)."""
-    if not specs:
-        return [Listen(host.strip("[]"), port, "regular", None)]
-    out = []
-    for spec in specs:
-        name, lhost, lport = split_listen(spec)
-        if lhost is not None and lhost.startswith("["):
-            lhost = lhost.strip("[]")
-            spec = f"{spec[: spec.rindex('@') + 1]}{lhost}:{lport}"
-        if name in NO_SOCKET:
-            continue
-        out.append(Listen(host.strip("[]") if lhost is None else lhost, port if lport is None else lport, name, spec))
-    return out
-
-
 def check_bind(addrs: list[Listen], allow_remote: bool, proxyauth: str | None) -> None:
-    """The loopback rule for every listen address (the one rule; --host is one way to give an address)."""
-    remote = [a for a in addrs if not _is_loopback(a.host)]
-    if not remote:
-        return
-    where = ", ".join(f"{a.where}{' (every interface)' if a.host in ('', '0.0.0.0', '::') else ''}"
-                      for a in remote)
-    if not allow_remote:
-        fail(f"refusing to listen on {where}: binding beyond loopback needs --allow-remote and --proxyauth "
-             "USER:PASS (or listen on 127.0.0.1)")
-    if not proxyauth and any(a.mode != "wireguard" for a in remote):  # WireGuard peers authenticate with keys
-        fail(f"--allow-remote needs proxy authentication to listen on {where}: pass --proxyauth USER:PASS")
+    """The loopback rule for every listen address (the one rule, guardian_proxy/listen.py; --host is one way to give
+    an address)."""
+    problem = bind_problem(addrs, allow_remote, proxyauth)
+    if problem:
+        fail(problem)
 
 
 def check_free(addrs: list[Listen]) -> None:
@@ -183,6 +106,18 @@ def split_sets(sets: list[str]) -> tuple[dict[str, str], list[str]]:
     return own, rest
 
 
+def _set_number(own: dict[str, str], flag: str) -> int | None:
+    """A number given as `--set KEY=N` (None: not given); a value that is not one is one line naming the key."""
+    if flag not in own:
+        return None
+    try:
+        return int(own[flag])
+    except ValueError:
+        key = next(k for k, v in _SET_FLAGS.items() if v == flag and k.startswith("guardian_")) \
+            if flag in ("dashboard_port", "workers") else f"listen_{flag}"
+        fail(f"--set {key}={own[flag]}: expected a whole number")
+
+
 def _version(value: bool) -> None:
     if value:
         from importlib.metadata import version
@@ -223,14 +158,10 @@ def run(
     """Start the proxy (127.0.0.1:8080 by default) with the embedded defaults. mitmproxy's own spellings work too
     (`-p/--listen-port`, `--listen-host`, `-k/--ssl-insecure`, `--mode`, `--set KEY=VALUE`, `-q`, `-v`)."""
     own, mitm_sets = split_sets(sets or [])
-    try:
-        host = host if host is not None else own.get("host")
-        port = port if port is not None else (int(own["port"]) if "port" in own else None)
-        dashboard_port = dashboard_port if dashboard_port is not None else \
-            (int(own["dashboard_port"]) if "dashboard_port" in own else None)
-        workers = workers if workers is not None else (int(own["workers"]) if "workers" in own else None)
-    except ValueError as e:
-        fail(f"--set: expected a number ({e})")
+    host = host if host is not None else own.get("host")
+    port = port if port is not None else _set_number(own, "port")
+    dashboard_port = dashboard_port if dashboard_port is not None else _set_number(own, "dashboard_port")
+    workers = workers if workers is not None else _set_number(own, "workers")
     config = config or (Path(own["config"]) if own.get("config") else None)
     state_dir = state_dir or (Path(own["state_dir"]) if own.get("state_dir") else None)
     log = log or (Path(own["log"]) if own.get("log") else None)
