@@ -34,6 +34,7 @@ class StreamGuard:
         self.names: dict[tuple, str] = {}
         self.guarded: dict[str, str] = {}  # responses item_id -> guarded arguments
         self.template: dict = {}
+        self.whole: dict[tuple, dict] = {}  # call key -> id/type of a call whose name came with its arguments
         self.calls = 0
 
     def __call__(self, data: bytes) -> bytes:
@@ -68,7 +69,9 @@ class StreamGuard:
             if not isinstance(ch, dict):
                 continue
             ci = ch.get("index", 0)
-            for tc in (ch.get("delta") or {}).get("tool_calls") or []:
+            delta = ch.get("delta") or {}
+            calls = delta.get("tool_calls") if isinstance(delta.get("tool_calls"), list) else []
+            for tc in list(calls):
                 fn = tc.get("function") if isinstance(tc, dict) else None
                 if not isinstance(fn, dict):
                     continue
@@ -79,6 +82,11 @@ class StreamGuard:
                     self.args.setdefault(key, []).append(fn["arguments"])
                     fn["arguments"] = ""
                     changed = True
+                    if fn.get("name"):  # the whole call in one delta (Mistral): it leaves whole, when checked
+                        self.whole[key] = {k: tc[k] for k in ("id", "type") if k in tc}
+                        calls.remove(tc)
+                        if not calls:
+                            delta.pop("tool_calls", None)
                 else:
                     self.args.setdefault(key, [])
             if ch.get("finish_reason"):
@@ -90,8 +98,12 @@ class StreamGuard:
     def _openai_flush(self, ci: int) -> bytes:
         out = b""
         for key in [k for k in self.args if k[0] == ci]:
+            name = self.names.get(key, "tool")
             args = self._checked(key)
-            delta = {"tool_calls": [{"index": key[1], "function": {"arguments": args}}]}
+            call = {"index": key[1], "function": {"arguments": args}}
+            if key in self.whole:  # id, type and name with the arguments, as the model sent them (SDKs require it)
+                call = {"index": key[1], **self.whole.pop(key), "function": {"name": name, "arguments": args}}
+            delta = {"tool_calls": [call]}
             out += _sse({**self.template, "choices": [{"index": ci, "delta": delta, "finish_reason": None}]})
         return out
 

@@ -92,27 +92,33 @@ def _handler(srv: AgentServer):
             if anthropic:
                 res = self._anthropic(args, stream)
             else:
-                res = self._openai(args, stream)
+                res = self._openai(args, stream, whole="mistral" in (self.headers.get("host") or ""))
             if isinstance(res, dict):
                 send_body(self, json.dumps(res).encode())
             else:
                 send_body(self, res, "text/event-stream")
 
         @staticmethod
-        def _openai(args: str, stream: bool):
+        def _openai(args: str, stream: bool, whole: bool = False):
             base = {"id": "chatcmpl-agent", "created": 1, "model": "agent"}
+            usage = {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}  # the mistralai SDK requires it
             call = {"id": "call_9", "type": "function", "function": {"name": "send_email", "arguments": args}}
             if not stream:
                 return {**base, "object": "chat.completion", "choices": [{"index": 0, "finish_reason": "tool_calls",
-                        "message": {"role": "assistant", "content": None, "tool_calls": [call]}}]}
+                        "message": {"role": "assistant", "content": None, "tool_calls": [call]}}], "usage": usage}
             base["object"] = "chat.completion.chunk"
+            if whole:  # as api.mistral.ai streams a tool call: complete, in one chunk with the finish reason
+                return [_sse(None, {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": "",
+                                    "tool_calls": [{**call, "index": 0}]}, "finish_reason": "tool_calls"}],
+                                    "usage": usage}), b"data: [DONE]\n\n"]
             out = [_sse(None, {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [
                 {"index": 0, "id": "call_9", "type": "function", "function": {"name": "send_email", "arguments": ""}}]},
                 "finish_reason": None}]})]
             for p in pieces(args, (7, 11)):
                 out.append(_sse(None, {**base, "choices": [{"index": 0, "delta": {"tool_calls": [
                     {"index": 0, "function": {"arguments": p}}]}, "finish_reason": None}]}))
-            out.append(_sse(None, {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}))
+            out.append(_sse(None, {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}],
+                                   "usage": usage}))
             out.append(b"data: [DONE]\n\n")
             return out
 
