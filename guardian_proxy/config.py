@@ -229,6 +229,8 @@ class AgentSettings(_Strict):
     experience_log: bool = True
     # guidance text: the deterministic instructor, or an explanation by the configured `llm` back end in front of it
     instructor: Literal["rules", "llm"] = "rules"
+    # which records the guidance withholds: the record model (and norms), or the `llm` back end on those it is unsure of
+    judge: Literal["rules", "llm"] = "rules"
     norms_file: Path | None = None  # default: guardian_proxy/data/norms.yaml
     # the record model judges whole records (e-mails, notes, events); off: the norms table alone
     record_model: bool = True
