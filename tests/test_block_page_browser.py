@@ -19,7 +19,7 @@ import pytest
 from typer.testing import CliRunner
 
 from guardian_proxy.cli import app
-from tests.support.proxy_process import free_port, start_proxy
+from tests.support.proxy_process import start_proxy
 from tests.support.upstream import start_upstream
 
 pytestmark = pytest.mark.slow
@@ -35,7 +35,7 @@ def test_allow_once_from_the_block_page_lets_the_next_request_pass_and_the_one_a
         pytest.skip(f"{CHROMIUM} not installed (apt-get install -y chromium; .ci/run installs it)")
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (Python package) not installed")
     up = start_upstream(tmp_path, [SITE])
-    px = start_proxy(tmp_path, up.port, extra=["--dashboard-port", str(free_port())])
+    px = start_proxy(tmp_path, up.port, dashboard=True)
     pw = browser = None
     try:
         assert re.search(r"dashboard: http://127\.0\.0\.1:\d+/", px.output.read_text()), px.output.read_text()

@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.support.proxy_process import free_port, start_proxy
+from tests.support.proxy_process import start_proxy
 from tests.support.upstream import start_upstream
 
 pytestmark = pytest.mark.slow
@@ -34,7 +34,7 @@ def stack(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("dash")
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     up = start_upstream()
-    px = start_proxy(tmp, up.port, extra=["--dashboard-port", str(free_port())])
+    px = start_proxy(tmp, up.port, dashboard=True)
     m = re.search(r"dashboard: (http://127\.0\.0\.1:(\d+)/\?token=\S+)", px.output.read_text())
     assert m, px.output.read_text()
     url, port = m.group(1), int(m.group(2))

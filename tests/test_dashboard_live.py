@@ -262,13 +262,10 @@ def test_config_shows_run_options_from_the_dashboard_or_the_runtime_file(tmp_pat
 
 
 def test_restart_keeps_the_address_the_cookie_and_the_history(tmp_path):
-    from tests.support.proxy_process import free_port
-
     s = load_settings(state_dir=tmp_path / "state")
-    port = free_port()
-    first = Dashboard(s, port=port)
+    first = Dashboard(s, port=0)  # the kernel's choice; the restart binds the same port again
     assert first.start()
-    url = first.url
+    port, url = first.port, first.url
     try:
         with httpx.Client(base_url=first.base_url, timeout=10, trust_env=False) as browser:
             assert browser.get(url).status_code == 303  # the cookie is set

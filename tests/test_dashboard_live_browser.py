@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.proxy_process import free_port
 from tests.test_dashboard_browser import ARGS, ARTIFACTS, CHROMIUM, wait_until
 
 pytestmark = pytest.mark.slow
@@ -38,9 +37,9 @@ def solo(tmp_path, chromium):
     from tests.test_dashboard_live import publish_shop
 
     settings = load_settings(state_dir=tmp_path / "state")
-    port = free_port()
-    box = {"dash": Dashboard(settings, port=port), "settings": settings, "port": port}
+    box = {"dash": Dashboard(settings, port=0), "settings": settings}  # the kernel's choice of port
     assert box["dash"].start(), box["dash"].error
+    box["port"] = box["dash"].port  # a restart binds it again
     publish_shop(box["dash"])
     page = chromium.new_page(viewport={"width": 1400, "height": 1000})
     errors: list[str] = []

@@ -4,6 +4,7 @@ line naming the file and the fix, never a traceback, and comes before any model 
 import base64
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -138,10 +139,12 @@ def _stop(proc: subprocess.Popen) -> None:
 
 @pytest.mark.slow
 def test_an_allowed_remote_mode_banner_names_the_address_really_bound(tmp_path):
-    port = free_port()
-    proc, out = _start(tmp_path, "--mode", f"regular@0.0.0.0:{port}", "--allow-remote", "--proxyauth", "al:s3cret")
+    proc, out = _start(tmp_path, "--mode", "regular@0.0.0.0:0", "--allow-remote", "--proxyauth", "al:s3cret")
     try:
         text = out.read_text()
+        m = re.search(r"listening on http://0\.0\.0\.0:(\d+)", text)
+        assert m, text
+        port = int(m.group(1))  # the kernel's choice: no port picked beforehand that another process could take
         assert f"listening on http://0.0.0.0:{port}" in text and "127.0.0.1:8080" not in text, text
         if Path("/proc/net/tcp").exists():
             assert _listening(port) == {"0.0.0.0"}
@@ -173,7 +176,7 @@ def _run(tmp_path: Path, *args: str, state: Path | None = None, prefix: list[str
          timeout: float = 60) -> subprocess.CompletedProcess:
     state = state if state is not None else tmp_path / "state"
     cmd = [*(prefix or []), str(BIN), "run", "--state-dir", str(state), "--confdir", str(tmp_path / "mitm"),
-           "--dashboard-port", "0", "--port", str(free_port()), *args]
+           "--dashboard-port", "0", "--port", "0", *args]
     try:
         return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
                               env=dict(os.environ, HF_HUB_OFFLINE="1", COLUMNS="60"))

@@ -375,14 +375,14 @@ def _send_main_paths(client, c: Canaries) -> dict[str, int]:
 def test_e2e_canary_no_value_in_log_dashboard_or_console(tmp_path):
     import httpx
 
-    from tests.support.proxy_process import free_port, start_proxy
+    from tests.support.proxy_process import start_proxy
     from tests.support.upstream import start_upstream
 
     c = Canaries()
     up = start_upstream()
     cfg = tmp_path / "config.yaml"
     cfg.write_text("log_max_bytes: 3000\nlog_backups: 20\n")  # rotates every few lines
-    px = start_proxy(tmp_path, up.port, extra=["--config", str(cfg), "--dashboard-port", str(free_port())])
+    px = start_proxy(tmp_path, up.port, extra=["--config", str(cfg)], dashboard=True)
     dash: dict[str, bytes] = {}
     try:
         url = _dashboard_url(px.output)

@@ -251,10 +251,7 @@ def check_modes(state: Path) -> list[str]:
 @pytest.mark.slow
 def test_canary_values_never_at_rest_and_state_is_private(tmp_path):
     up = Upstream()
-    extra = []
-    if "dashboard_port" in Settings.model_fields:
-        extra = ["--dashboard-port", str(free_port())]
-    px = start_proxy(tmp_path, up.port, extra=extra)
+    px = start_proxy(tmp_path, up.port, dashboard="dashboard_port" in Settings.model_fields)
     try:
         with httpx.Client(proxy=px.url, timeout=60) as c:
             statuses = main_run_paths(c)

@@ -20,6 +20,7 @@ warning a minute); a request handler never waits on Redis.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 
@@ -187,8 +188,18 @@ class Dashboard:
 
     # ------------------------------------------------------------------ data out
 
+    def proxy_address(self) -> tuple[str, int]:
+        """Where the proxy listens. Started on port 0 (the kernel's choice), the port it got is known once it listens:
+        from the runtime file this process wrote then."""
+        if not self.proxy[1]:
+            rt = read_runtime(self.settings.state_dir)
+            if rt.get("pid") == os.getpid() and rt.get("listen"):
+                host, port = rt["listen"][0]
+                self.proxy = (self.proxy[0] if host in ("", "0.0.0.0", "::") else host, int(port))
+        return self.proxy
+
     def pac(self) -> str:
-        return pac_text(*self.proxy)
+        return pac_text(*self.proxy_address())
 
     def page(self) -> bytes:
         html = (STATIC_DIR / "index.html").read_text(encoding="utf-8")
@@ -221,7 +232,7 @@ class Dashboard:
         for k in SECRET_SETTINGS:
             if cfg.get(k):
                 cfg[k] = "***"
-        return {"settings": cfg, "mode": self.mode, "proxy": f"{self.proxy[0]}:{self.proxy[1]}", "run": self.run_view(),
+        return {"settings": cfg, "mode": self.mode, "proxy": "{}:{}".format(*self.proxy_address()), "run": self.run_view(),
                 "dashboard": self.base_url, "pac_url": self.pac_url, "decision_log": str(self.settings.decision_log),
                 "started": self.started, "models": self.model_status(), "subscribers": self.hub.subscribers,
                 "fleet": self.fleet_view()}
