@@ -37,3 +37,29 @@ def test_the_pac_file_names_the_port_a_proxy_on_port_0_got(tmp_path):
         assert runtime.read(s.state_dir)["pid"] == os.getpid()
     finally:
         d.stop()
+
+
+def test_redis_server_starts_again_on_another_port_when_its_port_was_taken(tmp_path, monkeypatch):
+    """redis-server cannot bind port 0 and report it: a port taken between the pick and its bind (here: taken on
+    purpose) makes it exit, and the helper starts it on another one."""
+    import socket
+
+    import pytest
+
+    from tests.support import redis_server as rs
+
+    if not rs.available():
+        pytest.skip(rs.SKIP_REASON)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        picks = iter([taken.getsockname()[1], proxy_process.free_port()])
+        monkeypatch.setattr(rs, "free_port", lambda: next(picks))
+        server = rs.start(tmp_path / "redis")
+        try:
+            assert server.port != taken.getsockname()[1]
+            with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
+                s.sendall(b"PING\r\n")
+                assert s.recv(16).startswith(b"+PONG")
+        finally:
+            server.stop()

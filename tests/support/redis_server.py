@@ -1,5 +1,5 @@
 """A real `redis-server` for the tests of the Redis back end (guardian_proxy/state): started on a free port
-with its data in a temp dir and no persistence, stopped at the end. `.ci/run` installs Debian's redis-server;
+(again on another one when that was taken meanwhile) with its data in a temp dir and no persistence, stopped at the end. `.ci/run` installs Debian's redis-server;
 where it is missing the tests that need it skip and say so."""
 
 from __future__ import annotations
@@ -33,23 +33,42 @@ def available() -> bool:
     return shutil.which("redis-server") is not None
 
 
-def start(tmp: Path, port: int | None = None) -> RedisServer:
-    port = port or free_port()
+START_TRIES = 5
+
+
+def start(tmp: Path, port: int | None = None, timeout: float = 120.0) -> RedisServer:
+    """redis-server on `port`, else on a free port (redis-server cannot bind port 0 and say which it got: a port
+    taken between the pick and its bind makes it exit, and it is started again on another one). Waits on its
+    answer to PING and on its exit; `timeout` only bounds a hang."""
     tmp.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--dir", str(tmp),
-                             "--save", "", "--appendonly", "no", "--protected-mode", "yes"],
-                            stdout=(tmp / "redis.log").open("wb"), stderr=subprocess.STDOUT)
-    deadline = time.time() + 20
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"redis-server exited: {(tmp / 'redis.log').read_text()}")
+    for _ in range(1 if port else START_TRIES):
+        p = port or free_port()
+        log = tmp / "redis.log"
+        proc = subprocess.Popen(["redis-server", "--port", str(p), "--bind", "127.0.0.1", "--dir", str(tmp),
+                                 "--save", "", "--appendonly", "no", "--protected-mode", "yes"],
+                                stdout=log.open("wb"), stderr=subprocess.STDOUT)
+        if _answers(proc, p, timeout):
+            return RedisServer(proc, p)
+        if "in use" not in log.read_text(errors="replace"):
+            raise RuntimeError(f"redis-server exited: {log.read_text(errors='replace')}")
+    raise RuntimeError(f"redis-server could not bind a port in {START_TRIES} tries: {log.read_text(errors='replace')}")
+
+
+def _answers(proc: subprocess.Popen, port: int, timeout: float) -> bool:
+    """True once it answers PING on `port`; False when it exited first (RuntimeError when it hangs)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
         try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5) as s:
+            with socket.create_connection(("127.0.0.1", port), timeout=2) as s:
                 s.sendall(b"PING\r\n")
                 if s.recv(16).startswith(b"+PONG"):
-                    return RedisServer(proc, port)
+                    return True
         except OSError:
             pass
-        time.sleep(0.05)
+        try:
+            proc.wait(0.05)  # wakes at once when it exits
+            return False
+        except subprocess.TimeoutExpired:
+            pass
     proc.kill()
-    raise RuntimeError("redis-server did not start in 20 s")
+    raise RuntimeError(f"redis-server did not answer in {timeout} s")
