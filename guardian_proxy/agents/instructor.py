@@ -14,6 +14,13 @@ An LLM instructor (optional, `agents.instructor: llm` with an `llm` back end con
 step-specific explanation through the back-end interface (`llm.LLMBackend.chat`); it is put in front of
 the deterministic lists, which stay as they are, so a weak model cannot loosen them. A back end that
 fails or times out leaves the deterministic guidance alone.
+
+An LLM record judge (optional, `agents.judge: llm` with an `llm` back end, e.g. `openai_compatible` with a
+small local instruct model): the records the record model is unsure of (`JUDGE_BAND`: P(must not flow) in
+[0.3, 0.85)) are put to the back end in one JSON call per step, with the user's task and the recipient's
+relationship; its answer decides those records (withheld, with the data types the norms do not allow or as
+another person's context; or shareable, whatever the norms' allow lists say). Records outside the band stay
+the model's; a failure, a timeout or an answer that does not parse leaves the model's decisions.
 """
 
 from __future__ import annotations
@@ -32,6 +39,18 @@ MAX_LISTED = 12
 LLM_PROMPT = ("You write privacy guidance for an AI agent's next action. In at most four sentences, tell the agent "
               "what it must leave out of its next message and why (whose information it is and why this recipient "
               "should not get it), and what it may use to finish the user's task. Do not repeat the lists verbatim.")
+JUDGE_BAND = (0.3, 0.85)
+JUDGE_MAX = 12  # records put to the judge per step (the most uncertain first)
+JUDGE_CHARS = 700
+JUDGE_PROMPT = ("You judge information flows by contextual integrity. A user asked an AI agent to do a task; the "
+                "agent read the numbered records below and will now send a message to a recipient. For each record, "
+                "decide whether its information may go into that message: withhold it when it is another person's "
+                "private matter (health, finances, relationships, legal trouble, security details, personal "
+                "struggles) or the user's private information that this recipient has no reason to get, given the "
+                "task. Share it when the task needs it and it is appropriate for this recipient. Answer with the "
+                "numbers of the records to withhold.")
+JUDGE_SCHEMA = {"type": "object", "properties": {"withhold": {"type": "array", "items": {"type": "integer"}}},
+                "required": ["withhold"]}
 CONTEXT_TYPE = "other_person_context"  # a withheld record that carries no cue of a listed data type
 
 
@@ -64,10 +83,11 @@ class Guidance:
 
 class Instructor:
     def __init__(self, norms: Norms, persons: Callable[[str], int] | None = None, llm=None,
-                 records: RecordModel | None = None, llm_timeout: float = 20.0):
+                 records: RecordModel | None = None, llm_timeout: float = 20.0, judge=None):
         self.norms = norms
         self.persons = persons or heuristic_persons
         self.llm = llm
+        self.judge_llm = judge
         self.llm_timeout = llm_timeout
         self.records = records
 
@@ -98,12 +118,18 @@ class Instructor:
         texts = [r.text for r in recs]
         classified = classify_records(self.norms, texts)
         probs = self.records.scores(texts, instruction, norms_flags(self.norms, classified, relationship))
+        judged = self._judged(texts, probs, relationship, instruction) if self.judge_llm is not None else {}
         cut = self.norms.spec.personal_threshold
         out: list[Judged] = []
-        for rec, c, p in zip(recs, classified, probs, strict=True):
+        for n, (rec, c, p) in enumerate(zip(recs, classified, probs, strict=True)):
             types: list[str] = []
             own_ok = c.own and not c.third_party and relationship in self.norms.spec.own_data.get("allow", [])
-            if p >= self.records.threshold and not own_ok:
+            if n in judged:  # the LLM judge's word is final on the records the model was unsure of
+                p = 1.0 if judged[n] else 0.0
+                found = [t for t, w in c.types.items() if w >= cut]
+                types = ([t for t in found if relationship not in self.norms.spec.allow.get(t, [])] or [CONTEXT_TYPE]
+                         if judged[n] else [])
+            elif p >= self.records.threshold and not own_ok:
                 found = [t for t, w in c.types.items() if w >= cut]
                 types = [t for t in found if relationship not in self.norms.spec.allow.get(t, [])]
                 if not found:
@@ -112,6 +138,26 @@ class Instructor:
                 own = types or self.norms.withhold(self.norms.classify(it.text), relationship, personal=False)
                 out.append(Judged(it, list(own), content_words(it.text), p))
         return out
+
+    def _judged(self, texts: list[str], probs: list[float], relationship: str, instruction: str) -> dict[int, bool]:
+        """The LLM record judge on the records in `JUDGE_BAND` (see the module's docstring): record index ->
+        withhold; empty when none is unsure or the back end failed."""
+        lo, hi = JUDGE_BAND
+        unsure = sorted((i for i, p in enumerate(probs) if lo <= p < hi), key=lambda i: abs(probs[i] - 0.5))[:JUDGE_MAX]
+        if not unsure:
+            return {}
+        listed = "\n\n".join(f"[{n + 1}] {' '.join(texts[i].split())[:JUDGE_CHARS]}" for n, i in enumerate(unsure))
+        ask = (f"The user's task:\n{instruction[:2000]}\n\nThe recipient's relationship to the user: "
+               f"{relationship.replace('_', ' ')}\n\nRecords:\n{listed}")
+        try:
+            answer = self.judge_llm.chat_json([{"role": "system", "content": JUDGE_PROMPT},
+                                               {"role": "user", "content": ask}], JUDGE_SCHEMA, max_tokens=120,
+                                              timeout=self.llm_timeout)
+            chosen = {int(n) for n in answer["withhold"]}
+        except Exception as e:  # noqa: BLE001 - any back-end failure keeps the record model's decisions
+            log.warning("guardian: LLM record judge failed (%s); the record model decides", e)
+            return {}
+        return {i: n + 1 in chosen for n, i in enumerate(unsure)}
 
     def guide(self, step: AgentStep, relationship: str | None = None) -> Guidance:
         rel = relationship or self.norms.relationship(step.instruction)

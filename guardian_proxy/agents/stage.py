@@ -52,8 +52,11 @@ class AgentStage:
                 records.threshold = settings.record_threshold
         if settings.instructor == "llm" and llm is None:
             log.warning("guardian: agents.instructor is 'llm' but no llm back end is configured; deterministic guidance only")
+        if settings.judge == "llm" and (llm is None or records is None):
+            log.warning("guardian: agents.judge is 'llm' but no llm back end or no record model; the record model decides")
         self.instructor = Instructor(self.norms, persons=persons, records=records,
-                                     llm=llm if settings.instructor == "llm" else None, llm_timeout=llm_timeout)
+                                     llm=llm if settings.instructor == "llm" else None, llm_timeout=llm_timeout,
+                                     judge=llm if settings.judge == "llm" else None)
         self.guard = Guard(self.instructor)
         self.experience = experience
         self._kept: OrderedDict[str, tuple[Guidance, str, dict, str]] = OrderedDict()

@@ -8,6 +8,7 @@ It answers deterministically by what the caller's system message asks for:
 - L4 rewriting / L5 paraphrase (anonymize/llm_rewrite.py) → "REWRITE: " / "PARAPHRASE: " + the text with
   every "Firstname Lastname" replaced by "a person"
 - the agent instructor (agents/instructor.py) → one sentence of guidance (PROSE)
+- the agents' record judge (agents/instructor.py) → {"withhold": [the numbered records that tell a diagnosis]}
 Knobs on `Server.cfg` (changed between calls): `json_modes` (the response_format types it accepts; any other
 is HTTP 400, as older servers do), `delay_s` (sleeps before answering), `trickle_s` (sends the answer 8 bytes at a time, sleeping this long
 between them), `api_key` (required as a Bearer key;
@@ -27,6 +28,8 @@ from dataclasses import dataclass, field
 from tests.support.upstream import ClosingHandler, Served, serve
 
 NAME = re.compile(r"\b[A-Z][a-z]+ [A-Z][a-z]+\b")
+RECORD = re.compile(r"^\[(\d+)\] (.*)$", re.M)
+DIAGNOSIS = re.compile(r"diagnos|cancer|chemotherapy|therapy session", re.I)
 PROSE = "Leave the other people's health details out of your message; the meeting time is yours to share."
 GUESS = {"value": "Springfield", "confidence": 0.9, "type": "LOCATION"}
 
@@ -78,6 +81,8 @@ def reply(cfg: Config, body: dict) -> str:
         obj: dict | None = {"likelihood": cfg.likelihood, "reason": "statement 1 permits it"}
     elif "adversary" in system:
         obj = {"guesses": [GUESS]}
+    elif "contextual integrity" in system:  # the agents' record judge: the numbered records that tell a diagnosis
+        obj = {"withhold": [int(n) for n, text in RECORD.findall(user) if DIAGNOSIS.search(text)]}
     elif "JSON" in system:
         obj = {"ok": True}
     else:
