@@ -64,20 +64,24 @@ def test_proc_reads_the_whole_process_tree(tmp_path):
     """CPU and RSS of a process with two spawned children count the children (as guardian's workers)."""
     script = tmp_path / "tree.py"
     script.write_text("import multiprocessing as mp, sys, time\n"
+                      "from multiprocessing.connection import wait\n"
                       "def f():\n    x = bytearray(40_000_000)\n"
-                      # half a second of the child's own CPU, however busy the machine (not of wall-clock time)
-                      "    while time.process_time() < 0.5: pass\n    time.sleep(30)\n"
+                      # half a second of the child's own CPU, however busy the machine (not of wall-clock time),
+                      # then it says so and lives as long as its parent (no pause for a loaded machine to outlast)
+                      "    while time.process_time() < 0.5: pass\n    print('ready', flush=True)\n"
+                      "    wait([mp.parent_process().sentinel])\n"
                       "if __name__ == '__main__':\n    ctx = mp.get_context('spawn')\n"
                       "    ps = [ctx.Process(target=f) for _ in range(2)]\n    [p.start() for p in ps]\n"
                       "    print('started', flush=True)\n    [p.join() for p in ps]\n")
-    proc = bench_proxy.Proc([sys.executable, str(script)], tmp_path / "tree.out")
+    out = tmp_path / "tree.out"
+    proc = bench_proxy.Proc([sys.executable, str(script)], out)
     try:
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            by = proc.rss_by_process()
-            if "worker-2" in by and min(by["worker-1"], by["worker-2"]) > 40 and proc.cpu_by_role()["workers"] > 0.8:
-                break
-            time.sleep(0.2)
+        while out.read_text().count("ready") < 2:  # both children said so: an event, not a deadline
+            assert proc.p.poll() is None, out.read_text()
+            time.sleep(0.05)
+        by = proc.rss_by_process()
+        assert "worker-2" in by and min(by["worker-1"], by["worker-2"]) > 40, by
+        assert proc.cpu_by_role()["workers"] > 0.8
         names = [n for n, _ in proc.processes()]
         assert names[:3] == ["main", "worker-1", "worker-2"], names
         assert proc.rss_mb() >= sum(by.values()) * 0.9 and proc.rss_mb() > 80
