@@ -90,8 +90,10 @@ def to_raw(flow: http.HTTPFlow) -> RawRequest:
     if flow.client_conn and flow.client_conn.peername:
         client = str(flow.client_conn.peername[0])
     host, claimed = destination(flow)
+    dns = flow.metadata.get("guardian_dns")  # the proxy's own DNS answer (guardian_proxy/dns_answer.py)
+    canonical = dns.get("canonical") if dns and dns.get("host") == (host or "").lower().rstrip(".") else None
     return RawRequest(method=r.method, url=real_url(flow, host), headers=[(k, v) for k, v in r.headers.items(multi=True)],
-                      body=r.raw_content or b"", client=client, claimed_host=claimed)
+                      body=r.raw_content or b"", client=client, claimed_host=claimed, canonical_host=canonical)
 
 
 def never_empty(stream):
@@ -1043,6 +1045,13 @@ async def _serve(gateway: Gateway, host: str, port: int, confdir: str, redirect:
         dashboard = None
     master.addons.add(GuardianAddon(gateway, redirect, eval_timeout_s=gateway.settings.limits.eval_timeout_s,
                                     dashboard=dashboard, processes=processes))
+    if gateway.settings.detector.cname_lookup and not (mode or "").startswith(("upstream", "reverse")):
+        # the CNAME chain of the proxy's own DNS answer, and the connection to its address (dns_answer.py)
+        from .dns_answer import DnsAnswer
+        from .extract.cname import CnameResolver, parse_nameserver
+
+        master.addons.add(DnsAnswer(CnameResolver(parse_nameserver(gateway.settings.detector.dns_server)),
+                                    connect=redirect is None))
     # header and idle timeouts, per-client and total connection caps (guardian_proxy/connections.py)
     master.addons.add(ConnectionGuard.from_limits(close_client, gateway.settings.limits))
     updates = {"ssl_insecure": ssl_insecure, "termlog_verbosity": verbosity, "connection_strategy": "lazy"}

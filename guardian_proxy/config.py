@@ -158,9 +158,12 @@ class DetectorSettings(_Strict):
     min_score: float = 0.4
     # spaCy components not run (extract/ner.py); add "tagger", "tok2vec" for NER alone (faster, no POS tags)
     spacy_disable: list[str] = Field(default_factory=lambda: ["parser", "attribute_ruler", "lemmatizer"])
-    # unmask CNAME-cloaked trackers: for personal data to a first-party-looking subdomain, read the CNAME chain of
-    # the system resolver's answer for it (extract/cname.py; one bounded, cached UDP query in the evaluation pool)
-    cname_lookup: bool = False
+    # unmask CNAME-cloaked trackers: the proxy asks the A question its upstream connection needs itself, reads the
+    # CNAME chain of that answer for the evaluation and connects to the answer's address (guardian_proxy/dns_answer.py,
+    # extract/cname.py: no DNS exchange beyond the connection's own; cached for the answer's TTL)
+    cname_lookup: bool = True
+    # the DNS server asked ("HOST", "HOST:PORT", "[V6]:PORT"); None: the first nameserver of /etc/resolv.conf
+    dns_server: str | None = None
 
 
 class LimitSettings(_Strict):

@@ -141,12 +141,6 @@ def unwritable(req: RawRequest, action: Action) -> tuple[str, str] | None:
     return None
 
 
-def _cname_resolver():
-    from .extract.cname import CnameResolver
-
-    return CnameResolver()
-
-
 #: flags that say who addressed the destination (extract.addressee), not that something went wrong in extraction
 WHO_FLAGS = frozenset({"no_page", "addressed"})
 
@@ -189,7 +183,7 @@ class Gateway:
             Detector(d.spacy_model, ner=d.ner, min_score=d.min_score, max_ner_chars=lim.max_analysed_chars,
                      spacy_disable=tuple(d.spacy_disable)),
             BodyLimits(lim.max_body_bytes, lim.max_decoded_bytes, lim.max_json_depth, lim.max_field_chars),
-            resolve_cname=_cname_resolver() if d.cname_lookup else None,
+            # the CNAME chain comes with the request (RawRequest.canonical_host: the proxy's own DNS answer)
         )
         dlog = DecisionLog(settings.decision_log, settings.log_max_bytes, settings.log_backups,
                            settings.log_retention_days) if with_log else None

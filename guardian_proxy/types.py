@@ -149,6 +149,9 @@ class RawRequest(BaseModel):
     #: the name the Host header (or HTTP/2 :authority) claims when it is not where the request goes (`url`'s host
     #: is the real destination: guardian_proxy.addon.destination); None when they agree
     claimed_host: str | None = None
+    #: the last name of the CNAME chain of the proxy's own DNS answer for the host (guardian_proxy/dns_answer.py),
+    #: None when there is none or it was not asked
+    canonical_host: str | None = None
 
     def header(self, name: str, default: str | None = None) -> str | None:
         lname = name.lower()

@@ -1,64 +1,13 @@
 """CNAME cloaking (issue 25): a first-party name that is a CNAME to a tracker vendor is that vendor. The chain is
 read from the DNS answer of a real local DNS server (UDP, RFC 1035 wire format, standard library)."""
 
-import socket
 import struct
-import threading
 
 import pytest
 
 from guardian_proxy.extract import recipients
-from guardian_proxy.extract.cname import CnameResolver, _name, cname_chain
-
-
-def _labels(name: str) -> bytes:
-    return b"".join(bytes([len(p)]) + p.encode() for p in name.split(".") if p) + b"\x00"
-
-
-class DnsServer:
-    """Answers A questions from `zone` ({name: [cname, cname, …, "1.2.3.4"]}); counts the questions; `silent` never
-    answers; a name not in the zone is NXDOMAIN."""
-
-    def __init__(self, zone: dict[str, list[str]], silent: bool = False):
-        self.zone, self.silent, self.questions = zone, silent, []
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.sock.bind(("127.0.0.1", 0))
-        self.addr = self.sock.getsockname()
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
-
-    def _serve(self):
-        self.sock.settimeout(0.1)
-        while not self.stop.is_set():
-            try:
-                msg, peer = self.sock.recvfrom(512)
-            except TimeoutError:
-                continue
-            qname, end = _name(msg, 12)
-            self.questions.append(qname)
-            if self.silent:
-                continue
-            question = msg[12:end + 4]
-            records = self.zone.get(qname)
-            answers, owner = b"", b"\xc0\x0c"  # the first owner name points at the question
-            for value in records or []:
-                if value[0].isdigit():
-                    answers += owner + struct.pack(">HHIH", 1, 1, 60, 4) + socket.inet_aton(value)
-                else:
-                    rdata = _labels(value)
-                    answers += owner + struct.pack(">HHIH", 5, 1, 60, len(rdata)) + rdata
-                    owner = _labels(value)
-            flags = 0x8180 if records is not None else 0x8183
-            n = sum(1 for _ in records or [])
-            self.sock.sendto(struct.pack(">HHHHHH", struct.unpack(">H", msg[:2])[0], flags, 1, n, 0, 0)
-                             + question + answers, peer)
-
-    def close(self):
-        self.stop.set()
-        self.thread.join(2)
-        self.sock.close()
-
+from guardian_proxy.extract.cname import CnameResolver, cname_chain, hosts_file_names, parse_nameserver
+from tests.support.dns_server import DnsServer
 
 ZONE = {
     "metrics.shop-example.com": ["shop-example.com.eulerian.net", "et5.eulerian.net", "192.0.2.10"],
@@ -82,6 +31,26 @@ def test_chain_from_a_real_answer_is_followed_and_cached(dns):
     assert resolve("www.shop-example.com") is None  # no CNAME
     assert resolve("nothing.shop-example.com") is None  # NXDOMAIN
     assert dns.questions == ["metrics.shop-example.com", "www.shop-example.com", "nothing.shop-example.com"]
+
+
+def test_answer_gives_the_chain_and_the_addresses_the_connection_uses(dns, tmp_path):
+    hosts = tmp_path / "hosts"
+    hosts.write_text("127.0.0.1 localhost\n192.0.2.99 pinned.shop-example.com  # a developer's pin\n")
+    resolve = CnameResolver(nameserver=dns.addr, timeout=2.0, hosts=hosts_file_names(hosts))
+    a = resolve.lookup("metrics.shop-example.com")
+    assert (a.canonical, a.addresses) == ("et5.eulerian.net", ("192.0.2.10",)) and a.ttl == 60
+    assert resolve.lookup("www.shop-example.com").addresses == ("192.0.2.20",)
+    assert resolve.cached("www.shop-example.com") == (True, resolve.lookup("www.shop-example.com"))
+    # what the system answers itself is never asked: an address, a name in the hosts file, a name without a dot
+    for host in ("192.0.2.7", "[2001:db8::1]", "pinned.shop-example.com", "intranet"):
+        assert not resolve.asks(host) and resolve.lookup(host) is None
+    assert dns.questions == ["metrics.shop-example.com", "www.shop-example.com"]
+
+
+def test_nameserver_setting():
+    assert parse_nameserver("127.0.0.1:5353") == ("127.0.0.1", 5353)
+    assert parse_nameserver("9.9.9.9") == ("9.9.9.9", 53)
+    assert parse_nameserver("[::1]:5353") == ("::1", 5353)
 
 
 def test_a_silent_server_costs_one_bounded_wait_then_the_cache_answers():

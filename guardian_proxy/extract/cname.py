@@ -2,16 +2,21 @@
 
 A marketing or analytics vendor can be served as `metrics.shop.example` (a CNAME to `shop.example.eulerian.net`):
 to the browser and to a host-name check it is the shop itself. The chain of the DNS answer says who it is.
-`CnameResolver(host)` asks the system's resolver (the first `nameserver` of /etc/resolv.conf, the one the proxy's
-own connection to the host asks) the same A question the connection asks and reads the CNAME records of the
-answer: it discloses nothing the connection does not, and it is
+
+The proxy's own DNS answer (guardian_proxy/dns_answer.py, `detector.cname_lookup`, on by default): when a request's
+headers arrive the proxy asks the system's resolver (the first `nameserver` of /etc/resolv.conf, or
+`detector.dns_server`) the A question its upstream connection needs, reads the CNAME chain *and* the addresses of
+that one answer, hands the chain's last name to the evaluation (`RawRequest.canonical_host`) and connects to the
+answer's first address. So reading the chain costs no DNS exchange beyond the one the connection makes anyway (the
+answer is cached for its TTL, up to 5 min, so there are fewer than one per connection). `lookup(host)` → `Answer`:
 
 - bounded: one UDP query, `timeout` seconds (0.5), a chain of at most 8 names, answers of at most 4 KiB;
-- cached: per host for `ttl` seconds (5 min; a failure for 30 s), at most `max_entries` hosts (least recent out);
-- asked only where it matters: the extractor consults it for a first-party-looking subdomain (same site, or the
-  user's own client's addressee) of a request that carries personal data (so a page load's many requests without
-  any never wait for it), in the evaluation pool, not on the proxy's event loop.
+- cached: per host for the answer's TTL (at most `ttl`, 5 min; a failure for 30 s), at most `max_entries` hosts
+  (least recent out);
+- left to the system where the system answers differently: a name in /etc/hosts, a name without a dot (search
+  domains), an IP address, no A record (IPv6 only) or no answer: no chain, and the connection resolves as usual.
 
+`CnameResolver(host)` (the chain's last name or None) is the same lookup for callers that only need the name.
 Standard library only (RFC 1035 wire format); any failure is "no CNAME" (None).
 """
 
@@ -23,6 +28,7 @@ import struct
 import threading
 import time
 from collections import OrderedDict
+from dataclasses import dataclass
 from pathlib import Path
 
 _CNAME, _A, _IN = 5, 1, 1
@@ -37,6 +43,41 @@ def system_nameserver(resolv_conf: Path = Path("/etc/resolv.conf")) -> tuple[str
     except OSError:
         return None
     return None
+
+
+def parse_nameserver(spec: str | None) -> tuple[str, int] | None:
+    """`detector.dns_server`: "HOST", "HOST:PORT" or "[V6]:PORT"; None or "" → the system's (resolv.conf)."""
+    if not spec:
+        return system_nameserver()
+    spec = spec.strip()
+    if spec.startswith("["):
+        host, _, port = spec[1:].partition("]")
+        return host, int(port.lstrip(":") or 53)
+    if spec.count(":") == 1:
+        host, port = spec.split(":")
+        return host, int(port)
+    return spec, 53
+
+
+def hosts_file_names(path: Path = Path("/etc/hosts")) -> frozenset[str]:
+    """Names /etc/hosts gives an address: the system answers those itself, never from DNS."""
+    names: set[str] = set()
+    try:
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            parts = line.split("#", 1)[0].split()
+            names.update(p.lower().rstrip(".") for p in parts[1:])
+    except OSError:
+        pass
+    return frozenset(names)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One DNS answer: the last name of its CNAME chain (None: no CNAME) and its IPv4 addresses, in order."""
+
+    canonical: str | None
+    addresses: tuple[str, ...] = ()
+    ttl: float = 300.0
 
 
 def _query(host: str, qid: int) -> bytes:
@@ -66,54 +107,86 @@ def _name(msg: bytes, off: int, depth: int = 0) -> tuple[str, int]:
 
 def cname_chain(msg: bytes, qid: int | None = None) -> dict[str, str]:
     """{name: CNAME target} from the answer section of a DNS response."""
+    return _records(msg, qid)[0]
+
+
+def _records(msg: bytes, qid: int | None = None) -> tuple[dict[str, str], dict[str, list[str]], int | None]:
+    """({name: CNAME target}, {name: [IPv4 address, …]}, the smallest TTL) of a response's answer section."""
     qid_, flags, qd, an = struct.unpack(">HHHH", msg[:8])
     if (qid is not None and qid_ != qid) or not flags & 0x8000:
-        return {}
+        return {}, {}, None
     off = 12
     for _ in range(qd):
         _, off = _name(msg, off)
         off += 4
-    out: dict[str, str] = {}
+    chain: dict[str, str] = {}
+    addrs: dict[str, list[str]] = {}
+    ttl_min = None
     for _ in range(an):
         owner, off = _name(msg, off)
-        rtype, _cls, _ttl, rdlen = struct.unpack(">HHIH", msg[off:off + 10])
+        rtype, _cls, ttl, rdlen = struct.unpack(">HHIH", msg[off:off + 10])
         off += 10
         if rtype == _CNAME:
-            out[owner.rstrip(".")] = _name(msg, off)[0].rstrip(".")
+            chain[owner.rstrip(".")] = _name(msg, off)[0].rstrip(".")
+        elif rtype == _A and rdlen == 4:
+            addrs.setdefault(owner.rstrip("."), []).append(socket.inet_ntoa(msg[off:off + 4]))
+        ttl_min = ttl if ttl_min is None else min(ttl_min, ttl)
         off += rdlen
-    return out
+    return chain, addrs, ttl_min
 
 
 class CnameResolver:
-    """host → the last name of its CNAME chain, or None (no CNAME, or no answer)."""
+    """host → the last name of its CNAME chain, or None (no CNAME, or no answer); `lookup(host)` → the whole
+    `Answer` (chain and addresses) or None."""
 
     def __init__(self, nameserver: tuple[str, int] | None = None, timeout: float = 0.5, ttl: float = 300.0,
-                 max_entries: int = 4096, max_hops: int = 8):
+                 max_entries: int = 4096, max_hops: int = 8, hosts: frozenset[str] | None = None):
         self.nameserver = nameserver if nameserver is not None else system_nameserver()
         self.timeout, self.ttl, self.max_entries, self.max_hops = timeout, ttl, max_entries, max_hops
-        self._cache: OrderedDict[str, tuple[float, str | None]] = OrderedDict()
+        self.hosts = hosts if hosts is not None else hosts_file_names()
+        self._cache: OrderedDict[str, tuple[float, Answer | None]] = OrderedDict()
         self._lock = threading.Lock()
         self.queries = 0  # how many questions were sent (tests, stats)
 
     def __call__(self, host: str) -> str | None:
+        ans = self.lookup(host)
+        return ans.canonical if ans is not None else None
+
+    def asks(self, host: str) -> bool:
+        """Whether DNS answers for this name (not an address, a name the hosts file gives, or one without a dot)."""
         host = (host or "").lower().rstrip(".")
-        if not host or self.nameserver is None:
-            return None
+        return bool(host) and "." in host and self.nameserver is not None and host not in self.hosts and \
+            not _is_address(host)
+
+    def cached(self, host: str) -> tuple[bool, Answer | None]:
+        """(found, answer) from the cache alone: never waits."""
+        host = (host or "").lower().rstrip(".")
         now = time.monotonic()
         with self._lock:
             hit = self._cache.get(host)
             if hit is not None and hit[0] > now:
                 self._cache.move_to_end(host)
-                return hit[1]
-        target, ok = self._resolve(host)
+                return True, hit[1]
+        return False, None
+
+    def lookup(self, host: str) -> Answer | None:
+        host = (host or "").lower().rstrip(".")
+        if not self.asks(host):
+            return None
+        found, ans = self.cached(host)
+        if found:
+            return ans
+        now = time.monotonic()
+        ans, ok = self._resolve(host)
+        life = min(self.ttl, max(1.0, ans.ttl)) if ok and ans is not None else (self.ttl if ok else 30.0)
         with self._lock:
-            self._cache[host] = (now + (self.ttl if ok else 30.0), target)
+            self._cache[host] = (now + life, ans)
             self._cache.move_to_end(host)
             while len(self._cache) > self.max_entries:
                 self._cache.popitem(last=False)
-        return target
+        return ans
 
-    def _resolve(self, host: str) -> tuple[str | None, bool]:
+    def _resolve(self, host: str) -> tuple[Answer | None, bool]:
         qid = int.from_bytes(os.urandom(2), "big")
         try:
             family = socket.AF_INET6 if ":" in self.nameserver[0] else socket.AF_INET
@@ -128,7 +201,7 @@ class CnameResolver:
                     msg = s.recv(4096)
                     if len(msg) >= 12 and struct.unpack(">H", msg[:2])[0] == qid:
                         break
-            chain = cname_chain(msg, qid)
+            chain, addrs, ttl = _records(msg, qid)
         except (OSError, ValueError, struct.error, IndexError, UnicodeError):
             return None, False
         name, seen = host, {host}
@@ -138,4 +211,15 @@ class CnameResolver:
                 break
             seen.add(nxt)
             name = nxt
-        return (name if name != host else None), True
+        return Answer(name if name != host else None, tuple(addrs.get(name, ())),
+                      float(ttl) if ttl is not None else self.ttl), True
+
+
+def _is_address(host: str) -> bool:
+    for family in (socket.AF_INET, socket.AF_INET6):
+        try:
+            socket.inet_pton(family, host.strip("[]"))
+            return True
+        except OSError:
+            continue
+    return False

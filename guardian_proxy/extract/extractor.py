@@ -107,10 +107,12 @@ class Extractor:
         dom = registrable_domain(req.host)
         sub = req.host[: -len(dom)].rstrip(".") if req.host.endswith(dom) else ""
         fields, det = self._read(req, parsed, rec, site, dom, sub)
-        if self.resolve_cname is not None and rec.rule in ("same-site", "addressed") and sub and det.spans:
-            # personal data to a first-party-looking subdomain: is the name a tracker's CNAME (cloaking)? Asked
-            # only here, so requests without personal data never wait on DNS (extract/cname.py)
-            hidden = recipients.classify(req.host, site, parts.port, req.path, self.resolve_cname, addressed=addressed)
+        resolve = self.resolve_cname
+        if resolve is None and req.canonical_host:  # the CNAME chain of the proxy's own DNS answer (dns_answer.py)
+            resolve = lambda h: req.canonical_host if h == req.host else None  # noqa: E731
+        if resolve is not None and rec.rule in ("same-site", "addressed") and sub and det.spans:
+            # personal data to a first-party-looking subdomain: is the name a tracker's CNAME (cloaking)?
+            hidden = recipients.classify(req.host, site, parts.port, req.path, resolve, addressed=addressed)
             if hidden.cls != rec.cls:
                 rec = hidden
                 fields, det = self._read(req, parsed, rec, site, dom, sub)
