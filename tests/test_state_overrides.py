@@ -164,7 +164,7 @@ def test_two_processes_race_for_a_once_rule_one_request_gets_it_and_counts_add_u
         p.start()
     got = [out.get(timeout=120) for _ in procs]
     for p in procs:
-        p.join(30)
+        p.join()  # the exit is the event (pytest-timeout bounds a hang), not a fixed 30 s
         assert p.exitcode == 0
     assert sum(got) == 1, got
     counts = OverrideStore.for_settings(s).counts()

@@ -110,7 +110,7 @@ def _first_half(settings) -> None:
 def test_a_split_card_across_two_processes(settings):
     p = multiprocessing.get_context("spawn").Process(target=_first_half, args=(settings,))
     p.start()
-    p.join(60)
+    p.join()  # its exit is the event (pytest-timeout bounds a hang), not 60 s of a loaded machine
     assert p.exitcode == 0
     spans = FragmentWindow(settings).check(REQ, _action("tracker.example", ("b", "1111 1111")))
     assert [s.entity for s in spans] == ["CREDIT_CARD"]
