@@ -109,20 +109,58 @@ def propagate(fields: list[TextField], spans: list[Span]) -> list[Span]:
         covered[s.path].append((s.start, s.end))
     pats = []
     if exact:
-        pats.append(("i", re.compile("|".join(_bounded(v) for v in sorted(exact, key=len, reverse=True)), re.I)))
+        pats.append(("i", tuple(sorted(exact, key=len, reverse=True))))
     if parts:
-        pats.append(("c", re.compile("|".join(_bounded(v) for v in sorted(parts, key=len, reverse=True)))))
+        pats.append(("c", tuple(sorted(parts, key=len, reverse=True))))
     for f in fields:
-        for kind, pat in pats:
-            for m in pat.finditer(f.text):
-                a, b = m.span()
+        for kind, values in pats:
+            for a, b in _occurrences(f.text, values, kind == "i"):
                 if any(x < b and a < y for x, y in covered[f.path]):
                     continue
-                entity = exact.get(m.group().lower()) if kind == "i" else parts.get(m.group())
+                found = f.text[a:b]
+                entity = exact.get(found.lower()) if kind == "i" else parts.get(found)
                 if entity:
                     out.append(_span(f, a, b, entity, 0.7))
                     covered[f.path].append((a, b))
     return out
+
+
+def _occurrences(text: str, values: tuple[str, ...], fold: bool):
+    """(start, end) of each match of `values` in `text` as `finditer` of the alternation `|`.join(_bounded(v)) (in
+    this order, case-insensitive with `fold`) yields them: the leftmost match, the first value in order that
+    matches there, the search going on from its end. ASCII text and values are searched with str.find (the same
+    matches: ASCII case folding, \\w = [A-Za-z0-9_]); anything else by the compiled pattern. Compiling that
+    pattern was a third of a millisecond per request, for values that are new in almost every request."""
+    if not (text.isascii() and all(v.isascii() for v in values)):
+        yield from (m.span() for m in _alternation(values, fold).finditer(text))
+        return
+    hay = text.lower() if fold else text
+    n = len(text)
+    found = []
+    for rank, v in enumerate(values):
+        needle = v.lower() if fold else v
+        lead, tail = v[:1].isalnum(), v[-1:].isalnum()
+        i = hay.find(needle)
+        while i >= 0:
+            j = i + len(needle)
+            if not (lead and i and _ascii_word(text[i - 1])) and not (tail and j < n and _ascii_word(text[j])):
+                found.append((i, rank, j))
+            i = hay.find(needle, i + 1)
+    found.sort()
+    pos = 0
+    for i, _, j in found:
+        if i >= pos:
+            yield i, j
+            pos = j
+
+
+def _ascii_word(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
+
+
+@lru_cache(maxsize=256)
+def _alternation(values: tuple[str, ...], fold: bool):
+    return re.compile("|".join(_bounded(v) for v in values), re.I if fold else 0)
 
 
 def merge(spans: list[Span]) -> list[Span]:
