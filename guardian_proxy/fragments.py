@@ -9,6 +9,12 @@ is needed to tell whether the next request's fields complete one of them:
     e-mail    a local part that ends in `@` (or whose domain is not finished: `jane.doe@exa`), or a bare local part
               with a dot or underscore in it (`jane.doe`)
 
+A field that joins several values in one string (`jane.doe@|41111111|536-22`, whatever joins them: `|`, `,`, `;`,
+`&`, a JSON array's brackets and quotes, tabs, line ends, or spaces when nothing else does) leaves one state per
+value, with its place in the string; a piece of a later string completes only the state at the same place of a
+string with as many pieces (`example.com|11111111|1234`). Numbers under a key that names a measurement, a position
+or a clock (`screen_width`, `u_h`, `event_index`, `blur_time_ms`: `_MEASURE_WORDS`) are never fragments.
+
 A field of a later request completes a state when the two together are a valid card number (13–19 digits, Luhn,
 a network's first digit), an SSN (3+6 or 5+4 digits, area/group/serial valid), or an e-mail (`jane.doe@` +
 `example.com`, `jane.doe` + `@example.com`). The completing field then carries that value's span
@@ -53,13 +59,28 @@ WATCHED = ("analytics", "ad_network", "data_broker", "social", "unknown_third_pa
 MAX_STATES = 32  # per (client, destination)
 MAX_WINDOWS = 4096
 MAX_FIELD_CHARS = 64
+MAX_JOINED_CHARS = 256  # a field that joins several values in one string (`jane.doe@|41111111|536-22`)
+MAX_PIECES = 12
 _DIGITS = re.compile(r"\d[\d \-]{1,20}\d")
+#: what joins values in one string: `|`, `,`, `;`, `&`, a JSON array's brackets and quotes, tabs and line ends
+#: (a run of spaces too when no other separator is there; a single space inside a run of digits is the number's own)
+_JOINERS = re.compile(r"""\s*[|,;&\[\]{}"'\t\r\n]+\s*""")
+_PIECE = re.compile(r"""[^|,;&\[\]{}"'\t\r\n]+""")
+_WORD = re.compile(r"\S+")
 _LOCAL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._%+\-]{0,63}")
 _OPEN_EMAIL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._%+\-]{0,63}@[A-Za-z0-9.\-]{0,60}")
 _DOMAIN = re.compile(r"@?(?:[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,24}")
 _TAIL_DOMAIN = re.compile(r"[A-Za-z0-9.\-]{0,60}\.[A-Za-z]{2,24}")
 _PROTOCOL_KEYS = re.compile(r"(?:w|h|width|height|x|y|ts|t|time|timestamp|v|ver|version|page|p|n|count|len|"
                             r"size|sz|seq|idx|index|z|rnd|random|cb|cachebuster|_)", re.I)
+#: a word of a key that names a measurement, a position or a clock, not a value a person has (`screen_width`,
+#: `dsp__windowWidth`, `event_index`, `local_time`, `blur_time_ms`, `u_ah`): its numbers are never fragments
+_MEASURE_WORDS = frozenset(
+    "w h x y z ah aw width height size sz len length depth dpr ratio screen viewport window scroll offset left top "
+    "time ts timestamp date duration elapsed ms sec secs seconds millis latency delay ttl age expires "
+    "index idx seq sequence count cnt total page pages version ver v rnd random cb cachebuster nonce "
+    "price amount qty quantity difficulty score rank level percent pct".split())
+_KEY_WORDS = re.compile(r"[A-Z]?[a-z]+\d*|[A-Z]+(?![a-z])\d*")  # `dsp__windowWidth` → dsp window Width; `x1` is one
 
 
 @dataclass(frozen=True)
@@ -71,6 +92,19 @@ class _State:
     luhn0: int = 0  # Luhn sum of the run when its last digit is not doubled
     luhn1: int = 0  # … when it is
     at: float = 0.0
+    slot: int = -1  # a piece of a joined string: its place (0, 1 …); -1: the whole field
+    of: int = 0  # … and how many pieces that string has
+
+
+@dataclass(frozen=True)
+class _Piece:
+    """A field's text, or one value of a field that joins several in one string."""
+
+    text: str
+    start: int  # where it starts in the field's text
+    key: str | None
+    slot: int = -1
+    of: int = 0
 
 
 def _luhn_sums(digits: str) -> tuple[int, int]:
@@ -81,12 +115,39 @@ def _ssn_area(d: str) -> bool:
     return d[:3] not in ("000", "666") and d[0] != "9"
 
 
-def _digits_of(f: TextField) -> str | None:
+def _measure_key(key: str | None) -> bool:
+    if not key:
+        return False
+    k = key.strip()
+    return bool(_PROTOCOL_KEYS.fullmatch(k)) or any(w.lower() in _MEASURE_WORDS for w in _KEY_WORDS.findall(k))
+
+
+def _digits_of(f) -> str | None:
     text = f.text.strip()
-    if not _DIGITS.fullmatch(text) or (f.key and _PROTOCOL_KEYS.fullmatch(f.key.strip())):
+    if not _DIGITS.fullmatch(text) or _measure_key(f.key):
         return None
     d = re.sub(r"\D", "", text)
     return d if 3 <= len(d) <= 16 else None
+
+
+def _pieces(f: TextField) -> list[_Piece]:
+    """The field as one piece, or, when it joins several values in one string (`jane.doe@|41111111|536-22`,
+    `["jane.doe@", "41111111"]`, `a;b`, `a b` when no other separator is there), each value with its place."""
+    text = f.text
+    stripped = text.strip()
+    if not stripped:
+        return []
+    whole = [_Piece(stripped, len(text) - len(text.lstrip()), f.key)] if len(stripped) <= MAX_FIELD_CHARS else []
+    if len(text) > MAX_JOINED_CHARS or _DIGITS.fullmatch(stripped):
+        return whole
+    if _JOINERS.search(stripped):
+        found = [(m.start(), m.group()) for m in _PIECE.finditer(text)]
+        found = [(i + len(v) - len(v.lstrip()), v.strip()) for i, v in found if v.strip()]
+    else:
+        found = [(m.start(), m.group()) for m in _WORD.finditer(text)]
+    if not 2 <= len(found) <= MAX_PIECES:
+        return whole
+    return [_Piece(v, i, f.key, k, len(found)) for k, (i, v) in enumerate(found)]
 
 
 class FragmentWindow:
@@ -108,7 +169,7 @@ class FragmentWindow:
         if action.recipient not in WATCHED or (action.site and action.site == action.domain):
             return []
         covered = {s.path for s in action.spans}
-        fields = [f for f in action.fields if f.path not in covered and 0 < len(f.text.strip()) <= MAX_FIELD_CHARS
+        fields = [f for f in action.fields if f.path not in covered and 0 < len(f.text.strip()) <= MAX_JOINED_CHARS
                   and f.path not in ("path:", "host:") and not f.path.startswith("cookie:")]
         if not fields:
             return []
@@ -129,9 +190,10 @@ class FragmentWindow:
         states = [s for s in before if now - s.at <= self.window_s]
         found: list[Span] = []
         for f in fields:
-            entity = self._completes(f, states)
-            if entity is not None:
-                found.append(self._span(f, entity))
+            for piece in _pieces(f):
+                entity = self._completes(piece, states)
+                if entity is not None:
+                    found.append(self._span(f, piece, entity))
         done = {sp.path for sp in found}
         return found, [s for f in fields if f.path not in done for s in self._states(f, now)][-MAX_STATES:]
 
@@ -183,24 +245,34 @@ class FragmentWindow:
 
     @staticmethod
     def _states(f: TextField, now: float) -> list[_State]:
-        text = f.text.strip()
-        d = _digits_of(f)
+        return [s for p in _pieces(f) for s in FragmentWindow._piece_states(p, now)][-MAX_STATES:]
+
+    @staticmethod
+    def _piece_states(p: _Piece, now: float) -> list[_State]:
+        text = p.text
+        d = _digits_of(p)
         if d is not None and len(d) <= 12:
             s0, s1 = _luhn_sums(d)
             return [_State("digits", len(d), card=d[0] in "23456" and len(d) >= 4,
                            ssn=(len(d) == 3 and _ssn_area(d)) or (len(d) == 5 and _ssn_area(d) and d[3:5] != "00"),
-                           luhn0=s0, luhn1=s1, at=now)]
+                           luhn0=s0, luhn1=s1, at=now, slot=p.slot, of=p.of)]
         if _OPEN_EMAIL.fullmatch(text) and not _DOMAIN.fullmatch(text.split("@", 1)[1] or "-"):
-            return [_State("email_at", at=now)]
+            return [_State("email_at", at=now, slot=p.slot, of=p.of)]
         if _LOCAL.fullmatch(text) and re.search(r"[A-Za-z]", text) and ("." in text or "_" in text):
-            return [_State("local", at=now)]
+            return [_State("local", at=now, slot=p.slot, of=p.of)]
         return []
 
     @staticmethod
-    def _completes(f: TextField, states: list[_State]) -> str | None:
-        text = f.text.strip()
-        d = _digits_of(f)
+    def _completes(p: _Piece, states: list[_State]) -> str | None:
+        """The value `p` completes with one of `states`: a whole field with a whole field's state, a piece of a
+        joined string only with the piece at the same place of a string with as many pieces (a tracker that
+        splits values in one string sends the rest in the same places; pairing every piece with every other
+        would find "cards" by chance)."""
+        text = p.text
+        d = _digits_of(p)
         for s in reversed(states):
+            if (s.slot, s.of) != (p.slot, p.of):
+                continue
             if s.kind == "digits" and d is not None:
                 n = s.n + len(d)
                 if s.card and 13 <= n <= 19:
@@ -218,11 +290,10 @@ class FragmentWindow:
         return None
 
     @staticmethod
-    def _span(f: TextField, entity: str) -> Span:
-        lead = len(f.text) - len(f.text.lstrip())
+    def _span(f: TextField, p: _Piece, entity: str) -> Span:
         cat, direct = ENTITIES[entity]
-        return Span(path=f.path, start=lead, end=lead + len(f.text.strip()), entity=entity, category=cat, score=0.85,
-                    text=f.text.strip(), direct=direct)
+        return Span(path=f.path, start=p.start, end=p.start + len(p.text), entity=entity, category=cat, score=0.85,
+                    text=p.text, direct=direct)
 
 
 def _encode(states: list[_State]) -> bytes | None:
@@ -233,7 +304,7 @@ def _decode(raw: bytes | None) -> list[_State]:
     if not raw:
         return []
     try:
-        return [_State(str(k), int(n), bool(c), bool(ssn), int(l0), int(l1), float(at))
-                for k, n, c, ssn, l0, l1, at in json.loads(raw)]
+        return [_State(str(k), int(n), bool(c), bool(ssn), int(l0), int(l1), float(at), int(slot), int(of))
+                for k, n, c, ssn, l0, l1, at, slot, of in json.loads(raw)]
     except (ValueError, TypeError):
         return []  # not ours (another version's): no states
