@@ -252,3 +252,23 @@ def test_ids_that_are_not_postcodes_and_own_account_ids(ex):
     assert [s for s in own.spans if s.entity == "USER_ID"] == []
     tracker = ex.extract(post("https://api.segment.io/v1/t", {"userId": "8f3a2b1c9d"}))
     assert [s.entity for s in tracker.spans] == ["USER_ID"]
+
+
+def test_ner_names_with_other_characters_and_acronyms_in_requests():
+    """Replay: a page title "Disney+ Hotstar - Watch TV Shows" became [PERSON]; an analytics event's "SSE finish"
+    became [ORGANIZATION]."""
+    from guardian_proxy.extract.context import field_context
+    from guardian_proxy.extract.registry import Result
+    from guardian_proxy.extract.resolver import resolve
+
+    title = TextField(path="json:$.context.page.title", key="title", text="Disney+ Hotstar - Watch TV Shows")
+    hit = [Result(0, 32, "PERSON", 0.85, "ner", "ner:spacy PERSON 0.85")]
+    assert resolve(title, hit, field_context(title, RequestContext(recipient="first_party"))) == []
+    name = TextField(path="json:$.note", key="note", text="Call Maria Gonzalez")
+    got = resolve(name, [Result(5, 19, "PERSON", 0.85, "ner", "ner")], None)
+    assert [s.text for s in got] == ["Maria Gonzalez"]
+    msg = TextField(path="json:$.params>$.event_message", key="event_message", text="SSE finish")
+    org = [Result(0, 3, "ORGANIZATION", 0.85, "ner", "ner:spacy ORGANIZATION 0.85")]
+    assert resolve(msg, org, field_context(msg, RequestContext(recipient="unknown_third_party"))) == []
+    # outside a request (texts, the anonymizer's callers) an acronym is left to the other rules
+    assert [s.text for s in resolve(msg, org, None)] == ["SSE"]

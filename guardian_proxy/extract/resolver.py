@@ -136,6 +136,9 @@ def _context_rules(f: TextField, hits: list[Result], ctx: FieldContext | None) -
             continue
         if h.entity == "PERSON" and h.recognizer.startswith(("ner", "narrative")) and not _ner_person(text[h.start:h.end]):
             continue
+        if h.entity == "ORGANIZATION" and h.recognizer.startswith("ner") and ctx is not None and \
+                ctx.request is not None and _ACRONYM.fullmatch(text[h.start:h.end]):
+            continue  # in a request's field a bare acronym ("SSE finish", "API error") names a technology: no one's data
         kh = next((k for k in key_hits if k.entity == h.entity and k.start == h.start and k.end == h.end), None)
         if kh is not None:  # the key agrees: raise the text recognizer's confidence, one result
             key_hits.remove(kh)
@@ -167,10 +170,13 @@ def _inside_number(text: str, start: int, end: int) -> bool:
     return after in ".," and end + 1 < len(text) and text[end + 1].isdigit()
 
 
+_ACRONYM = re.compile(r"[A-Z]{2,5}")
+
+
 def _ner_person(name: str) -> bool:
     words = [w.lower() for w in _WORDS.findall(name)]
-    if not words or any(any(c.isdigit() for c in w) for w in words):
-        return False
+    if not words or any(any(c.isdigit() for c in w) for w in words) or validators.NOT_NAME_CHARS.search(name):
+        return False  # a name has no digits, `+`, `#`, `|`, brackets … ("Disney+ Hotstar - Watch TV Shows")
     d = validators.data()
     return not (any(w in d["not_name_terms"] for w in words) or all(w in d["common_words"] for w in words))
 

@@ -30,6 +30,7 @@ _PHONE = re.compile(r"\+?[\d ().-]{7,24}")
 _DECIMAL = re.compile(r"[-+]?\d+[.,]\d+(?:[eE][-+]?\d+)?|[-+]?\d+(?:\.\d+)?[eE][-+]?\d+")
 _NAME_SPLIT = re.compile(r"[\s.'’,-]+")
 _NOT_NAME_CHARS = re.compile(r"[\d@/\\_:=<>{}\[\]()#|*+%&$^~`\"]")
+NOT_NAME_CHARS = _NOT_NAME_CHARS  # characters no person's name holds (resolver: NER names)
 _POSTCODE = re.compile(r"[A-Za-z0-9][A-Za-z0-9 -]{1,9}")
 _GENDERS = frozenset({"m", "f", "x", "u", "male", "female", "man", "woman", "other", "nonbinary", "non-binary",
                       "non_binary", "diverse", "d", "w"})
