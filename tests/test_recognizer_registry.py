@@ -140,6 +140,10 @@ def test_session_ids_and_home_pages_are_not_personal(ex):
     assert a.recipient == "unknown_third_party" and a.spans == []
     b = ex.extract(post(OWN, {"file": "/home/rahul/Documents/x.docx", "rx": "metformin 500mg"}))
     assert {(s.entity, s.text) for s in b.spans} == {("USERNAME", "rahul"), ("MEDICATION", "metformin 500mg")}
+    # replay: an analytics page name `pageName=/home/home` (a site's section) was a user "home": the call was blocked
+    c = ex.extract(RawRequest(method="GET", url="http://wa.analytics-example.co.uk/b/ss/x/1/H.26/s5?pageName=%2Fhome"
+                              "%2Fhome&c13=%2Fnews%2Fhome", headers=[("referer", "https://news.example.co.uk/")]))
+    assert c.spans == []
 
 
 def test_a_short_token_under_a_generic_name_is_a_project_key(ex):

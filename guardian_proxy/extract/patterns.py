@@ -204,8 +204,10 @@ class HomeDirRecognizer(Recognizer):
     _FILE = re.compile(r"(?<=.)\.[A-Za-z0-9]{1,5}\Z")
 
     def validate(self, value: str) -> bool:
+        from .validators import data  # a site's section named like a home directory: `pageName=/home/home`
+
         return value.lower() not in ("shared", "public", "default", "guest", "admin", "user", "runner", "ubuntu") \
-            and not self._FILE.search(value)
+            and not self._FILE.search(value) and value.lower() not in data()["common_words"]
 
 
 class DateOfBirthRecognizer(Recognizer):
