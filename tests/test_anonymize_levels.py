@@ -104,7 +104,13 @@ def test_generalization_rules():
     assert generalize("1991", "DATE", 3) == "1990s"
     assert generalize("45 years old", "AGE", 3) == "40-49 years old"
     assert generalize("Lublin, Poland", "LOCATION", 3) == "Europe"
-    assert generalize("Istanbul State Security Court", "ORGANIZATION", 3) == "court"
+    # a named public body loses its name and keeps its kind; one named only by its kind becomes the kind
+    assert generalize("Istanbul State Security Court", "ORGANIZATION", 3) == "[LOCATION] State Security Court"
+    assert generalize("Governor of Sztum Prison", "ORGANIZATION", 3) == "Governor of [LOCATION] Prison"
+    assert generalize("Supreme Military Administrative Court", "ORGANIZATION", 3) == "court"
+    assert generalize("Istanbul State Security Court", "ORGANIZATION", 5) == "[ORGANIZATION]"
+    assert generalize("three months", "DATE", 3) == "several months"  # a duration keeps its unit
+    assert generalize("two and a half years", "DATE", 4) == "several years"
     assert generalize("Reid, Webb and Alvarez", "ORGANIZATION", 3) == "company"
     assert generalize("three amazing kids", "FAMILY", 3) == "amazing kids"
     assert generalize("married", "FAMILY", 3) == "[MARITAL_STATUS]"
@@ -176,3 +182,18 @@ def test_a_property_number_is_residue_a_legal_reference_is_not():
     assert numbers("registered under plot no. 937 of block C") == ["937"]
     assert numbers("This apartment, located at no. 128 of the centre") == ["128"]
     assert numbers("under Law no. 4483 and Article 6") == []
+
+
+def test_a_hyphen_joins_a_postal_code_and_continues_only_a_legal_reference():
+    from guardian_proxy.anonymize.residue import scan
+
+    assert [c.value for c in scan("Kraków, Nowa Huta, 31-900.") if c.kind == "number"] == ["900"]
+    assert not [c for c in scan("under Articles 5-900 of the Code") if c.kind == "number"]
+
+
+def test_l5_keeps_a_sentence_a_quarter_of_whose_words_are_left():
+    text = "On 12 May 2003 the Warsaw Regional Court extended the applicant’s detention until 23 July 2003."
+    spans = [find(text, "12 May 2003", "DATE"), find(text, "Warsaw Regional Court", "ORGANIZATION"),
+             find(text, "23 July 2003", "DATE")]
+    out = render(5, text, spans)
+    assert "extended the applicant’s detention until" in out and "Warsaw" not in out and "2003" not in out

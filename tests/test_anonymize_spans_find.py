@@ -49,3 +49,22 @@ def test_propagate_still_finds_every_occurrence_word_bounded():
     got = {(s.path, s.text) for s in propagate([f, g], spans)}
     assert ("json:$.n", "maria garcia") in got and ("json:$.t", "Maria") in got
     assert all(t != "Garcias" for _, t in got)
+
+
+def test_an_acronym_defined_after_a_span_is_hidden_everywhere():
+    from guardian_proxy.anonymize.spans import propagate
+    from guardian_proxy.types import Span, TextField
+
+    text = ("The Council appealed to the Employment Appeal Tribunal (“EAT”). Later the EAT held a hearing (see EAT). "
+            "They eat.")
+    a = text.index("Employment Appeal Tribunal")
+    span = Span(path="t", start=a, end=a + 26, entity="ORGANIZATION", category="other", text=text[a:a + 26],
+                direct=False)
+    found = sorted((s.start, text[s.start:s.end]) for s in propagate([TextField(path="t", text=text)], [span]))
+    assert [v for _, v in found] == ["Employment Appeal Tribunal", "EAT", "EAT", "EAT"]
+    # no acronym, nothing added: "(“the Government”)" is a defined term, not an alias in capitals
+    text2 = "The Turkish Office (“the Office”) replied."
+    b = text2.index("Turkish Office")
+    s2 = Span(path="t", start=b, end=b + 14, entity="ORGANIZATION", category="other", text=text2[b:b + 14],
+              direct=False)
+    assert len(propagate([TextField(path="t", text=text2)], [s2])) == 1

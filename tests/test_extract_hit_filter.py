@@ -78,11 +78,15 @@ def test_headings_and_value_field_names_are_not_organisations():
 def test_a_country_is_dropped_only_as_the_topic_of_a_factual_question():
     assert _kept("What is the capital of France?", "France", "LOCATION") is None
     assert _kept("Tell me the population of the United States.", "United States", "LOCATION") is None
-    # privacy first: elsewhere a country stays (a case's country is a quasi-identifier)
+    # the state as an actor (its formal name, the respondent, its organs) is no one's place
     assert _kept("The case originated in an application against the Republic of Turkey lodged",
-                 "the Republic of Turkey", "LOCATION") == "Republic of Turkey"
-    assert _kept("the Government of the United Kingdom replied", "the United Kingdom",
-                 "LOCATION") == "United Kingdom"
+                 "the Republic of Turkey", "LOCATION") is None
+    assert _kept("the Government of the United Kingdom replied", "the United Kingdom", "LOCATION") is None
+    assert _kept("It was unlawful under United Kingdom law.", "United Kingdom", "LOCATION") is None
+    assert _kept("the United Kingdom of Great Britain and Northern Ireland lodged", "Northern Ireland",
+                 "LOCATION") is None
+    # privacy first: where someone lives, goes or comes from, a country stays
+    assert _kept("She moved to the United Kingdom in 1990.", "the United Kingdom", "LOCATION") == "United Kingdom"
     assert _kept("The applicant lives in Turkey with her family.", "Turkey", "LOCATION") == "Turkey"
     assert _kept("He was later deported to Turkey.", "Turkey", "LOCATION") == "Turkey"
     assert _kept("She was born in Kalogrea.", "Kalogrea", "LOCATION") == "Kalogrea"
@@ -244,3 +248,18 @@ def test_a_hashtag_of_the_writers_family_status_is_personal():
     assert _kept("Learning never stops. #FamilyFirst #SingleDad", "SingleDad", "PERSON") == "SingleDad"
     assert _kept("Learning never stops. #FamilyFirst #SingleDad", "FamilyFirst", "PERSON") is None
     assert _kept("Proud of my journey! #CareerGoals", "CareerGoals", "PERSON") is None
+
+
+def test_a_laws_date_and_a_century_are_no_ones_date():
+    assert _kept("under section 11 of the 1998 Act on the Legal Status", "1998", "DATE") is None
+    assert _kept("the Prevention of Terrorism Act 1991 (hereinafter)", "1991", "DATE") is None
+    assert _kept("By Law no. 5190 of 16 June 2004, published", "16 June 2004", "DATE") is None
+    assert _kept("of the Prevention of Terrorism Act (Law no. 3713).", "3713", "DATE") is None
+    assert _kept("transmitted to the Court on 1 November 1998, when Protocol No. 11 to the Convention came into "
+                 "force", "1 November 1998", "DATE") is None
+    assert _kept("The political nature of the 20th century", "20th century", "DATE") is None
+    # a person's dates stay, and so does a property's registration number
+    assert _kept("The applicant was born in 1925 and lives in Nicosia.", "1925", "DATE") == "1925"
+    assert _kept("On 24 August 1999 the Court declared the application admissible.", "24 August 1999",
+                 "DATE") == "24 August 1999"
+    assert _kept("registered under registration no. 1057.", "1057", "DATE") == "1057"

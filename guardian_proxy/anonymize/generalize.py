@@ -2,10 +2,10 @@
 
 | entity            | L3                                   | L4                        | L5                 |
 |-------------------|--------------------------------------|---------------------------|--------------------|
-| DATE              | exact date → year; year → decade     | → decade ("1990s")        | [DATE]             |
+| DATE              | exact date → year; year → decade; a duration's number → "several" ("three months" → "several months") | → decade ("1990s")        | [DATE]             |
 | AGE               | 45 → "40-49"                         | [AGE]                     | [AGE]              |
 | LOCATION          | "City, Country" → country; else [LOCATION]; a country stays | as L3  | [LOCATION]         |
-| ORGANIZATION      | → its kind: "… Labour Court" → "court", "… Group" → "company"; else [ORGANIZATION] | as L3 | [ORGANIZATION] |
+| ORGANIZATION      | a named public body, school, hospital or prison loses its name, keeps its kind ("İzmir Labour Court" → "[LOCATION] Labour Court"); else → its kind: "… Group" → "company", "Supreme Court" → "court"; else [ORGANIZATION] | as L3 | [ORGANIZATION] |
 | AMOUNT            | → order of magnitude: "EUR 5,443.70" → "EUR 1,000-10,000" | [AMOUNT] | [AMOUNT]         |
 | QUANTITY          | the number → "several"               | as L3                     | [QUANTITY]         |
 | CASE_NUMBER       | removed ("[…]")                      | removed                   | removed            |
@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import regex as re
 from faker.providers.date_time import Provider as _DateTime
+
+from ..institutions import INSTITUTION_HEADS, INSTITUTION_WORDS, SPECIALISED
 
 #: country → continent (Faker's table plus common short forms)
 CONTINENT = {c.name.lower(): c.continent for c in _DateTime.countries} | {
@@ -63,8 +65,17 @@ def _magnitude(num: str) -> str:
     return f"{lo:,}-{hi:,}" if n > 1 else "1-10"
 
 
+_DURATION = re.compile(r"(?i)^(?:(?:about|approximately|almost|nearly|over|more\s+than|less\s+than|at\s+least|some|"
+                       r"up\s+to|within|for|the)\s+)*(?:\d+(?:[.,]\d+)?|[a-z]+(?:[\s-](?:and\s+a\s+half|[a-z]+))?)"
+                       r"[\s-](?:years?|months?|weeks?|days?|hours?|minutes?)(?:[’']s?)?(?:\s+(?:old|of\s+age))?$")
+
+
 def date(value: str, level: int) -> str:
     years = _YEAR.findall(value)
+    if level < 5 and not years and _DURATION.match(value.strip()):
+        out = _NUMWORD.sub("several", _NUM.sub("several", value))  # "three months" → "several months"
+        if out != value:
+            return re.sub(r"several(?:[\s-]+several|\s+and\s+a\s+half)+", "several", out)
     if level >= 5 or not years:
         return tag("DATE")
     y = years[-1]
@@ -97,11 +108,51 @@ def location(value: str, level: int) -> str:
     return tag("LOCATION")
 
 
+#: a body's head word among the public bodies' vocabulary, or a place of study, care or detention: a body with
+#: one of these is named by its place ("Warsaw", "Klagenfurt") and its kind ("Regional Court", "University")
+_BODY_HEADS = INSTITUTION_HEADS | {"university", "college", "academy", "school", "institute", "hospital", "clinic",
+                                   "prison", "prisons", "directorate", "inspector", "inspectorate", "office"}
+_KIND = INSTITUTION_HEADS | INSTITUTION_WORDS | SPECIALISED | _BODY_HEADS | {
+    "of", "the", "for", "and", "&", "de", "du", "la", "le", "des", "to", "in", "on", "at", "a", "an", "its", "first",
+    "f-type", "e-type", "open", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth",
+    "tenth", "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth", "seventeenth", "eighteenth",
+    "nineteenth", "twentieth", "closed", "city", "town", "village", "province", "provincial", "state’s", "state's"}
+_BODY_WORD = re.compile(r"\p{L}[\p{L}'’\-]*|\d+(?:st|nd|rd|th)?")
+
+
+def _named_body(value: str) -> str | None:
+    """A public body, school, hospital or prison with its name: the name (the words that are not the body's
+    kind, rank or field) → [LOCATION], the rest kept ("İzmir State Security Court" → "[LOCATION] State Security
+    Court", "Governor of Sztum Prison" → "Governor of [LOCATION] Prison"); None when it is not one."""
+    words = list(_BODY_WORD.finditer(value))
+    low = [m.group().lower().removesuffix("’s").removesuffix("'s") for m in words]
+    if not any(w in _BODY_HEADS for w in low):
+        return None
+    name = [i for i, w in enumerate(low) if w not in _KIND and not words[i].group()[:1].isdigit()]
+    if not name or len(name) == len(words):
+        return None
+    out, pos, i = [], 0, 0
+    while i < len(words):
+        if i not in name:
+            i += 1
+            continue
+        j = i
+        while j + 1 < len(words) and j + 1 in name:
+            j += 1
+        out += [value[pos: words[i].start()], tag("LOCATION")]
+        pos = words[j].end()
+        i = j + 1
+    return "".join(out) + value[pos:]
+
+
 def organization(value: str, level: int) -> str:
     if level >= 5:
         return tag("ORGANIZATION")
     if _LAW_FIRM.match(value.strip()):
         return "company"
+    named = _named_body(value)
+    if named is not None:
+        return named
     for pat, kind in _ORG_KIND:
         found = list(pat.finditer(value))
         if found:

@@ -45,6 +45,12 @@ _LEGAL = re.compile(r"(?i)(?:art(?:icle)?s?\.?|rules?|protocols?|§|para(?:graph
                     r"numbers?|and|to|or|-|–|,)\s*$")
 #: "plot no. 937", "located at no. 128": the number of a piece of land, a building or a flat is an address,
 #: not a legal reference
+#: a connector ("5-7", "6 and 13") continues a legal reference only when a reference word precedes it: in
+#: "Kraków, 31-900" the hyphen joins the parts of a postal code
+_CONNECTOR = re.compile(r"(?i)(?:\band|\bto|\bor|-|–|,)\s*$")
+_LEGAL_WORD = re.compile(r"(?:(?i:\b(?:art(?:icle)?s?\.?|rules?|protocols?|para(?:graph)?s?\.?|sections?|chapters?|"
+                         r"pages?|pp?\.|items?|points?|acts?|laws?|codes?|vol(?:ume)?\.?|series|annex|appendix|"
+                         r"schedule|nos?\.?|numbers?))|§)(?:[\d\s,§().–-]|\band\b|\bor\b|\bto\b)*$")
 _PROPERTY_NO = re.compile(r"(?i)\b(?:plots?|parcels?|lots?|blocks?|flats?|apartments?|houses?|buildings?|rooms?|"
                           r"sheets?|maps?|at|located)\s+nos?\.\s*$")
 _SENT_START = re.compile(r"(?:^|[\n.!?:;•\-–—(“\"']\s*)\s*$")
@@ -140,7 +146,10 @@ def scan(text: str, skip: list[tuple[int, int]] | None = None, min_confidence: f
             out.append(Cue(a, b, kind, v, 0.85))
         elif kind == "number":
             before = text[max(0, a - 30): a]
-            if sum(c.isdigit() for c in v) >= 3 and (not _LEGAL.search(before[-14:]) or _PROPERTY_NO.search(before)):
+            legal = _LEGAL.search(before[-14:]) is not None
+            if legal and _CONNECTOR.search(before[-14:]) and not _LEGAL_WORD.search(before):
+                legal = False
+            if sum(c.isdigit() for c in v) >= 3 and (not legal or _PROPERTY_NO.search(before)):
                 out.append(Cue(a, b, kind, v, 0.6))
         elif a > 0 and text[a - 1] == "#":
             continue  # a hashtag is a topic, not a name

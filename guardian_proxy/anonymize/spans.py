@@ -84,18 +84,41 @@ def titles(fields: list[TextField], spans: list[Span]) -> list[Span]:
     return out
 
 
+#: an acronym defined right after a name: "the Employment Appeal Tribunal (“EAT”)", "Kurdistan Workers' Party (PKK)"
+_ALIAS = re.compile(r"[ \t]*\([ \t]*[“\"‘']?(?:the[ \t]+)?(\p{Lu}[\p{Lu}\d&\-]{1,7})[”\"’']?[ \t]*\)")
+
+
+def aliases(fields: list[TextField], spans: list[Span]) -> list[Span]:
+    """A span's acronym, defined in parentheses right after it, is a span of the same type: the short name
+    says what the long one said ("the EAT" later in the text names the same tribunal)."""
+    text_of = {f.path: f.text for f in fields}
+    field_of = {f.path: f for f in fields}
+    out = list(spans)
+    for s in spans:
+        text = text_of.get(s.path)
+        if text is None or s.entity not in PROPAGATE or text[s.start:s.end] != s.text:
+            continue
+        m = _ALIAS.match(text, s.end)
+        if m and sum(c.isupper() for c in m.group(1)) >= 2:
+            out.append(_span(field_of[s.path], m.start(1), m.end(1), s.entity, s.score))
+    return out
+
+
 def propagate(fields: list[TextField], spans: list[Span]) -> list[Span]:
     """The spans plus every other occurrence of their values (and of person-name parts) in all fields; a
-    courtesy title is part of the name after it (`titles`)."""
-    spans = titles(fields, spans)
+    courtesy title is part of the name after it (`titles`); an acronym defined after a span is one (`aliases`)."""
+    spans = aliases(fields, titles(fields, spans))
     exact: dict[str, str] = {}  # lowercased value -> entity
     parts: dict[str, str] = {}  # name part (case-sensitive) -> entity
     for s in spans:
         v = s.text.strip()
-        if len(v) < 3 or s.entity not in PROPAGATE:
+        if len(v) < 2 or len(v) < 3 and not v.isupper() or s.entity not in PROPAGATE:
             continue
         if not s.direct and v.islower() and " " not in v and zipf(v) >= COMMON_WORD:
             continue  # one ordinary lower-case word ("lawyer", "disability") found once is not that value everywhere
+        if v.isupper() and " " not in v and len(v) <= 8:
+            parts.setdefault(v, s.entity)  # an acronym ("EAT", "PKK") only in capitals: "eat" is a word
+            continue
         exact.setdefault(v.lower(), s.entity)
         if s.entity in ("PERSON", "USERNAME"):
             for p in _NAME_PART.findall(v):

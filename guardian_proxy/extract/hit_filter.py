@@ -45,6 +45,7 @@ from functools import lru_cache
 import regex as re
 
 from ..hashtags import personal_hashtag
+from ..institutions import INSTITUTION_HEADS, INSTITUTION_WORDS, SPECIALISED
 
 Hit = tuple[int, int, str, float]
 
@@ -61,36 +62,6 @@ _SENT_START = re.compile(r"(?:^|[\n.!?:;•\-–—(“\"]|\d\.)\s*$")
 _TITLED = re.compile(r"(?:(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Sir|Dame|Lady|Lord|Judge)\.?\s+\S|(?:\p{Lu}\.\s?)+\p{Lu})")
 _STOP = {"of", "the", "for", "and", "&", "de", "du", "la", "le", "des", "to", "in", "on", "at", "a", "an", "its"}
 
-INSTITUTION_HEADS = {
-    "court", "courts", "tribunal", "government", "governments", "ministry", "minister", "chamber", "section",
-    "commission", "commissioner", "board", "office", "prosecutor", "prosecutors", "parliament", "republic",
-    "kingdom", "state", "states", "treasury", "council", "committee", "department", "agency", "authority",
-    "authorities", "assembly", "house", "lords", "commons", "police", "army", "service", "services", "convention",
-    "union", "administration", "inspectorate", "ombudsman", "registry", "registrar", "directorate", "cabinet",
-    "senate", "congress", "judiciary", "bar", "embassy", "consulate", "municipality", "prefecture", "governor",
-    "presidency", "president", "secretariat", "procuracy", "prosecution", "gendarmerie", "rules", "law", "act",
-    "code", "protocol", "charter", "treaty", "constitution", "division", "bench", "panel", "grand",
-}
-#: what qualifies an institution by its function or rank, never by its place or name
-INSTITUTION_WORDS = {
-    "supreme", "administrative", "military", "constitutional", "federal", "regional", "district", "high", "higher",
-    "appeal", "appeals", "cassation", "instance", "criminal", "civil", "public", "principal", "chief", "general",
-    "national", "local", "labour", "labor", "social", "security", "foreign", "affairs", "interior", "internal",
-    "justice", "defence", "defense", "finance", "financial", "health", "education", "european", "international",
-    "human", "rights", "immigration", "magistrates", "magistrates’", "magistrates'", "county", "provincial",
-    "municipal", "assize", "assizes", "crown", "youth", "family", "juvenile", "penal", "penitentiary", "enforcement",
-    "central", "lower", "upper", "superior", "ordinary", "special", "disciplinary", "martial", "tax", "customs",
-    "commercial", "economic", "economy", "trade", "industry", "agriculture", "environment", "transport", "welfare",
-    "pensions", "pension", "insurance", "employment", "work", "legal", "aid", "freedoms", "fundamental",
-    "protection", "protocol", "procedure", "first", "second", "third", "fourth", "fifth", "sixth", "seventh",
-    "eighth", "ninth", "tenth", "grand", "united", "nations", "council", "europe", "secretary", "deputy", "acting",
-    "attorney", "solicitor", "advocate", "advocate-general", "prosecutor", "prosecutor’s", "prosecutor's",
-    "state", "government", "office", "commonwealth", "federation", "union", "community", "communities",
-    "parliamentary", "legislative", "executive", "judicial", "electoral", "election", "elections", "audit",
-    "statistics", "statistical", "registration", "land", "lands", "surveys", "planning", "housing", "police",
-    "prison", "prisons", "probation", "parole", "review", "inquiry", "investigation", "investigations",
-    "constitution", "treaty", "minister", "ministers", "president", "presidential", "prime", "cabinet",
-}
 #: nouns a nationality or ethnic group qualifies when it describes a person ("a Turkish national", "of Kurdish
 #: origin", "a Polish woman"); before anything else it is context ("Turkish law", "the Polish Government")
 _PERSON_NOUNS = re.compile(
@@ -114,6 +85,53 @@ _FACT_ABOUT = re.compile(
     r"(?i)\b(?:capital|capital\s+city|population|currency|flag|anthem|president|prime\s+minister|king|queen|"
     r"economy|gdp|history|geography|climate|language|languages|cuisine|area|size|largest\s+city|"
     r"official\s+language)\s+(?:of|in)\s+(?:the\s+)?$")
+
+
+#: a country named as a state, a legal person (the respondent of an application, a government, a law's author), not
+#: as where someone lives or comes from: its formal name ("the Republic of Turkey", "the United Kingdom of Great
+#: Britain and Northern Ireland"), a party "against" it, or the state's organs after it ("United Kingdom law")
+_FORMAL_STATE = re.compile(r"(?i)^(?:the\s+)?(?:(?:federal|islamic|socialist|democratic|people's|united|hellenic|"
+                           r"slovak|czech|french|italian|portuguese|turkish)\s+)*(?:republic|kingdom|federation|"
+                           r"principality|grand\s+duchy|confederation|commonwealth)\s+of\b|^(?:the\s+)?\p{Lu}\p{L}+\s+Republic$")
+_STATE_BEFORE = re.compile(r"(?i)(?:\bagainst\s+(?:the\s+)?|\b(?:republic|kingdom|federation)\s+of\s+[\p{L} ]{2,40}?"
+                           r"\s+and\s+(?:the\s+)?|\b(?:government|governments|authorities|parliament|embassy|"
+                           r"president|prime\s+minister|ministry\s+of\s+\p{L}+(?:\s+affairs)?)\s+of\s+(?:the\s+)?)$")
+_STATE_AFTER = re.compile(r"(?:[’']s)?\s+(?:Government|Governments|Government’s|Government's|authorities|"
+                          r"Parliament|courts|law|laws|legislation|Armed\s+Forces|army|Army|police|Police|Embassy|"
+                          r"Ministry|Ministries|State|Constitution|Civil\s+Code|Criminal\s+Code|Code)\b")
+
+
+#: the date of a law, not of anyone's life: a year in a law's name ("the 1998 Act", "Terrorism Act 1991"), the date
+#: of a numbered law ("Law no. 4126 of 27 October 1995"), a date a law came into force; a law's number ("Law no.
+#: 3713") is no year; a century is no one's date
+_LAW_HEADS = r"(?:Act|Acts|Law|Code|Ordinance|Regulations?|Decree|Constitution|Convention|Protocol|Statute|Treaty)"
+_LAW_AFTER = re.compile(rf"[ \t]+(?:\p{{Lu}}[\p{{L}}\-]+[ \t]+){{0,3}}{_LAW_HEADS}\b")
+_LAW_BEFORE = re.compile(rf"(?:\b{_LAW_HEADS}|\p{{Ll}}gesetz\w*|\bno\.\s*\d+(?:/\d+)?\s+of)[ \t]*,?[ \t]*$")
+_NUMBER_OF = re.compile(rf"\b{_LAW_HEADS}\s+(?:no|No|nos|Nos|number)\.?\s*$")
+_IN_FORCE_AFTER = re.compile(r"(?i)(?:[^.;\n]|\.(?=\s*\d)){0,100}?\b(?:came|come|comes|entered|enters|enter)\s+into\s+force\b")
+_IN_FORCE_BEFORE = re.compile(r"(?i)(?:into\s+force|in\s+force\s+(?:since|from)|Official\s+Gazette)\s+(?:on|of|from)\s+$")
+_CENTURY = re.compile(r"(?i)^(?:the\s+)?(?:(?:early|mid|late|end\s+of\s+the|beginning\s+of\s+the)[\s-]+)?\d{1,2}(?:st|nd|rd|th)"
+                      r"(?:(?:,\s*|\s+and\s+|\s*-\s*)\d{1,2}(?:st|nd|rd|th))*\s+centur(?:y|ies)$")
+
+
+def law_date(text: str, start: int, end: int) -> bool:
+    """Is the DATE at text[start:end] a law's (its name's year, its date, its entry into force) or a century?"""
+    value = text[start:end].strip()
+    if _CENTURY.match(value):
+        return True
+    year = re.fullmatch(r"\d{4}", value) is not None
+    before = text[max(0, start - 40): start]
+    if year and (_LAW_AFTER.match(text, end) or _NUMBER_OF.search(before)):
+        return True
+    if _LAW_BEFORE.search(before) and (year or _LAW_BEFORE.search(before).group().startswith("no")):
+        return True
+    return bool(_IN_FORCE_BEFORE.search(before) or _IN_FORCE_AFTER.match(text, end))
+
+
+def state_actor(text: str, start: int, end: int) -> bool:
+    """Is the country at text[start:end] the state as an actor (formal name, respondent, its organs)?"""
+    return bool(_FORMAL_STATE.match(text[start:end]) or _STATE_BEFORE.search(text[max(0, start - 80): start])
+                or _STATE_AFTER.match(text, end))
 
 
 def _of_a_person(text: str, start: int, end: int) -> bool:
@@ -294,15 +312,6 @@ def not_a_person(text: str, start: int, end: int) -> bool:
     return len(words) == 1 and _sentence_start(text, start) and _common(words[0], COMMON_AT_START)
 
 
-#: the field of a specialised body: it says what the person's affair is about (their job, health, pension,
-#: military service, school …), so a body named by it is a quasi-identifier, not the setting
-SPECIALISED = {
-    "military", "martial", "army", "labour", "labor", "insurance", "health", "education", "employment", "defence",
-    "defense", "pension", "pensions", "welfare", "social", "tax", "customs", "agriculture", "housing", "prison",
-    "prisons", "penitentiary", "probation", "parole", "youth", "juvenile", "family", "commercial", "trade", "industry",
-    "transport", "environment", "land", "lands", "audit", "electoral", "election", "elections", "finance",
-    "consulate", "embassy", "university", "school",
-}
 
 
 def generic_institution(value: str) -> bool:
@@ -357,6 +366,8 @@ def keep(text: str, hit: Hit) -> Hit | None:
         return None
     if label == "LOCATION" and _country(value) and _FACT_ABOUT.search(text[max(0, start - 40): start]):
         return None  # "the capital of France": the fact a question is about; elsewhere a country stays personal
+    if label in ("LOCATION", "ORGANIZATION") and _country(value) and state_actor(text, start, end):
+        return None  # "against the Republic of Turkey", "United Kingdom law": the state, not where someone is
     if label == "NRP" and _nationality(value) and not _is_name_word(value) and not _of_a_person(text, start, end):
         return None
     if label in ("ORGANIZATION", "LOCATION", "NRP") and not any(c.isupper() for c in value):
@@ -364,6 +375,8 @@ def keep(text: str, hit: Hit) -> Hit | None:
     if label == "MEDICAL_CONDITION" and _SCHEME_AFTER.match(text[end:end + 30]):
         return None  # "disability pension", "sickness benefit": a scheme, not the person's condition
     if label in ("CASE_NUMBER", "DATE") and _citation(text, start):
+        return None
+    if label == "DATE" and law_date(text, start, end):
         return None
     if label == "OCCUPATION":
         words = [w.lower() for w in _WORD.findall(value)]
