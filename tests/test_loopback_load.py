@@ -73,7 +73,7 @@ class GatedUpstream:
                          b"connection: close\r\n\r\n%s" % (len(body), body))
             await writer.drain()
             self.answered += 1
-        except (ConnectionError, asyncio.IncompleteReadError):
+        except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
             pass
         finally:
             writer.close()
@@ -81,9 +81,16 @@ class GatedUpstream:
     def release(self):
         self.loop.call_soon_threadsafe(self.gate.set)
 
+    async def _shutdown(self):
+        self.gate.set()
+        self.server.close()
+        tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
     def close(self):
-        self.release()
-        self.loop.call_soon_threadsafe(self.server.close)
+        asyncio.run_coroutine_threadsafe(self._shutdown(), self.loop).result(30)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(10)
 
