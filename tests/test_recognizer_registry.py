@@ -276,3 +276,27 @@ def test_ner_names_with_other_characters_and_acronyms_in_requests():
     assert resolve(msg, org, field_context(msg, RequestContext(recipient="unknown_third_party"))) == []
     # outside a request (texts, the anonymizer's callers) an acronym is left to the other rules
     assert [s.text for s in resolve(msg, org, None)] == ["SSE"]
+
+
+def test_a_sites_own_account_and_a_vendors_key_in_its_url(ex):
+    """Replay: a follow button's `screen_name=HuffingtonPost` beside `twttr_referrer=http://www.huffingtonpost.com/`
+    was masked as the user's name; a video player's read token in its API URL (api.brightcove.com) blocked the
+    call as credentials."""
+    widget = ex.extract(RawRequest(method="GET", headers=[("referer", "https://platform.twitter.com/widgets/b.html")],
+                                   url="https://p.twitter.com/f.gif?screen_name=HuffingtonPost&show_screen_name=true"
+                                       "&twttr_referrer=http%3A%2F%2Fwww.huffingtonpost.com%2F"))
+    assert not [s for s in widget.spans if s.entity == "USERNAME"]
+    user = ex.extract(RawRequest(method="GET", headers=[("referer", "https://platform.twitter.com/widgets/b.html")],
+                                 url="https://p.twitter.com/f.gif?screen_name=maria_lindqvist"
+                                     "&twttr_referrer=http%3A%2F%2Fwww.huffingtonpost.com%2F"))
+    assert [s.text for s in user.spans if s.entity == "USERNAME"] == ["maria_lindqvist"]
+    page = [("referer", "https://www.news-example.com/video"), ("sec-fetch-site", "cross-site")]
+    vendor = ex.extract(RawRequest(method="GET", headers=page,
+                                   url="https://api.brightcove.com/services/library?command=find_playlist&token="
+                                       "kA82XpP0NvvXamhoFUNdJ6K5HUSZ9gN_jEusJZqMp3m."))
+    assert vendor.recipient == "service_provider" and vendor.spans == []
+    # the same token in a body to that vendor is still a credential
+    body = ex.extract(RawRequest(method="POST", headers=page + [("content-type", "application/json")],
+                                 url="https://api.brightcove.com/services/library",
+                                 body=b'{"token": "kA82XpP0NvvXamhoFUNdJ6K5HUSZ9gN_jEusJZqMp3m."}'))
+    assert [s.entity for s in body.spans] == ["AUTH_TOKEN"]

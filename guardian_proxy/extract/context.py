@@ -29,6 +29,9 @@ class RequestContext:
     owner: str | None = None  # the destination's owner or vendor ("Facebook", "ByteDance")
     domain: str | None = None  # registrable domain of the destination
     websocket: bool = False
+    #: the names (registrable domain without suffix) of the sites the request names: its Referer and Origin, and
+    #: every URL among its values (`twttr_referrer=http://www.huffingtonpost.com/` → "huffingtonpost")
+    named_sites: frozenset[str] = frozenset()
 
     @property
     def tracker(self) -> bool | None:

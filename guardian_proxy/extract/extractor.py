@@ -75,6 +75,20 @@ def initiating_site(req: RawRequest) -> str | None:
     return None
 
 
+def _named_sites(req: RawRequest, fields: list[TextField]) -> frozenset[str]:
+    """The names of the sites a request names (Referer, Origin, URL values): `huffingtonpost` for a widget's
+    `twttr_referrer=http://www.huffingtonpost.com/` (resolver: an account named like one of them is the site's)."""
+    urls = [req.header("referer") or "", req.header("origin") or ""] + \
+        [f.text for f in fields if f.text.startswith(("http://", "https://")) and len(f.text) <= 2048]
+    out = set()
+    for u in urls:
+        host = urlsplit(u.strip()).hostname if u else None
+        if host:
+            reg = registrable_domain(host)
+            out.add(reg.split(".")[0])
+    return frozenset(out)
+
+
 class Extractor:
     def __init__(self, detector: Detector, limits: BodyLimits | None = None,
                  resolve_cname: Callable[[str], str | None] | None = None):
@@ -149,7 +163,8 @@ class Extractor:
         # one registry, one resolver: the destination is context (vendor vocabularies, digests to matchers, tracker
         # identifiers, a key sent to its issuer), not a second pass over the spans
         det = self._detect(fields, RequestContext(recipient=rec.cls, owner=rec.owner, domain=dom,
-                                                  websocket=req.websocket is not None))
+                                                  websocket=req.websocket is not None,
+                                                  named_sites=_named_sites(req, fields)))
         return fields, det
 
     @staticmethod

@@ -150,6 +150,12 @@ def _context_rules(f: TextField, hits: list[Result], ctx: FieldContext | None) -
         out.append(k)
     if ctx is not None and ctx.request is not None:
         req = ctx.request
+        if req.named_sites:  # an account named like a site the request names (a follow button's screen_name)
+            out = [h for h in out if not (h.entity == "USERNAME" and _site_account(text[h.start:h.end], req.named_sites))]
+        if req.recipient == "service_provider" and ctx.carrier == "query":
+            # a credential found only by its key name in a URL the page asks a vendor's API with (a video
+            # player's read token, a map key): the site's key for that vendor, public in its page, sent to its issuer
+            out = [h for h in out if not (h.entity in ("AUTH_TOKEN", "API_KEY") and h.recognizer == "key")]
         if not tracker_id_personal(req.recipient):
             out = [h for h in out if h.entity not in TRACKER_IDS]
         if req.recipient == "first_party":  # the site's own account id for its user: nothing it does not hold
@@ -171,6 +177,12 @@ def _inside_number(text: str, start: int, end: int) -> bool:
 
 
 _ACRONYM = re.compile(r"[A-Z]{2,5}")
+
+
+def _site_account(value: str, sites: frozenset[str]) -> bool:
+    """`HuffingtonPost` where the request names huffingtonpost.com: the site's own account, not the user's."""
+    v = re.sub(r"[^a-z0-9]", "", value.lower())
+    return len(v) >= 4 and v in sites
 
 
 def _ner_person(name: str) -> bool:
