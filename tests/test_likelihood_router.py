@@ -147,6 +147,14 @@ def test_the_fast_path_runs_on_one_thread_and_gives_the_same_values():
     from guardian_proxy.likelihood.model import dirichlet_outputs
     from guardian_proxy.likelihood.router import split_items as split
 
+    seen = []
+    forward = stage.loaded.model.forward
+    stage.loaded.model.forward = lambda x: (seen.append(torch.get_num_threads()), forward(x))[1]
+    try:
+        stage.fast(action(), DISCLOSED)
+    finally:
+        del stage.loaded.model.forward
+    assert seen == [1]
     for a, (mass, u) in zip(items, got, strict=True):
         x = np.stack([featurize(i, DISCLOSED, stage.loaded.spec) for i in split(a)])
         with torch.no_grad():  # on the process's pool, as before
