@@ -4,7 +4,8 @@ Fields (see README "Decision log"): ts, id, method, scheme, host, path (no query
 categories ({name: count}), purposes, basis, evidence (statement ids), L, l_path, u, Sd, Seff, MT,
 R, tier, action, start_level, final_level, rounds, latency_ms, explanation, override, rule, flags,
 spans ({entity: count}), found (provenance: which recognizer found each span and why, per entity and field path,
-never the value), plus stage extras (session, turn, cpe …). Never raw values: on top of what it
+never the value), app (the program that sent it: name, pid, exe, kind; or `remote` / `unknown` with why —
+guardian_proxy/procinfo.py), plus stage extras (session, turn, cpe …). Never raw values: on top of what it
 leaves out, every string of a record passes the one masking function (guardian_proxy/logmask.py), which puts
 `[TYPE]` for each value the pattern recognisers find (hosts, paths, query keys, explanations …).
 
@@ -133,6 +134,8 @@ def record(req: RawRequest, d: Decision) -> dict:
         "spans": dict(d.rewrite.span_counts) if d.rewrite else {},
         "found": provenance(a),
     }
+    if req.app:  # which program sent it (guardian_proxy/procinfo.py): its name and executable, never its arguments
+        rec["app"] = dict(req.app)
     rec.update(d.extra)
     return logmask.mask_record(rec, keep=_MASKED_ALREADY)
 

@@ -152,6 +152,9 @@ class RawRequest(BaseModel):
     #: the last name of the CNAME chain of the proxy's own DNS answer for the host (guardian_proxy/dns_answer.py),
     #: None when there is none or it was not asked
     canonical_host: str | None = None
+    #: the program that sent it (guardian_proxy/procinfo.py, `App.record()`): {"name", "pid", "exe", "kind"}, or
+    #: {"name": "remote"} / {"name": "unknown", "why"}; None outside the proxy (check, bench)
+    app: dict | None = None
 
     def header(self, name: str, default: str | None = None) -> str | None:
         lname = name.lower()
