@@ -30,6 +30,8 @@ from .domains import is_ip, split_hostport
 from .errors import BodyTooLarge, GuardianError
 from .failure import Ticket
 from .pipeline import Gateway
+from .procinfo import META as APP_META
+from .procinfo import AppLookup
 from .response_bodies import Held, Tee
 from .types import TRACKER_CLASSES, Decision, RawRequest
 
@@ -93,7 +95,8 @@ def to_raw(flow: http.HTTPFlow) -> RawRequest:
     dns = flow.metadata.get("guardian_dns")  # the proxy's own DNS answer (guardian_proxy/dns_answer.py)
     canonical = dns.get("canonical") if dns and dns.get("host") == (host or "").lower().rstrip(".") else None
     return RawRequest(method=r.method, url=real_url(flow, host), headers=[(k, v) for k, v in r.headers.items(multi=True)],
-                      body=r.raw_content or b"", client=client, claimed_host=claimed, canonical_host=canonical)
+                      body=r.raw_content or b"", client=client, claimed_host=claimed, canonical_host=canonical,
+                      app=flow.metadata.get(APP_META))  # the program that sent it (procinfo.AppLookup)
 
 
 def never_empty(stream):
@@ -701,7 +704,7 @@ class GuardianAddon:
             if is_text else "application/octet-stream"
         client = str(flow.client_conn.peername[0]) if flow.client_conn and flow.client_conn.peername else None
         return RawRequest(method="POST", url=real_url(flow), headers=keep + [("content-type", ctype)], body=content,
-                          client=client, websocket=flow.id)
+                          client=client, websocket=flow.id, app=flow.metadata.get(APP_META))
 
     async def websocket_message(self, flow: http.HTTPFlow) -> None:
         """Client→server messages are decided like request bodies (the conversation stage for chat dialects);
@@ -884,7 +887,7 @@ class GuardianAddon:
         client = str(flow.client_conn.peername[0]) if flow.client_conn and flow.client_conn.peername else None
         return RawRequest(method="SEND" if content else "OPEN", url=url,
                           headers=[("content-type", "application/octet-stream")] if content else [], body=content,
-                          client=client)
+                          client=client, app=flow.metadata.get(APP_META))
 
     async def tcp_start(self, flow) -> None:
         """A raw connection is decided on its destination before it opens (one decision line): a tracker's host
@@ -1043,6 +1046,7 @@ async def _serve(gateway: Gateway, host: str, port: int, confdir: str, redirect:
     mask_handlers()  # mitmproxy's own lines (a TLS handshake warning names the host) pass the log's masking too
     if dashboard is not None and not dashboard.start():  # a busy port is a warning (dashboard.error), never fatal
         dashboard = None
+    master.addons.add(AppLookup())  # which program sent it (procinfo.py): before GuardianAddon, which reads it
     master.addons.add(GuardianAddon(gateway, redirect, eval_timeout_s=gateway.settings.limits.eval_timeout_s,
                                     dashboard=dashboard, processes=processes))
     if gateway.settings.detector.cname_lookup and not (mode or "").startswith(("upstream", "reverse")):

@@ -6,5 +6,6 @@ connection guard (header and idle timeouts, connection caps) runs with the defau
 from guardian_proxy.addon import GuardianAddon, close_client
 from guardian_proxy.config import LimitSettings
 from guardian_proxy.connections import ConnectionGuard
+from guardian_proxy.procinfo import AppLookup
 
-addons = [GuardianAddon(), ConnectionGuard.from_limits(close_client, LimitSettings())]
+addons = [AppLookup(), GuardianAddon(), ConnectionGuard.from_limits(close_client, LimitSettings())]

@@ -1,0 +1,417 @@
+"""Which program sent it: the local process behind a client connection (Linux, /proc).
+
+Given the client's address and port as mitmproxy sees them (`client_conn.peername`; in transparent mode too,
+where the client socket is still this machine's), the client socket is the line of `/proc/net/tcp` or
+`/proc/net/tcp6` whose *local* address is that address and port (the proxy's accepted socket is the line whose
+remote address it is); its inode names the socket, and the process holding it is the one with a
+`/proc/<pid>/fd/*` link `socket:[inode]`. From that process: the executable (`/proc/<pid>/exe`) and the command
+line, of which only the program and, for an interpreter, the script's file name are kept
+(`curl`, `python3 agent.py`, `node server.js`, `chromium`): never an argument, which may hold personal data.
+
+The record (`App.record()`, the decision log's `app` field):
+
+- `{"name": "curl", "pid": 4242, "exe": "/usr/bin/curl", "kind": "tool"}`: found. `kind` is `browser`, `tool`
+  (a command-line client or an agent runtime: curl, wget, python, node …) or `other`. An executable under the
+  owner's home directory is shown as `~/…`.
+- `{"name": "remote"}`: the client is another machine (its address is not a socket of this machine's network
+  namespace). A container on its own network is another machine here.
+- `{"name": "unknown", "why": …}`: the socket is this machine's but its process cannot be known. `why` is one of
+  `no-permission` (another user's process and the proxy is not root, or a process in another PID namespace),
+  `gone` (the program closed the connection or exited before the lookup), `not-found` (no process this proxy
+  can see holds it: a container sharing the network but not the PID namespace), `scan-limit` (the bounded walk of
+  /proc ended first), `unsupported` (not Linux: macOS and Windows are not implemented), `timeout` (the lookup had
+  not finished when the request had to be decided), `error`.
+
+Cost: one read of /proc/net/tcp{,6} (searched as bytes for the address; only the matching lines are parsed),
+then a walk of /proc/<pid>/fd, first of the processes that owned earlier connections, then of the socket owner's
+(uid) processes, newest first, bounded by MAX_PIDS and MAX_SCAN_S. One lookup per client connection
+(`AppLookup` starts it off the event loop when the connection opens; every request of the connection shares it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import os
+import re
+import sys
+import time
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+PROC = "/proc"
+MAX_PIDS = 4096  # processes whose fd table is read at most per lookup
+MAX_SCAN_S = 0.25  # seconds (wall) a lookup's walk of /proc may take
+WAIT_S = 0.5  # how long a request waits for its connection's lookup before it is decided with `unknown`
+META = "guardian_app"  # flow.metadata key (the record, set by AppLookup, read by addon.to_raw)
+_LISTEN = "0A"
+_TIME_WAIT = "06"
+
+#: interpreters whose script name is the program's real name (`python3 agent.py`)
+_INTERPRETER = re.compile(r"^(?:python[\d.]*|pypy[\d.]*|node(?:js)?|deno|bun|ruby[\d.]*|perl[\d.]*|php[\d.]*|"
+                          r"java|Rscript|lua[\d.]*|tclsh[\d.]*|osascript|pwsh|(?:ba|da|z|k|c|tc|fi)?sh)$")
+#: options of an interpreter that take the next argument as their value (not the script)
+_TAKES_VALUE = frozenset({"-W", "-X", "-Q", "-r", "--require", "--import", "--loader", "--experimental-loader",
+                          "-cp", "-classpath", "--class-path", "-I", "-e", "-E"})
+#: options after which the program is given inline or as a module (kept as the option, never its value,
+#: except a module name: `python3 -m http.server`)
+_INLINE = frozenset({"-c", "-e", "--eval", "-p", "--print", "-E"})
+_MODULE = frozenset({"-m", "-jar"})
+#: command-line clients and agent runtimes: a request from one of them is the user's own tool, not a page's
+_TOOLS = re.compile(r"^(?:curl|wget|wget2|http|https|httpie|xh|aria2c|lynx|w3m|links|elinks|git|git-remote-https?|"
+                    r"ssh|scp|rsync|pip[\d.]*|npm|npx|yarn|pnpm|cargo|go|gh|az|aws|gcloud|kubectl|helm|docker|"
+                    r"podman|ollama|openssl|nc|ncat|socat|httpx|"
+                    r"python[\d.]*|pypy[\d.]*|node(?:js)?|deno|bun|ruby[\d.]*|perl[\d.]*|php[\d.]*|java|Rscript|"
+                    r"lua[\d.]*|pwsh|(?:ba|da|z|k|c|tc|fi)?sh)$")
+_BROWSERS = re.compile(r"^(?:chromium(?:-browser)?|chrome|google-chrome(?:-\w+)?|headless_shell|chrome-headless-shell|"
+                       r"firefox(?:-\w+)?|firefox-bin|librewolf|waterfox|brave(?:-browser)?|msedge|microsoft-edge\w*|"
+                       r"opera|vivaldi(?:-bin)?|epiphany|WebKitNetworkProcess|qutebrowser|falkon|konqueror|"
+                       r"Safari|safari|midori|thorium|floorp|zen|tor|torbrowser)$")
+_NAME_MAX = 80
+
+
+@dataclass(frozen=True)
+class App:
+    """A program that sent a connection, or the stated word for one that cannot be known."""
+
+    name: str  # `curl`, `python3 agent.py`, `remote`, `unknown`
+    pid: int | None = None
+    exe: str | None = None
+    kind: str | None = None  # browser | tool | other (only when found)
+    why: str | None = None  # for `unknown`: no-permission, gone, scan-limit, unsupported, timeout, error
+
+    def record(self) -> dict:
+        """The decision log's `app` field (log-safe: no argument of the command line)."""
+        if self.pid is None:
+            return {"name": self.name, **({"why": self.why} if self.why else {})}
+        return {"name": self.name, "pid": self.pid, "exe": self.exe, "kind": self.kind}
+
+
+REMOTE = App("remote")
+
+
+def unknown(why: str) -> App:
+    return App("unknown", why=why)
+
+
+def supported() -> bool:
+    return sys.platform.startswith("linux") and os.path.exists(os.path.join(PROC, "net", "tcp"))
+
+
+# ------------------------------------------------------------------ /proc/net/tcp{,6}
+
+def _hex_words(packed: bytes) -> str:
+    """An address as /proc/net/tcp prints it: each 32-bit word in the host's byte order, `%08X`."""
+    out = []
+    for i in range(0, len(packed), 4):
+        w = packed[i:i + 4]
+        out.append((w[::-1] if sys.byteorder == "little" else w).hex().upper())
+    return "".join(out)
+
+
+def proc_address(addr: str, port: int) -> list[tuple[str, str]]:
+    """The (table, `ADDR:PORT`) spellings under which a client socket at `addr`, `port` may be listed: an IPv4
+    client in `tcp` (and in `tcp6` as an IPv4-mapped address); an IPv6 one in `tcp6`."""
+    ip = ipaddress.ip_address(addr.split("%", 1)[0])
+    mapped = getattr(ip, "ipv4_mapped", None)
+    v4 = mapped or (ip if ip.version == 4 else None)
+    p = f"{int(port):04X}"
+    if v4 is not None:
+        return [("tcp", f"{_hex_words(v4.packed)}:{p}"),
+                ("tcp6", f"{_hex_words(ipaddress.IPv6Address('::ffff:' + str(v4)).packed)}:{p}")]
+    return [("tcp6", f"{_hex_words(ip.packed)}:{p}")]
+
+
+@dataclass(frozen=True)
+class SocketEntry:
+    local: str
+    remote: str
+    state: str
+    uid: int
+    inode: int
+
+
+def find_sockets(text: bytes | str, local: str) -> list[SocketEntry]:
+    """The lines of a /proc/net/tcp{,6} text whose local address is `local` (`0100007F:C350`), listening
+    sockets left out. Only the lines that contain the spelling are parsed."""
+    data = text.encode() if isinstance(text, str) else text
+    needle = local.encode()
+    out = []
+    start = 0
+    while True:
+        i = data.find(needle, start)
+        if i < 0:
+            return out
+        ls = data.rfind(b"\n", 0, i) + 1
+        le = data.find(b"\n", i)
+        le = len(data) if le < 0 else le
+        start = le
+        f = data[ls:le].split()
+        # sl local rem st tx:rx tr:when retrnsmt uid timeout inode …
+        if len(f) < 10 or f[1] != needle or f[3].decode() == _LISTEN:
+            continue
+        try:
+            out.append(SocketEntry(f[1].decode(), f[2].decode(), f[3].decode(), int(f[7]), int(f[9])))
+        except ValueError:
+            continue
+
+
+def _read(path: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError:
+        return b""
+
+
+# ------------------------------------------------------------------ the process and its name
+
+def display_name(exe: str | None, argv: list[str], comm: str = "") -> str:
+    """`curl`, `python3 agent.py`, `python3 -m http.server`, `node -e`, `chromium`: the program and, for an
+    interpreter, its script's file name (never an argument, never a directory)."""
+    arg0 = os.path.basename(argv[0]) if argv and argv[0] else ""
+    prog = os.path.basename(exe or "").removesuffix(" (deleted)") or arg0 or comm or "?"
+    if arg0 and arg0 != prog and prog.startswith(arg0) and not prog[len(arg0)].isalpha():
+        prog = arg0  # the name it was started by, for the same program (`python3` for python3.11)
+    name = prog
+    if _INTERPRETER.match(prog):
+        args = iter(argv[1:])
+        for a in args:
+            if a in _MODULE:
+                nxt = next(args, "")
+                name = f"{prog} {a} {os.path.basename(nxt) if a == '-jar' else nxt}".strip()
+                break
+            if a in _INLINE:
+                name = f"{prog} {a}"
+                break
+            if a == "--":
+                a = next(args, "")
+                if a:
+                    name = f"{prog} {os.path.basename(a)}"
+                break
+            if a.startswith("-"):
+                if a in _TAKES_VALUE:
+                    next(args, None)
+                continue
+            name = f"{prog} {os.path.basename(a.rstrip('/')) or a}"
+            break
+    return name[:_NAME_MAX]
+
+
+def kind_of(prog: str) -> str:
+    base = prog.split(" ", 1)[0]
+    if _BROWSERS.match(base):
+        return "browser"
+    if _TOOLS.match(base):
+        return "tool"
+    return "other"
+
+
+def _home_of(uid: int) -> str | None:
+    try:
+        import pwd
+
+        return pwd.getpwuid(uid).pw_dir or None
+    except (KeyError, ImportError, OSError):
+        return None
+
+
+def _shown_exe(exe: str | None, uid: int | None) -> str | None:
+    """The executable's path, with the owner's home directory as `~` (a user name is personal)."""
+    if not exe:
+        return exe
+    exe = exe.removesuffix(" (deleted)")
+    home = _home_of(uid) if uid is not None else None
+    if home and home != "/" and exe.startswith(home.rstrip("/") + "/"):
+        return "~" + exe[len(home.rstrip("/")):]
+    if exe.startswith("/home/"):  # another user's home: its name is left out too
+        return "~/" + exe[len("/home/"):].partition("/")[2]
+    return exe
+
+
+def describe(pid: int, uid: int | None = None, proc: str = PROC) -> App:
+    base = os.path.join(proc, str(pid))
+    try:
+        exe = os.readlink(os.path.join(base, "exe"))
+    except OSError:
+        exe = None
+    argv = [a.decode("utf-8", "replace") for a in _read(os.path.join(base, "cmdline")).split(b"\0") if a]
+    comm = _read(os.path.join(base, "comm")).decode("utf-8", "replace").strip()
+    name = display_name(exe, argv, comm)
+    return App(name, pid=pid, exe=_shown_exe(exe, uid), kind=kind_of(name))
+
+
+# ------------------------------------------------------------------ the lookup
+
+class ProcessFinder:
+    """Finds the process behind a client socket. Thread-safe enough for one lookup thread; remembers the pids
+    that owned earlier connections (a browser opens many) and tries them first."""
+
+    def __init__(self, proc: str = PROC, max_pids: int = MAX_PIDS, max_scan_s: float = MAX_SCAN_S):
+        self.proc = proc
+        self.max_pids, self.max_scan_s = max_pids, max_scan_s
+        self.recent: OrderedDict[int, None] = OrderedDict()
+        self.euid = os.geteuid() if hasattr(os, "geteuid") else -1
+        self.lookups = 0
+
+    def lookup(self, addr: str | None, port: int | None) -> App:
+        """The App for a client at (addr, port) as the proxy sees it; never raises."""
+        self.lookups += 1
+        try:
+            return self._lookup(addr, port)
+        except Exception:
+            return unknown("error")
+
+    def _lookup(self, addr: str | None, port: int | None) -> App:
+        if not addr or port is None:
+            return unknown("error")
+        try:
+            ipaddress.ip_address(str(addr).split("%", 1)[0])
+        except ValueError:  # a unix socket, a virtual peer (wireguard, local redirect)
+            return unknown("error")
+        if self.proc == PROC and not supported():
+            return unknown("unsupported")
+        entries: list[SocketEntry] = []
+        for table, local in proc_address(str(addr), int(port)):
+            entries += find_sockets(_read(os.path.join(self.proc, "net", table)), local)
+        live = [e for e in entries if e.inode and e.state != _TIME_WAIT]
+        if not live:
+            return unknown("gone") if entries or _is_loopback(addr) else REMOTE
+        e = live[0]
+        return self.owner(e.inode, e.uid)
+
+    def owner(self, inode: int, uid: int) -> App:
+        if self.euid not in (0, uid):
+            return unknown("no-permission")
+        target = f"socket:[{inode}]"
+        deadline = time.monotonic() + self.max_scan_s
+        denied = 0
+        scanned = 0
+        for pid in self._candidates(uid):
+            if scanned >= self.max_pids or time.monotonic() > deadline:
+                return unknown("scan-limit")
+            scanned += 1
+            fd_dir = os.path.join(self.proc, str(pid), "fd")
+            try:
+                fds = os.listdir(fd_dir)
+            except PermissionError:
+                denied += 1
+                continue
+            except OSError:
+                continue
+            for fd in fds:
+                try:
+                    if os.readlink(os.path.join(fd_dir, fd)) == target:
+                        self._remember(pid)
+                        return describe(pid, uid, self.proc)
+                except OSError:
+                    continue
+        return unknown("no-permission" if denied else "not-found")
+
+    def _candidates(self, uid: int):
+        seen = set()
+        for pid in reversed(self.recent):
+            seen.add(pid)
+            yield pid
+        try:
+            pids = sorted((int(n) for n in os.listdir(self.proc) if n.isdigit()), reverse=True)
+        except OSError:
+            return
+        me = os.getpid()
+        for pid in pids:
+            if pid in seen or pid == me:
+                continue
+            try:
+                if os.stat(os.path.join(self.proc, str(pid))).st_uid != uid:
+                    continue
+            except OSError:
+                continue
+            yield pid
+        if me not in seen:
+            yield me  # the proxy's own requests (a health check) last: its own table is the largest
+
+    def _remember(self, pid: int) -> None:
+        self.recent.pop(pid, None)
+        self.recent[pid] = None
+        while len(self.recent) > 32:
+            self.recent.popitem(last=False)
+
+
+def _is_loopback(addr: str) -> bool:
+    try:
+        ip = ipaddress.ip_address(str(addr).split("%", 1)[0])
+    except ValueError:
+        return False
+    return (getattr(ip, "ipv4_mapped", None) or ip).is_loopback
+
+
+# ------------------------------------------------------------------ the mitmproxy addon
+
+class AppLookup:
+    """mitmproxy addon: one lookup per client connection, started off the event loop when the connection opens
+    (while the program still holds it), awaited (at most WAIT_S) by the first request; the record goes into
+    `flow.metadata[META]`, where `addon.to_raw` reads it. Add it before GuardianAddon."""
+
+    def __init__(self, finder: ProcessFinder | None = None, wait_s: float = WAIT_S):
+        self.finder = finder or ProcessFinder()
+        self.wait_s = wait_s
+        self.pending: dict[str, asyncio.Future] = {}
+        self.done_: dict[str, dict] = {}
+        self._pool: ThreadPoolExecutor | None = None
+
+    def _start(self, client) -> asyncio.Future | None:
+        cid = getattr(client, "id", None)
+        if cid is None:
+            return None
+        fut = self.pending.get(cid)
+        if fut is None and cid not in self.done_:
+            peer = getattr(client, "peername", None) or (None, None)
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="guardian-procinfo")
+            fut = asyncio.get_running_loop().run_in_executor(self._pool, self.finder.lookup, peer[0], peer[1])
+            self.pending[cid] = fut
+        return fut
+
+    def client_connected(self, client) -> None:
+        try:
+            self._start(client)
+        except RuntimeError:  # no running loop (a test calling the hook by hand)
+            pass
+
+    async def app_of(self, client) -> dict:
+        cid = getattr(client, "id", None)
+        if cid in self.done_:
+            return self.done_[cid]
+        fut = self._start(client)
+        if fut is None:
+            return unknown("error").record()
+        try:
+            app = await asyncio.wait_for(asyncio.shield(fut), self.wait_s)
+        except TimeoutError:
+            return unknown("timeout").record()
+        except Exception:
+            app = unknown("error")
+        rec = app.record()
+        self.done_[cid] = rec
+        self.pending.pop(cid, None)
+        return rec
+
+    async def requestheaders(self, flow) -> None:
+        if flow.client_conn is not None and META not in flow.metadata:
+            flow.metadata[META] = await self.app_of(flow.client_conn)
+
+    async def tcp_start(self, flow) -> None:
+        if flow.client_conn is not None and META not in flow.metadata:
+            flow.metadata[META] = await self.app_of(flow.client_conn)
+
+    udp_start = tcp_start
+
+    def client_disconnected(self, client) -> None:
+        cid = getattr(client, "id", None)
+        self.pending.pop(cid, None)
+        self.done_.pop(cid, None)
+
+    def done(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
