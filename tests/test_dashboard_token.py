@@ -190,13 +190,14 @@ def test_a_real_proxy_keeps_its_address_across_a_restart_and_the_command_prints_
     dashboard` prints it while the proxy runs, and says no proxy is running once it stopped."""
     import re
 
-    from tests.support.proxy_process import BIN, free_port, start_proxy
+    from tests.support.proxy_process import BIN, start_proxy
 
     cfg = tmp_path / "c.yaml"
-    cfg.write_text(f"dashboard_port: {free_port()}\n")
     urls = []
-    for _ in range(2):
-        px = start_proxy(tmp_path, extra=["--config", str(cfg)])
+    for i in range(2):  # the first run's dashboard port is the kernel's choice (dashboard=True), kept in the config
+        px = start_proxy(tmp_path, extra=["--config", str(cfg)] if i else [], dashboard=not i)
+        if not i:
+            cfg.write_text(f"dashboard_port: {px.dashboard_base.rsplit(':', 1)[1]}\n")
         try:
             m = re.search(r"dashboard: (\S+)", px.output.read_text())
             assert m, px.output.read_text()
