@@ -1,12 +1,15 @@
 """The vocabulary of public bodies: the words that say what kind of body a name is (its head: "Court",
 "Ministry"), its rank or field ("Supreme", "Administrative", "Labour"), never its place or name.
 
-Shared by the NER hit filter (extract/hit_filter.py: an institution named only by its function is the setting of
+Also the date of a law (`law_date`: "the 1998 Act", "Law no. 4126 of 27 October 1995", a date a law came into
+force), which is no one's date. Shared by the NER hit filter (extract/hit_filter.py: an institution named only by its function is the setting of
 any case, not personal data) and the anonymizer's generalization (anonymize/generalize.py: a named body keeps
 these words and loses its name, "the Warsaw Regional Court" → "the [LOCATION] Regional Court").
 """
 
 from __future__ import annotations
+
+import regex as re
 
 INSTITUTION_HEADS = {
     "court", "courts", "tribunal", "government", "governments", "ministry", "minister", "chamber", "section",
@@ -49,3 +52,30 @@ SPECIALISED = {
     "transport", "environment", "land", "lands", "audit", "electoral", "election", "elections", "finance",
     "consulate", "embassy", "university", "school",
 }
+
+
+#: the date of a law, not of anyone's life: a year in a law's name ("the 1998 Act", "Terrorism Act 1991"), the date
+#: of a numbered law ("Law no. 4126 of 27 October 1995"), a date a law came into force; a law's number ("Law no.
+#: 3713") is no year; a century is no one's date
+_LAW_HEADS = r"(?:Act|Acts|Law|Code|Ordinance|Regulations?|Decree|Constitution|Convention|Protocol|Statute|Treaty)"
+_LAW_AFTER = re.compile(rf"[ \t]+(?:\p{{Lu}}[\p{{L}}\-]+[ \t]+){{0,3}}{_LAW_HEADS}\b")
+_LAW_BEFORE = re.compile(rf"(?:\b{_LAW_HEADS}|\p{{Ll}}gesetz\w*|\bno\.\s*\d+(?:/\d+)?\s+of)[ \t]*,?[ \t]*$")
+_NUMBER_OF = re.compile(rf"\b{_LAW_HEADS}\s+(?:no|No|nos|Nos|number)\.?\s*$")
+_IN_FORCE_AFTER = re.compile(r"(?i)(?:[^.;\n]|\.(?=\s*\d)){0,100}?\b(?:came|come|comes|entered|enters|enter)\s+into\s+force\b")
+_IN_FORCE_BEFORE = re.compile(r"(?i)(?:into\s+force|in\s+force\s+(?:since|from)|Official\s+Gazette)\s+(?:on|of|from)\s+$")
+_CENTURY = re.compile(r"(?i)^(?:the\s+)?(?:(?:early|mid|late|end\s+of\s+the|beginning\s+of\s+the)[\s-]+)?\d{1,2}(?:st|nd|rd|th)"
+                      r"(?:(?:,\s*|\s+and\s+|\s*-\s*)\d{1,2}(?:st|nd|rd|th))*\s+centur(?:y|ies)$")
+
+
+def law_date(text: str, start: int, end: int) -> bool:
+    """Is the DATE at text[start:end] a law's (its name's year, its date, its entry into force) or a century?"""
+    value = text[start:end].strip()
+    if _CENTURY.match(value):
+        return True
+    year = re.fullmatch(r"\d{4}", value) is not None
+    before = text[max(0, start - 40): start]
+    if year and (_LAW_AFTER.match(text, end) or _NUMBER_OF.search(before)):
+        return True
+    if _LAW_BEFORE.search(before) and (year or _LAW_BEFORE.search(before).group().startswith("no")):
+        return True
+    return bool(_IN_FORCE_BEFORE.search(before) or _IN_FORCE_AFTER.match(text, end))

@@ -197,3 +197,13 @@ def test_l5_keeps_a_sentence_a_quarter_of_whose_words_are_left():
              find(text, "23 July 2003", "DATE")]
     out = render(5, text, spans)
     assert "extended the applicant’s detention until" in out and "Warsaw" not in out and "2003" not in out
+
+
+def test_residue_skips_a_laws_date_and_a_public_bodys_common_words():
+    from guardian_proxy.anonymize.residue import scan
+
+    text = ("The application was transmitted to the Court on 1 November 1998, when Protocol No. 11 came into force. "
+            "The Court of Cassation upheld the judgment on 3 May 2001 (Fundamental Freedoms).")
+    values = [c.value for c in scan(text)]
+    assert "3 May 2001" in values and "1 November 1998" not in values and "Freedoms" not in values
+    assert "Cassation" in values  # a rare word stays a cue

@@ -8,11 +8,13 @@ Each cue has a confidence that says how much it narrows down a person:
 |----------|----------------------------------------------------------------|-----------------------|
 | contact  | an e-mail, a @handle, a long digit run                          | 0.95                  |
 | mask     | the visible part of a partial mask (`j***@acme.com` → acme.com) | 0.65 (digits 0.6)     |
-| date     | a full date / month and year / a bare year / a decade           | 0.85 / 0.65 / 0.45 / 0.2 |
+| date     | a full date / month and year / a bare year / a decade, not a    | 0.85 / 0.65 / 0.45 / 0.2 |
+|          | law's date ("the 1998 Act", the day a law came into force)      |                       |
 | code     | a number with / or letters and digits (file, plot, case no.)    | 0.85                  |
 | number   | 3+ digits outside legal references (Article 6 § 1); a plot's,   | 0.6                   |
 |          | building's or flat's number ("plot no. 937") is no reference    |                       |
-| rare     | a capitalised word or acronym by English word frequency (Zipf)  | <2: 0.85, <3: 0.7, <3.8: 0.45 |
+| rare     | a capitalised word or acronym by English word frequency (Zipf), | <2: 0.85, <3: 0.7, <3.8: 0.45 |
+|          | not a public body's common vocabulary ("Freedoms")             |                       |
 | rare_low | a lower-case word English almost never uses (Zipf < 1, 6+ chars) | 0.4                  |
 
 Text inside square brackets (placeholders, `[…]`) is never residue.
@@ -25,6 +27,7 @@ from dataclasses import dataclass
 
 import regex as re
 
+from ..institutions import INSTITUTION_HEADS, INSTITUTION_WORDS, law_date
 from .spans import zipf
 
 MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|"
@@ -54,6 +57,9 @@ _LEGAL_WORD = re.compile(r"(?:(?i:\b(?:art(?:icle)?s?\.?|rules?|protocols?|para(
 _PROPERTY_NO = re.compile(r"(?i)\b(?:plots?|parcels?|lots?|blocks?|flats?|apartments?|houses?|buildings?|rooms?|"
                           r"sheets?|maps?|at|located)\s+nos?\.\s*$")
 _SENT_START = re.compile(r"(?:^|[\n.!?:;•\-–—(“\"']\s*)\s*$")
+
+
+_BODY_VOCABULARY = frozenset(INSTITUTION_HEADS | INSTITUTION_WORDS)
 
 
 @dataclass(frozen=True)
@@ -104,6 +110,8 @@ def _word_conf(text: str, a: int, w: str) -> tuple[str, float] | None:
     acronym = w.isupper() and 2 <= len(w) <= 6
     if caps or acronym:
         z = zipf(low)
+        if z >= 3.0 and low.removesuffix("’s").removesuffix("'s") in _BODY_VOCABULARY:
+            return None  # "Fundamental Freedoms", "Assembly": what a public body is, not who ("Cassation" is rare)
         initial = _SENT_START.search(text[max(0, a - 3): a]) is not None or a == 0
         if initial and z >= 2.0:
             return None
@@ -141,7 +149,8 @@ def scan(text: str, skip: list[tuple[int, int]] | None = None, min_confidence: f
             elif len(visible) >= 3:
                 out.append(Cue(a, b, kind, visible, 0.5))
         elif kind == "date":
-            out.append(Cue(a, b, kind, v, _date_conf(v)))
+            if not law_date(text, a, b):  # "the 1998 Act", a date a law came into force: no one's date
+                out.append(Cue(a, b, kind, v, _date_conf(v)))
         elif kind == "code":
             out.append(Cue(a, b, kind, v, 0.85))
         elif kind == "number":

@@ -45,7 +45,7 @@ from functools import lru_cache
 import regex as re
 
 from ..hashtags import personal_hashtag
-from ..institutions import INSTITUTION_HEADS, INSTITUTION_WORDS, SPECIALISED
+from ..institutions import INSTITUTION_HEADS, INSTITUTION_WORDS, SPECIALISED, law_date
 
 Hit = tuple[int, int, str, float]
 
@@ -99,33 +99,6 @@ _STATE_BEFORE = re.compile(r"(?i)(?:\bagainst\s+(?:the\s+)?|\b(?:republic|kingdo
 _STATE_AFTER = re.compile(r"(?:[’']s)?\s+(?:Government|Governments|Government’s|Government's|authorities|"
                           r"Parliament|courts|law|laws|legislation|Armed\s+Forces|army|Army|police|Police|Embassy|"
                           r"Ministry|Ministries|State|Constitution|Civil\s+Code|Criminal\s+Code|Code)\b")
-
-
-#: the date of a law, not of anyone's life: a year in a law's name ("the 1998 Act", "Terrorism Act 1991"), the date
-#: of a numbered law ("Law no. 4126 of 27 October 1995"), a date a law came into force; a law's number ("Law no.
-#: 3713") is no year; a century is no one's date
-_LAW_HEADS = r"(?:Act|Acts|Law|Code|Ordinance|Regulations?|Decree|Constitution|Convention|Protocol|Statute|Treaty)"
-_LAW_AFTER = re.compile(rf"[ \t]+(?:\p{{Lu}}[\p{{L}}\-]+[ \t]+){{0,3}}{_LAW_HEADS}\b")
-_LAW_BEFORE = re.compile(rf"(?:\b{_LAW_HEADS}|\p{{Ll}}gesetz\w*|\bno\.\s*\d+(?:/\d+)?\s+of)[ \t]*,?[ \t]*$")
-_NUMBER_OF = re.compile(rf"\b{_LAW_HEADS}\s+(?:no|No|nos|Nos|number)\.?\s*$")
-_IN_FORCE_AFTER = re.compile(r"(?i)(?:[^.;\n]|\.(?=\s*\d)){0,100}?\b(?:came|come|comes|entered|enters|enter)\s+into\s+force\b")
-_IN_FORCE_BEFORE = re.compile(r"(?i)(?:into\s+force|in\s+force\s+(?:since|from)|Official\s+Gazette)\s+(?:on|of|from)\s+$")
-_CENTURY = re.compile(r"(?i)^(?:the\s+)?(?:(?:early|mid|late|end\s+of\s+the|beginning\s+of\s+the)[\s-]+)?\d{1,2}(?:st|nd|rd|th)"
-                      r"(?:(?:,\s*|\s+and\s+|\s*-\s*)\d{1,2}(?:st|nd|rd|th))*\s+centur(?:y|ies)$")
-
-
-def law_date(text: str, start: int, end: int) -> bool:
-    """Is the DATE at text[start:end] a law's (its name's year, its date, its entry into force) or a century?"""
-    value = text[start:end].strip()
-    if _CENTURY.match(value):
-        return True
-    year = re.fullmatch(r"\d{4}", value) is not None
-    before = text[max(0, start - 40): start]
-    if year and (_LAW_AFTER.match(text, end) or _NUMBER_OF.search(before)):
-        return True
-    if _LAW_BEFORE.search(before) and (year or _LAW_BEFORE.search(before).group().startswith("no")):
-        return True
-    return bool(_IN_FORCE_BEFORE.search(before) or _IN_FORCE_AFTER.match(text, end))
 
 
 def state_actor(text: str, start: int, end: int) -> bool:
