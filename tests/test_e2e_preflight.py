@@ -73,3 +73,62 @@ def test_a_plain_options_request_is_no_preflight(stack):
     with httpx.Client(proxy=px.url, timeout=60, trust_env=False) as c:
         r = c.request("OPTIONS", f"http://{TRACKER}/g/collect")
     assert r.status_code == 403 and "access-control-allow-methods" not in r.headers
+
+
+PAGE = b"""<!doctype html><meta charset="utf-8"><title>shop</title><script>
+fetch("http://%s/g/collect?v=2", {method: "POST", credentials: "include", mode: "cors",
+      headers: {"content-type": "application/json", "x-client-id": "555.1"},
+      body: JSON.stringify({cid: "555.1", email: "jane.doe@gmail.com"})})
+  .then((r) => { document.title = "done " + r.status; })
+  .catch((e) => { document.title = "network error " + e; });
+</script>""" % TRACKER.encode()
+
+
+def test_in_a_real_browser_the_sdks_call_ends_in_a_204_not_a_network_error(tmp_path):
+    """Chromium itself: a page on shop.example (served through the proxy) POSTs JSON to the denied tracker, as an
+    analytics SDK does. The fetch resolves with 204 (before: TypeError "Failed to fetch", which SDKs retry)."""
+    from pathlib import Path
+
+    from tests.test_dashboard_browser import ARGS, CHROMIUM
+
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"{CHROMIUM} not installed (apt-get install -y chromium; .ci/run installs it)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (Python package) not installed")
+    from tests.support.proxy_process import start_proxy
+    from tests.support.upstream import ClosingHandler, send_body, serve
+
+    seen: list[str] = []
+
+    class Site(ClosingHandler):
+        def do_GET(self):  # noqa: N802
+            seen.append(f"GET {self.headers.get('host')}{self.path}")
+            send_body(self, PAGE, "text/html; charset=utf-8")
+
+        def do_OPTIONS(self):  # noqa: N802  (the tracker's own preflight answer: never reached)
+            seen.append(f"OPTIONS {self.headers.get('host')}{self.path}")
+            self.send_response(204)
+            self.end_headers()
+
+        do_POST = do_OPTIONS
+
+    from typer.testing import CliRunner
+
+    from guardian_proxy.cli import app
+
+    assert CliRunner().invoke(app, ["deny", TRACKER, "--state-dir", str(tmp_path / "state")]).exit_code == 0
+    site = serve(Site)
+    px2 = start_proxy(tmp_path, site.server_address[1], extra=["--dashboard-port", "0"])
+    pw = sync_api.sync_playwright().start()
+    try:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=[*ARGS, f"--proxy-server=http://127.0.0.1:{px2.port}"])
+        page = browser.new_page()
+        page.goto("http://shop.example/cart", timeout=60_000)
+        page.wait_for_function("document.title !== 'shop'", timeout=60_000)
+        assert page.title() == "done 204", page.title()
+        browser.close()
+    finally:
+        pw.stop()
+        px2.stop()
+        site.shutdown()
+        site.server_close()
+    assert "GET shop.example/cart" in seen and not [x for x in seen if TRACKER in x], seen  # nothing reached it
