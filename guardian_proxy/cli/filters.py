@@ -1,4 +1,4 @@
-"""Filters shared by `log` and `stats`: action, host, category, minimum risk, `--since`."""
+"""Filters shared by `log` and `stats`: action, host, category, minimum risk, `--since`, the sending app."""
 
 from __future__ import annotations
 
@@ -34,6 +34,7 @@ class RecordFilter:
     category: str | None = None
     min_risk: float | None = None
     since: float | None = None  # epoch seconds
+    app: str | None = None  # part of the sending program's name, its executable's name, or its pid
 
     def __call__(self, rec: dict) -> bool:
         if self.action and rec.get("action") != self.action:
@@ -48,4 +49,26 @@ class RecordFilter:
                 return False
         if self.since is not None and (rec.get("ts") or 0) < self.since:
             return False
+        if self.app and not app_matches(rec.get("app"), self.app):
+            return False
         return True
+
+
+def app_name(rec: dict) -> str:
+    """The sending program's display name (`curl`, `python3 agent.py`, `remote`, `unknown`), "" when the record
+    has none (written before the field existed, or outside the proxy)."""
+    app = rec.get("app")
+    return str(app.get("name") or "") if isinstance(app, dict) else ""
+
+
+def app_matches(app, text: str) -> bool:
+    """`--app` / `app:`: `text` (case-insensitive) is part of the program's name (`python3` or `agent.py` match
+    `python3 agent.py`), is its executable's file name, or is its pid."""
+    if not isinstance(app, dict):
+        return False
+    t = text.strip().lower()
+    if not t:
+        return True
+    name = str(app.get("name") or "").lower()
+    exe = str(app.get("exe") or "").rsplit("/", 1)[-1].lower()
+    return t in name or t == exe or t == str(app.get("pid"))

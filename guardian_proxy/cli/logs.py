@@ -8,6 +8,10 @@ A control character or line separator in a field (a path with a newline) is show
 `--fleet` (state.backend redis) shows the decisions of every gateway of the fleet from the shared feed (the
 latest `state.recent_decisions`), each line with the gateway that decided it (`gateway` in --json); the same
 filters and formats. The local back end has one gateway, whose log is the fleet: there `--fleet` is an error.
+
+Each line names the program that sent the request (the record's `app`, guardian_proxy/procinfo.py): `curl`,
+`python3 agent.py`, `chromium`, or `remote` (another machine) / `unknown` (this machine, process not known);
+`--app` keeps one program's decisions.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ from .common import (
     stdout_console,
     warn,
 )
-from .filters import RecordFilter, parse_since
+from .filters import RecordFilter, app_name, parse_since
 from .logread import LogReader, open_fleet
 
 _COLOUR = {"allow": "green", "transform": "yellow", "deny": "red"}
@@ -54,7 +58,9 @@ def render(rec: dict) -> str:
     c = _COLOUR.get(action, "white")
     e = {k: escape(one_line(rec.get(k) or "")) for k in ("method", "host", "path", "recipient", "explanation")}
     gw = f"[magenta]{escape(one_line(rec['gateway']))}[/] " if rec.get("gateway") else ""  # a fleet's record
-    return (f"[dim]{ts}[/] {gw}[bold {c}]{escape(one_line(action)):<9}[/]{lvl:<3} {e['method']} {e['host']}"
+    name = app_name(rec)
+    who = f"[blue]{escape(one_line(name))}[/] " if name else ""  # the program that sent it (procinfo.py)
+    return (f"[dim]{ts}[/] {gw}[bold {c}]{escape(one_line(action)):<9}[/]{lvl:<3} {who}{e['method']} {e['host']}"
             f"{e['path']} [cyan]{e['recipient']}[/] {escape(cats)} {rtxt}  [dim]{e['explanation']}[/]")
 
 
@@ -91,6 +97,8 @@ def log_cmd(
     category: str = typer.Option(None, "--category", help=f"Only decisions with this category ({', '.join(CATEGORIES)}, unparsed)."),
     min_risk: float = typer.Option(None, "--min-risk", min=0.0, max=1.0, help="Only decisions with R at least this."),
     since: str = typer.Option(None, "--since", help="Only decisions newer than this: 24h, 30m, 7d or an ISO time."),
+    app_: str = typer.Option(None, "--app", help="Only requests sent by this program: part of its name (curl, "
+                                                 "python3, agent.py, chromium), its pid, or remote | unknown."),
     log_file: Path = typer.Option(None, "--log", help="Decision log (default <state-dir>/decisions.jsonl)."),
     fleet: bool = typer.Option(False, "--fleet", help="Every gateway of the fleet (state.backend redis): the "
                                                       "shared decision feed, with the gateway of each decision."),
@@ -108,7 +116,8 @@ def log_cmd(
         if action not in ("allow", "transform", "deny"):
             fail(f"--action must be allow, transform or deny (or allowed, rewritten, blocked), got {action!r}")
     try:
-        keep = RecordFilter(action=action, host=host, category=category, min_risk=min_risk, since=parse_since(since))
+        keep = RecordFilter(action=action, host=host, category=category, min_risk=min_risk, since=parse_since(since),
+                            app=app_)
     except ValueError as e:
         fail(str(e))
     if not fleet:
