@@ -21,7 +21,15 @@ from guardian_proxy.cli import app as cli_app
 from guardian_proxy.cli.filters import RecordFilter, app_matches
 from guardian_proxy.cli.logs import render
 from guardian_proxy.decision_log import record
-from guardian_proxy.procinfo import App, AppLookup, ProcessFinder, display_name, find_sockets, kind_of, proc_address
+from guardian_proxy.procinfo import (
+    App,
+    AppLookup,
+    ProcessFinder,
+    display_name,
+    find_sockets,
+    kind_of,
+    proc_address,
+)
 from guardian_proxy.types import Action, Decision, RawRequest
 
 linux_only = pytest.mark.skipif(not procinfo.supported(), reason="needs Linux /proc/net/tcp")
