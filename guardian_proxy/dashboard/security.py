@@ -11,7 +11,7 @@
 - The token is kept in `<state_dir>/dashboard.token` (mode 0600, created once, never followed through a
   symlink): the address, an open tab and its cookie stay valid across restarts. `rotate` writes a new one
   (`guardian-proxy dashboard --new-token`); a running dashboard reads the file again when it changes, so old
-  addresses stop working at once. An unreadable or damaged file is replaced; a state dir that cannot be
+  addresses stop working at once, and a live stream opened with the old token is ended (server.py `_events`). An unreadable or damaged file is replaced; a state dir that cannot be
   written gives a token for this run only (with a warning).
 """
 
