@@ -1,0 +1,68 @@
+"""End to end (issue 27, which program sent it): a real `curl` and a real Python script named agent.py send
+requests through a real `guardian-proxy run`; the decision log names each program (its name, pid and executable,
+never its arguments), and `guardian-proxy log --app` keeps one program's lines."""
+
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from guardian_proxy import procinfo
+from tests.support.proxy_process import BIN, start_proxy
+from tests.support.upstream import start_upstream
+
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not procinfo.supported(), reason="needs Linux /proc/net/tcp")]
+
+AGENT = """\
+import sys, urllib.request
+opener = urllib.request.build_opener(urllib.request.ProxyHandler({"http": sys.argv[1]}))
+print(opener.open("http://www.example.org/procinfo-agent?q=1", timeout=60).status)
+"""
+
+
+@pytest.fixture(scope="module")
+def proxied(tmp_path_factory):
+    up = start_upstream()
+    px = start_proxy(tmp_path_factory.mktemp("px"), up.port)
+    yield up, px
+    px.stop()
+    up.close()
+
+
+def _record(px, path):
+    recs = [r for r in px.log_lines() if r.get("path", "").startswith(path)]
+    assert recs, f"no decision for {path}: {px.log_lines()[-3:]}"
+    return recs[-1]
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="needs curl")
+def test_curl_is_named_in_the_decision_log(proxied):
+    up, px = proxied
+    p = subprocess.run(["curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "-x", px.url,
+                        "-H", "X-Secret-Arg: jane.doe@example.com", "http://www.example.org/procinfo-curl"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.stdout == "200", p.stderr
+    app = _record(px, "/procinfo-curl")["app"]
+    assert app["name"] == "curl" and app["kind"] == "tool" and isinstance(app["pid"], int)
+    assert app["exe"].endswith("/curl")
+    assert "jane" not in json.dumps(app)
+
+
+def test_a_python_script_is_named_by_its_script(proxied, tmp_path):
+    up, px = proxied
+    script = tmp_path / "agent.py"
+    script.write_text(AGENT)
+    p = subprocess.run([sys.executable, str(script), px.url, "--token", "s3cret"], capture_output=True, text=True,
+                       timeout=120)
+    assert p.stdout.strip() == "200", p.stderr
+    app = _record(px, "/procinfo-agent")["app"]
+    assert app["name"].startswith("python") and app["name"].endswith(" agent.py"), app
+    assert app["kind"] == "tool" and "s3cret" not in json.dumps(app)
+    # `guardian-proxy log --app agent.py` keeps the script's decisions only
+    out = subprocess.run([str(BIN), "log", "--log", str(px.log_path), "--json", "--app", "agent.py"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    paths = [json.loads(x)["path"] for x in out.stdout.splitlines() if x.strip()]
+    assert paths and all(x.startswith("/procinfo-agent") for x in paths)
