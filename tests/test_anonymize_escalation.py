@@ -142,3 +142,10 @@ def test_non_english_rule():
     assert rw.stats["strict_fields"] == 1
     for v in ("Dupont", "Lyon", "Renault", "Jean"):
         assert v not in out
+
+
+def test_a_form_of_english_labels_is_english():
+    form = "Gender: Non-binary. Name: Ashley Smith. Email: perkinsdonald@example.net. Phone: (665)615-0556x130."
+    assert not is_non_english(form)
+    assert is_non_english("Der Patient Hans Müller wohnt seit drei Jahren in München und arbeitet bei Siemens "
+                          "als Ingenieur.")
