@@ -291,6 +291,9 @@ class Override(_Strict):
     owner: str | None = None
     category: str | None = None
     recipient: str | None = None
+    #: the program that sent it (guardian_proxy/procinfo.py): `curl`, `python3` (any python3 script), `python3
+    #: agent.py` (that script); a request whose program is not known never matches a rule that names one
+    app: str | None = Field(default=None, min_length=1, max_length=120)
     level: int | None = Field(default=None, ge=1, le=5)
     id: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$")
     created: datetime | None = None

@@ -65,7 +65,7 @@ __all__ = ["COUNTS_NAME", "FILE_NAME", "OverrideBackend", "OverrideStore", "norm
 FLUSH_S = 2.0  # the proxy writes match counts at most this often
 RETRY_S = 5.0  # a shared store that did not answer is asked again after this long (the last good list applies)
 _ID_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"
-_TARGET = ("domain", "owner", "category", "recipient")
+_TARGET = ("domain", "owner", "category", "recipient", "app")
 _STALE = object()
 
 

@@ -346,6 +346,26 @@ def _is_loopback(addr: str) -> bool:
     return (getattr(ip, "ipv4_mapped", None) or ip).is_loopback
 
 
+def app_matches_rule(app: dict | None, rule: str) -> bool:
+    """An override's `app` against the request's (RawRequest.app): `curl` matches curl; `python3` (a program
+    alone) matches that program whatever its script, by its shown name or its executable's file name;
+    `python3 agent.py` matches that script (`python agent.py` too). Case-insensitive. A request whose program is
+    not known (None, `remote`, `unknown`) matches only a rule naming that word."""
+    if not isinstance(app, dict) or not app.get("name"):
+        return False
+    r = " ".join(rule.lower().split())
+    name = str(app["name"]).lower()
+    if r == name:
+        return True
+    prog, _, rest = name.partition(" ")
+    exe = os.path.basename(str(app.get("exe") or "")).lower()
+    r_prog, _, r_rest = r.partition(" ")
+    if app.get("pid") is None or r_prog not in {prog, exe} and not (exe and exe.startswith(r_prog) and
+                                                                  not exe[len(r_prog)].isalpha()):
+        return False
+    return not r_rest or r_rest == rest
+
+
 # ------------------------------------------------------------------ the mitmproxy addon
 
 class AppLookup:

@@ -189,7 +189,7 @@ def decide(risk: Risk, action: Action | None = None, context: Context | None = N
 # --------------------------------------------------------------------------- overrides
 
 
-def _matches(o: Override, action: Action) -> bool:
+def _matches(o: Override, action: Action, app: dict | None = None) -> bool:
     d = (o.domain or "").lower()
     if d and not (action.domain == d or action.host == d or action.host.endswith("." + d)):
         return False  # a domain covers its subdomains
@@ -199,20 +199,25 @@ def _matches(o: Override, action: Action) -> bool:
         return False
     if o.recipient and action.recipient != o.recipient:
         return False
+    if o.app:
+        from .procinfo import app_matches_rule
+
+        return app_matches_rule(app, o.app)
     return True
 
 
-def find_override(overrides: list[Override], action: Action) -> Override | None:
+def find_override(overrides: list[Override], action: Action, app: dict | None = None) -> Override | None:
     """The last matching override that still applies wins (config entries come first, then the CLI/dashboard
     store). A rule that expired, was spent or whose proxy run ended is skipped (guardian_proxy.override_terms);
     the store's `claim` (where the list has one) counts the winner and spends a once rule, and a once rule
     another request has just spent is skipped for the next earlier match. A level rule for a request with no
-    personal data is not claimed: the pipeline does not apply it."""
+    personal data is not claimed: the pipeline does not apply it. `app`: the program that sent the request
+    (RawRequest.app), for rules that name one."""
     from .override_terms import state
 
     claim = getattr(overrides, "claim", None)
     for o in reversed(overrides):
-        if not _matches(o, action) or state(o) != "active":
+        if not _matches(o, action, app) or state(o) != "active":
             continue
         if claim is None or (o.action == "level" and not action.personal()) or claim(o):
             return o
@@ -225,7 +230,7 @@ def describe_override(o: Override) -> str:
     from .override_terms import term_of
 
     target = ", ".join(f"{k}={v}" for k, v in (("domain", o.domain), ("owner", o.owner), ("category", o.category),
-                                                ("recipient", o.recipient)) if v)
+                                                ("recipient", o.recipient), ("app", o.app)) if v)
     term = term_of(o)
     if o.action == "level":
         what = f"level L{o.level}" + ("" if term == "forever" else f" {term}")

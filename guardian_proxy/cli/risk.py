@@ -45,11 +45,12 @@ def _term(once: bool, for_: str | None, until_restart: bool) -> str | None:
 
 
 def _add(action: str, domain: str | None, category: str | None, owner: str | None, recipient: str | None,
-         level: int | None, config: Path | None, state_dir: Path | None, term: str | None = None) -> None:
+         level: int | None, config: Path | None, state_dir: Path | None, term: str | None = None,
+         app_name: str | None = None) -> None:
     try:
         dom = normalize_domain(domain) if domain else ""
         o = Override(action=action, domain=dom or None, owner=check_owner(owner) if owner else None,
-                     category=category, recipient=recipient, level=level)
+                     category=category, recipient=recipient, level=level, app=(app_name or "").strip() or None)
     except ValidationError as e:
         fail("; ".join(err["msg"].removeprefix("Value error, ") for err in e.errors()))
     except ValueError as e:
@@ -71,6 +72,8 @@ _CATEGORY = typer.Option(None, "--category", help="Only when this data category 
 _OWNER = typer.Option(None, "--owner", help="Only for destinations of this owner (a company the recipient tables "
                                             "know, e.g. Google).")
 _RECIPIENT = typer.Option(None, "--recipient", help="Only for this recipient class (ad_network …).")
+_APP = typer.Option(None, "--app", help="Only requests sent by this program (as `guardian-proxy log` names it): "
+                                         "curl, python3 (any python3 script), 'python3 agent.py' (that script).")
 _ONCE = typer.Option(False, "--once", help="Only the next matching request, then the rule is spent.")
 _FOR = typer.Option(None, "--for", metavar="DURATION", help="For a time: 30m, 1h, 2d, 1h30m.")
 _RESTART = typer.Option(False, "--until-restart", help="Until the running proxy stops or restarts.")
@@ -82,6 +85,7 @@ def allow(
     category: str = _CATEGORY,
     owner: str = _OWNER,
     recipient: str = _RECIPIENT,
+    app_: str = _APP,
     once: bool = _ONCE,
     for_: str = _FOR,
     until_restart: bool = _RESTART,
@@ -89,7 +93,8 @@ def allow(
     state_dir: Path = _STATE,
 ) -> None:
     """Allow matching requests: forever, or --once, --for 1h, --until-restart (user override)."""
-    _add("allow", domain, category, owner, recipient, None, config, state_dir, _term(once, for_, until_restart))
+    _add("allow", domain, category, owner, recipient, None, config, state_dir, _term(once, for_, until_restart),
+         app_)
 
 
 @app.command()
@@ -98,6 +103,7 @@ def deny(
     category: str = _CATEGORY,
     owner: str = _OWNER,
     recipient: str = _RECIPIENT,
+    app_: str = _APP,
     once: bool = _ONCE,
     for_: str = _FOR,
     until_restart: bool = _RESTART,
@@ -105,7 +111,8 @@ def deny(
     state_dir: Path = _STATE,
 ) -> None:
     """Block matching requests: forever, or --once, --for 1h, --until-restart (user override)."""
-    _add("deny", domain, category, owner, recipient, None, config, state_dir, _term(once, for_, until_restart))
+    _add("deny", domain, category, owner, recipient, None, config, state_dir, _term(once, for_, until_restart),
+         app_)
 
 
 @app.command()
@@ -115,6 +122,7 @@ def level(
     category: str = _CATEGORY,
     owner: str = _OWNER,
     recipient: str = _RECIPIENT,
+    app_: str = _APP,
     once: bool = _ONCE,
     for_: str = _FOR,
     until_restart: bool = _RESTART,
@@ -122,7 +130,8 @@ def level(
     state_dir: Path = _STATE,
 ) -> None:
     """Rewrite matching requests at level N: forever, or --once, --for 1h, --until-restart (user override)."""
-    _add("level", domain, category, owner, recipient, n, config, state_dir, _term(once, for_, until_restart))
+    _add("level", domain, category, owner, recipient, n, config, state_dir, _term(once, for_, until_restart),
+         app_)
 
 
 def _when(iso: str | None) -> str:
