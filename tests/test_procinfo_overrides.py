@@ -67,3 +67,30 @@ def test_cli_rule_for_an_app_reaches_a_running_gateway(tmp_path):
     assert rows[-1]["app"] == "curl"
     recs = [json.loads(x) for x in (tmp_path / "decisions.jsonl").read_text().splitlines()]
     assert recs[0]["app"]["name"] == "curl" and recs[0]["override"].endswith("app=curl)")
+
+
+# ------------------------------------------------------------------ the basis: a tool or a browser's own request
+
+def _req(url, app_=None, **headers):
+    return RawRequest(method="POST", url=url, app=app_, headers=[(k.replace("_", "-"), v) for k, v in headers.items()])
+
+
+CHROMIUM = {"name": "chromium", "pid": 12, "exe": "/usr/lib/chromium/chromium", "kind": "browser"}
+MOZ = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36"
+
+
+def test_the_program_corroborates_who_addressed_it():
+    from guardian_proxy.extract import addressee
+
+    # a request with no page headers from the browser's own process: its background traffic, not the user's tool
+    assert addressee.client(_req("https://update.example.com/check")) == "tool"
+    assert addressee.client(_req("https://update.example.com/check", CHROMIUM)) == "browser"
+    # curl borrowing a browser's name over plain HTTP: still the user's own client
+    assert addressee.client(_req("http://api.example.com/x", user_agent=MOZ)) == "browser"
+    assert addressee.client(_req("http://api.example.com/x", CURL, user_agent=MOZ)) == "tool"
+    assert addressee.client(_req("http://api.example.com/x", AGENT, user_agent="okhttp/4.12")) == "tool"
+    # a page's request stays a page's, a stream a stream, whatever the program
+    assert addressee.client(_req("https://api.example.com/x", CURL, origin="https://shop.example")) == "page"
+    assert addressee.client(_req("tcp://api.example.com:5432/", CURL)) == "stream"
+    # not known: the headers alone, as before
+    assert addressee.client(_req("https://api.example.com/x", {"name": "unknown", "why": "gone"})) == "tool"

@@ -21,6 +21,12 @@ It is one of:
     page        a page made it (Origin, Referer or Fetch Metadata)
     stream      not HTTP at all (a raw TCP/UDP stream the proxy relays: `tcp://host:port/`): no headers to read,
                 so nothing is assumed
+
+The program that sent it (RawRequest.app, guardian_proxy/procinfo.py; known only in the proxy, for a client on
+this machine) corroborates the headers: a request with no page headers from a browser's own process is the
+browser's background traffic (updates, safe browsing, sync), `browser`, not the user's tool; a known command-line
+client or agent runtime (curl, wget, python, node …) that borrows a browser's or an app's User-Agent over plain
+HTTP is `tool`. A page's request stays `page` and a stream `stream` whatever the program.
 """
 
 from __future__ import annotations
@@ -45,6 +51,16 @@ def made_by_page(req: RawRequest) -> bool:
 
 def client(req: RawRequest) -> str:
     """`page`, `navigation`, `browser`, `app`, `tool` or `stream` (module docstring)."""
+    by_headers = _client_by_headers(req)
+    kind = req.app.get("kind") if isinstance(req.app, dict) else None
+    if by_headers == "tool" and kind == "browser":
+        return "browser"  # the browser's own background request, not a command-line tool's
+    if by_headers in ("browser", "app") and kind == "tool":
+        return "tool"  # curl -A 'Mozilla/5.0 …': the user's own client borrowing a name
+    return by_headers
+
+
+def _client_by_headers(req: RawRequest) -> str:
     if req.scheme not in HTTP_SCHEMES:
         return "stream"
     if made_by_page(req):
