@@ -207,3 +207,10 @@ def test_residue_skips_a_laws_date_and_a_public_bodys_common_words():
     values = [c.value for c in scan(text)]
     assert "3 May 2001" in values and "1 November 1998" not in values and "Freedoms" not in values
     assert "Cassation" in values  # a rare word stays a cue
+
+
+def test_a_rare_acronym_is_hidden_at_l5():
+    from guardian_proxy.anonymize.residue import scan
+
+    cues = {c.value: c.confidence for c in scan("propaganda in favour of the PKK under section 7")}
+    assert cues.get("PKK") == 0.45

@@ -69,3 +69,11 @@ def test_with_the_spacy_doc_adds_occupations_money_and_quantities():
     assert ("primary school teacher", "OCCUPATION") in f
     assert any(lab == "AMOUNT" and "five hundred euros" in v for v, lab in f)
     assert any(lab == "QUANTITY" and "26 km/h" in v for v, lab in f)
+
+
+def test_a_year_after_and_is_a_year_unless_a_legal_reference_precedes():
+    from guardian_proxy.extract.narrative import detect_quasi
+
+    text = "The applicants were born in 1943 and 1939 respectively."
+    assert [text[a:b] for a, b, label, _ in detect_quasi(text, None) if label == "DATE"] == ["1943", "1939"]
+    assert not [h for h in detect_quasi("under Articles 6 and 1939 of the Code", None) if h[2] == "DATE"]

@@ -114,6 +114,21 @@ _PHONE = re.compile(r"(?<![\w+/.-])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{1,4}\)\s?)?\d[\d
 _LEGAL_REF = re.compile(r"(?i)(art(icle)?s?\.?|rules?|protocols?|§|para(graph)?s?\.?|sections?|chapters?|pages?|p\.|pp\.|"
                         r"items?|points?|no\.?|nos\.?|numbers?|acts?|laws?|codes?|volume|vol\.|series|annex|appendix|"
                         r"schedule|and|to|or|-|–|,)\s*$")
+_CONNECTOR = re.compile(r"(?i)(?:\band|\bto|\bor|-|–|,)\s*$")
+_LEGAL_WORD = re.compile(r"(?:(?i:\b(?:art(?:icle)?s?\.?|rules?|protocols?|para(?:graph)?s?\.?|sections?|chapters?|"
+                         r"pages?|pp?\.|items?|points?|acts?|laws?|codes?|vol(?:ume)?\.?|series|annex|appendix|"
+                         r"schedule|nos?\.?|numbers?))|§)(?:[\d\s,§().–-]|\band\b|\bor\b|\bto\b)*$")
+
+
+def _legal_ref(text: str, s: int) -> bool:
+    """Does a legal reference end right before `s` ("Article 6 § ", "Rule 59 and ")? A connector ("and", "-",
+    ",") continues one only when a reference word precedes it: in "born in 1943 and 1939" it joins two years."""
+    before = text[max(0, s - 14): s]
+    if not _LEGAL_REF.search(before):
+        return False
+    return not _CONNECTOR.search(before) or _LEGAL_WORD.search(text[max(0, s - 40): s]) is not None
+
+
 _SPACY = {"DATE": "DATE", "TIME": "DATE", "MONEY": "AMOUNT", "QUANTITY": "QUANTITY", "PERCENT": "QUANTITY",
           "CARDINAL": "QUANTITY", "FAC": "LOCATION"}
 _DATEISH = re.compile(rf"\d|\b(?:{lx.MONTHS}|{lx.WEEKDAYS}|{_NUMW})\b", re.I)
@@ -143,7 +158,7 @@ def _from_doc(doc, text: str) -> list[Hit]:
         if label == "DATE" and not _DATEISH.search(t):
             continue
         if ent.label_ == "CARDINAL":
-            if t.lower() in ("one", "a", "1") or _LEGAL_REF.search(text[max(0, s - 14): s]):
+            if t.lower() in ("one", "a", "1") or _legal_ref(text, s):
                 continue
         out.append((s, e, label, 0.6))
     for tok in doc:
@@ -172,7 +187,7 @@ def detect_quasi(text: str, doc) -> list[Hit]:
                 label_ = "GOVERNMENT_ID"
             else:
                 label_ = label
-            if label == "DATE" and score < 0.7 and _LEGAL_REF.search(text[max(0, s - 14): s]):
+            if label == "DATE" and score < 0.7 and _legal_ref(text, s):
                 continue
             if pat is _SUFFIX_CONDITION and text[s:e].lower() in NOT_CONDITIONS:
                 continue
