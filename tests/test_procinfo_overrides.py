@@ -85,10 +85,10 @@ def test_the_program_corroborates_who_addressed_it():
     # a request with no page headers from the browser's own process: its background traffic, not the user's tool
     assert addressee.client(_req("https://update.example.com/check")) == "tool"
     assert addressee.client(_req("https://update.example.com/check", CHROMIUM)) == "browser"
-    # curl borrowing a browser's name over plain HTTP: still the user's own client
-    assert addressee.client(_req("http://api.example.com/x", user_agent=MOZ)) == "browser"
-    assert addressee.client(_req("http://api.example.com/x", CURL, user_agent=MOZ)) == "tool"
-    assert addressee.client(_req("http://api.example.com/x", AGENT, user_agent="okhttp/4.12")) == "tool"
+    # a tool never turns a browser's or an app's request into the user's own (a script may speak for an app)
+    assert addressee.client(_req("http://api.example.com/x", CURL, user_agent=MOZ)) == "browser"
+    assert addressee.client(_req("http://api.example.com/x", AGENT, user_agent="okhttp/4.12")) == "app"
+    assert addressee.client(_req("https://api.example.com/x", CURL)) == "tool"
     # a page's request stays a page's, a stream a stream, whatever the program
     assert addressee.client(_req("https://api.example.com/x", CURL, origin="https://shop.example")) == "page"
     assert addressee.client(_req("tcp://api.example.com:5432/", CURL)) == "stream"

@@ -23,10 +23,10 @@ It is one of:
                 so nothing is assumed
 
 The program that sent it (RawRequest.app, guardian_proxy/procinfo.py; known only in the proxy, for a client on
-this machine) corroborates the headers: a request with no page headers from a browser's own process is the
-browser's background traffic (updates, safe browsing, sync), `browser`, not the user's tool; a known command-line
-client or agent runtime (curl, wget, python, node …) that borrows a browser's or an app's User-Agent over plain
-HTTP is `tool`. A page's request stays `page` and a stream `stream` whatever the program.
+this machine) corroborates the headers, only ever towards assuming less: a request with no page headers from a
+browser's own process is the browser's background traffic (updates, safe browsing, sync), `browser`, not the
+user's tool. A command-line program never turns a browser's or an app's request into `tool`: a script may speak
+for an app (an emulator, a test harness, an SDK run from Python), and the headers say which.
 """
 
 from __future__ import annotations
@@ -55,8 +55,6 @@ def client(req: RawRequest) -> str:
     kind = req.app.get("kind") if isinstance(req.app, dict) else None
     if by_headers == "tool" and kind == "browser":
         return "browser"  # the browser's own background request, not a command-line tool's
-    if by_headers in ("browser", "app") and kind == "tool":
-        return "tool"  # curl -A 'Mozilla/5.0 …': the user's own client borrowing a name
     return by_headers
 
 
