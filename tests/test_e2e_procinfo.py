@@ -66,3 +66,21 @@ def test_a_python_script_is_named_by_its_script(proxied, tmp_path):
     assert out.returncode == 0, out.stderr
     paths = [json.loads(x)["path"] for x in out.stdout.splitlines() if x.strip()]
     assert paths and all(x.startswith("/procinfo-agent") for x in paths)
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="needs curl")
+def test_a_rule_for_one_program_applies_to_that_program_only(proxied, tmp_path):
+    """`guardian-proxy deny www.example.org --app curl` while the proxy runs: curl is refused, the script is not."""
+    up, px = proxied
+    r = subprocess.run([str(BIN), "deny", "www.example.org", "--app", "curl", "--state-dir", str(px.state_dir)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and "app=curl" in r.stdout, r.stdout + r.stderr
+    p = subprocess.run(["curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "-x", px.url,
+                        "http://www.example.org/procinfo-rule-curl"], capture_output=True, text=True, timeout=120)
+    assert p.stdout == "403", p.stderr
+    script = tmp_path / "agent.py"
+    script.write_text(AGENT.replace("procinfo-agent", "procinfo-rule-agent"))
+    p = subprocess.run([sys.executable, str(script), px.url], capture_output=True, text=True, timeout=120)
+    assert p.stdout.strip() == "200", p.stderr
+    assert _record(px, "/procinfo-rule-curl")["override"] == "always deny (domain=www.example.org, app=curl)"
+    assert _record(px, "/procinfo-rule-agent")["override"] is None
