@@ -263,3 +263,14 @@ def test_a_laws_date_and_a_century_are_no_ones_date():
     assert _kept("On 24 August 1999 the Court declared the application admissible.", "24 August 1999",
                  "DATE") == "24 August 1999"
     assert _kept("registered under registration no. 1057.", "1057", "DATE") == "1057"
+
+
+def test_a_glossed_name_a_foreign_phrase_and_a_group_status_are_no_person_or_family():
+    assert _kept("the Wrocław District Court (Sąd Rejonowy) decided", "Sąd Rejonowy", "PERSON") is None
+    assert _kept("the Constitutional Court (Verfassungsgerichtshof). She", "Verfassungsgerichtshof", "PERSON") is None
+    assert _kept("osób pełniących lub służby w organach bezpieczeństwa", "lub służby w organach", "PERSON") is None
+    assert _kept("represented by Mr Ludwig van Beethoven, a lawyer", "Ludwig van Beethoven",
+                 "PERSON") == "Ludwig van Beethoven"
+    assert _kept("the applicant’s son (Mehmet Yilmaz) was", "Mehmet Yilmaz", "PERSON") == "Mehmet Yilmaz"
+    assert _kept("Turkish law allowed married men but not married women to", "married", "FAMILY") is None
+    assert _kept("The applicant is married and has two children.", "married", "FAMILY") == "married"

@@ -133,6 +133,9 @@ _ROLE_OF = re.compile(r"(?i)(?:\b(?:the|his|her|their|its|my|our|your)|[’']s)\
 _GROUP_BEFORE = re.compile(r"(?i)\b(?:the|many|most|some|all|other|these|those|few|several|more|fewer|no|any|"
                            r"two|three|four|five|ten|hundreds|thousands|millions|of|among|between|by|with|"
                            r"and|or|local|foreign|young|older)\s+$")
+#: a marital status before a plural noun describes a group ("married women", "widowed persons", "single parents")
+_GROUP_AFTER = re.compile(r"(?i)[ \t]+(?:men|women|persons|people|couples|partners|spouses|parents|mothers|fathers|"
+                          r"employees|workers|officers|soldiers|applicants|claimants|individuals)\b")
 #: "X, a lawyer practising in Y": the capacity a representative acts in, not what the person is
 _PRACTISING = re.compile(r"(?i),?\s+(?:practi[sc]ing|practi[sc]ed|acting)\b")
 _NUMBER_WORDS = {"one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
@@ -267,6 +270,31 @@ def _sentence_start(text: str, start: int) -> bool:
     return start == 0 or _SENT_START.search(text[max(0, start - 4): start]) is not None
 
 
+#: a body's or a law's name, or a legal term, right before a parenthesis: what the parenthesis holds is its name
+#: in the original language ("the District Court (Sąd Rejonowy)", "the Constitutional Court
+#: (Verfassungsgerichtshof)"), not a person
+_GLOSSED = re.compile(r"(?:\b(?:" + "|".join(sorted(INSTITUTION_HEADS, key=len, reverse=True)) +
+                      r")|\b(?:appeal|complaint|decision|order|judgment|ruling|request|application|objection|"
+                      r"action|procedure|proceedings|allowance|benefit|pension|fund|scheme|tax|fee|regulation|"
+                      r"ordinance|decree|statute|gazette|register|certificate|permit|licence|notice|warrant|"
+                      r"summons|indictment|sentence|penalty|fine|offence|status|right|rights|act|acts))[ \t]*\([ \t]*$", re.I)
+_PARTICLES = {"von", "van", "der", "den", "de", "da", "di", "del", "della", "la", "le", "bin", "ibn", "al", "el",
+              "dos", "das", "du", "y", "zu", "ter", "ten", "op", "af", "av"}
+
+
+def _gloss(text: str, start: int, end: int) -> bool:
+    """A PERSON hit that fills a parenthesis right after a body's or a law's name or a legal term."""
+    return _GLOSSED.search(text[max(0, start - 40): start]) is not None and \
+        re.match(r"[ \t]*[)\],;]", text[end:end + 2]) is not None
+
+
+def _lower_inside(value: str) -> bool:
+    """A name's words are capitalised but for particles ("Ludwig van Beethoven"); "lub służby w organach" is a
+    phrase of another language."""
+    words = _WORD.findall(value)
+    return len(words) >= 2 and any(w[:1].islower() and w.lower() not in _PARTICLES for w in words)
+
+
 def not_a_person(text: str, start: int, end: int) -> bool:
     value = text[start:end]
     if any(c.isdigit() for c in value):
@@ -331,7 +359,7 @@ def keep(text: str, hit: Hit) -> Hit | None:
     value = text[start:end]
     if label in ("PERSON", "ORGANIZATION", "LOCATION", "NRP") and heading(text, start, end):
         return None
-    if label == "PERSON" and not_a_person(text, start, end):
+    if label == "PERSON" and (not_a_person(text, start, end) or _gloss(text, start, end) or _lower_inside(value)):
         return None
     if label in ("PERSON", "ORGANIZATION", "LOCATION") and _names_a_value(text, start, end):
         return None
@@ -360,6 +388,8 @@ def keep(text: str, hit: Hit) -> Hit | None:
                       plural and _GROUP_BEFORE.search(before) and not _IS_BEFORE.search(before)):
             return None  # a group ("teachers") unless it is said of someone ("we are both architects"); a party's
             # role ("his lawyer", "the judge"), not "X, a lawyer practising in Ankara" (what someone is)
+    if label == "FAMILY" and _GROUP_AFTER.match(text, end) and " " not in value.strip():
+        return None  # "married men but not married women", "widowed persons": a group the law speaks of
     if label == "QUANTITY" and value.lower() in _NUMBER_WORDS:
         return None
     if label == "AMOUNT" and not re.search(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|hundred|"
