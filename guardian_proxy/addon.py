@@ -421,8 +421,8 @@ class GuardianAddon:
         if self.standalone and {"listen_host", "listen_port", "mode", "proxyauth", "guardian_allow_remote"} & updated:
             from .standalone import listen_rule
 
-            host, problem = listen_rule(o.mode, o.listen_host, o.listen_port or 8080, o.guardian_allow_remote,
-                                        o.proxyauth or None)
+            host, problem = listen_rule(o.mode, o.listen_host, o.listen_port, o.guardian_allow_remote,
+                                        getattr(o, "proxyauth", None) or None)
             if problem:
                 raise GuardianOptionsError(problem)
             if host is not None:
@@ -467,7 +467,7 @@ class GuardianAddon:
         from .standalone import bound_problem
 
         bound = [(str(a[0]), int(a[1])) for a in ctx.master.addons.get("proxyserver").listen_addrs()]
-        problem = bound_problem(bound, o.guardian_allow_remote, o.proxyauth or None,
+        problem = bound_problem(bound, o.guardian_allow_remote, getattr(o, "proxyauth", None) or None,
                                 any(str(m).startswith("wireguard") for m in o.mode))
         if problem:
             self._fail(f"guardian-proxy cannot start: {problem}")
@@ -477,8 +477,9 @@ class GuardianAddon:
     async def _start(self, bound: list[tuple[str, int]]) -> None:
         o = ctx.options
         spec = o.mode[0] if o.mode else None
+        port = bound[0][1] if bound else o.listen_port  # `-p 0`: the port really bound
         args = (o.guardian_config, o.guardian_state_dir, o.guardian_log, o.guardian_dashboard_port,
-                (o.listen_host or "127.0.0.1", o.listen_port or 8080), spec)
+                (o.listen_host or "127.0.0.1", port), spec)
         try:
             built = await asyncio.to_thread(self._build, args, o.guardian_workers)
         except GuardianError as e:

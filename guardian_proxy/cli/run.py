@@ -89,7 +89,8 @@ def client_address(host: str, port: int) -> str:
 _SET_FLAGS = {"listen_host": "host", "listen_port": "port", "ssl_insecure": "ssl_insecure", "confdir": "confdir",
               "mode": "mode", "proxyauth": "proxyauth", "guardian_config": "config", "guardian_state_dir": "state_dir",
               "guardian_log": "log", "guardian_dashboard_port": "dashboard_port",
-              "guardian_redirect_upstream": "redirect_upstream", "guardian_workers": "workers"}
+              "guardian_redirect_upstream": "redirect_upstream", "guardian_workers": "workers",
+              "guardian_allow_remote": "allow_remote"}
 _TRUE = ("true", "1", "yes", "on", "")
 
 
@@ -169,6 +170,7 @@ def run(
     redirect_upstream = redirect_upstream or own.get("redirect_upstream") or None
     proxyauth = proxyauth or own.get("proxyauth") or None
     ssl_insecure = ssl_insecure or own.get("ssl_insecure", "false").strip().lower() in _TRUE
+    allow_remote = allow_remote or own.get("allow_remote", "false").strip().lower() in _TRUE
     if own.get("mode"):
         mode = [*(mode or []), own["mode"]]
     s = settings_from(config, state_dir, log, host=host, port=port, allow_remote=allow_remote or None,
