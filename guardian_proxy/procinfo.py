@@ -22,7 +22,9 @@ The record (`App.record()`, the decision log's `app` field):
   /proc ended first), `unsupported` (not Linux: macOS and Windows are not implemented), `timeout` (the lookup had
   not finished when the request had to be decided), `error`.
 
-Cost: one read of /proc/net/tcp{,6} (searched as bytes for the address; only the matching lines are parsed),
+Cost: the kernel's sock_diag (netlink: what `ss` uses): a lookup in its hash by both ends of the connection (the
+client's address and where it connected, the proxy's side), else a dump filtered by the port in the kernel
+(transparent mode, where the client connected to the original destination); where netlink is refused, one read of /proc/net/tcp{,6} (searched as bytes for the address; only the matching lines are parsed),
 then a walk of /proc/<pid>/fd, first of the processes that owned earlier connections, then of the socket owner's
 (uid) processes, newest first, bounded by MAX_PIDS and MAX_SCAN_S. One lookup per client connection
 (`AppLookup` starts it off the event loop when the connection opens; every request of the connection shares it).
@@ -157,6 +159,107 @@ def find_sockets(text: bytes | str, local: str) -> list[SocketEntry]:
             continue
 
 
+# ------------------------------------------------------------------ netlink sock_diag (the cheap way)
+
+_NETLINK_SOCK_DIAG = 4
+_SOCK_DIAG_BY_FAMILY = 20
+_NLM_F_REQUEST, _NLM_F_DUMP = 0x1, 0x300
+_NLMSG_ERROR, _NLMSG_DONE = 2, 3
+_INET_DIAG_REQ_BYTECODE = 1
+_BC_S_COND = 7
+_STATES = 0xFFF & ~(1 << 10)  # every TCP state but LISTEN
+
+
+def diag_sockets(family: int, port: int, timeout_s: float = 1.0) -> list[tuple[bytes, str, int, int]]:
+    """(local address bytes, state as /proc writes it, uid, inode) of every TCP socket of this network namespace
+    whose local port is `port`, from the kernel's sock_diag (netlink; a filter in the kernel, no text): what
+    `ss -tn sport = :PORT` asks. OSError where netlink is not there (not Linux, a seccomp profile)."""
+    import socket
+    import struct
+
+    # bytecode: S_COND {family any, prefix 0, port}: yes → past the end (accept), no → 4 beyond it (reject)
+    bc = struct.pack("=BBH", _BC_S_COND, 12, 16) + struct.pack("=BBxxi", socket.AF_UNSPEC, 0, int(port))
+    attr = struct.pack("=HH", 4 + len(bc), _INET_DIAG_REQ_BYTECODE) + bc
+    body = struct.pack("=BBBxI", family, socket.IPPROTO_TCP, 0, _STATES) + b"\0" * 48 + attr
+    msg = struct.pack("=IHHII", 16 + len(body), _SOCK_DIAG_BY_FAMILY, _NLM_F_REQUEST | _NLM_F_DUMP, 1, 0) + body
+    out = []
+    with socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, _NETLINK_SOCK_DIAG) as nl:
+        nl.settimeout(timeout_s)
+        nl.sendall(msg)
+        while True:
+            data = nl.recv(65536)
+            if not data:
+                return out
+            off = 0
+            while off + 16 <= len(data):
+                length, kind = struct.unpack_from("=IH", data, off)
+                if kind == _NLMSG_DONE:
+                    return out
+                if kind == _NLMSG_ERROR:
+                    raise OSError(-struct.unpack_from("=i", data, off + 16)[0], "sock_diag refused")
+                if length < 16 + 72:
+                    raise OSError("sock_diag: short message")
+                state = data[off + 17]
+                src = data[off + 24:off + 40] if data[off + 16] == socket.AF_INET6 else data[off + 24:off + 28]
+                uid, inode = struct.unpack_from("=II", data, off + 16 + 64)
+                out.append((src, f"{state:02X}", uid, inode))
+                off += (length + 3) & ~3
+
+
+def _plain(addr: str):
+    ip = ipaddress.ip_address(str(addr).split("%", 1)[0])
+    return getattr(ip, "ipv4_mapped", None) or ip
+
+
+def diag_exact(addr: str, port: int, peer: str, peer_port: int) -> SocketEntry | None:
+    """The one TCP socket whose local side is (addr, port) and whose remote side is (peer, peer_port), by a
+    sock_diag lookup in the kernel's hash (no walk): None when there is none. OSError where netlink is not
+    there."""
+    import errno
+    import socket
+    import struct
+
+    a, b = _plain(addr), _plain(peer)
+    if a.version != b.version:
+        return None
+    family = socket.AF_INET if a.version == 4 else socket.AF_INET6
+    sockid = struct.pack("!HH", int(port), int(peer_port)) + a.packed.ljust(16, b"\0") + b.packed.ljust(16, b"\0") \
+        + struct.pack("=III", 0, 0xFFFFFFFF, 0xFFFFFFFF)  # any interface, no cookie
+    body = struct.pack("=BBBxI", family, socket.IPPROTO_TCP, 0, 0xFFF) + sockid
+    msg = struct.pack("=IHHII", 16 + len(body), _SOCK_DIAG_BY_FAMILY, _NLM_F_REQUEST, 1, 0) + body
+    with socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, _NETLINK_SOCK_DIAG) as nl:
+        nl.settimeout(1.0)
+        nl.sendall(msg)
+        data = nl.recv(65536)
+    if len(data) < 20:
+        raise OSError("sock_diag: short answer")
+    kind = struct.unpack_from("=H", data, 4)[0]
+    if kind == _NLMSG_ERROR:
+        code = -struct.unpack_from("=i", data, 16)[0]
+        if code == errno.ENOENT:
+            return None
+        raise OSError(code, "sock_diag refused")
+    if len(data) < 16 + 72:
+        raise OSError("sock_diag: short answer")
+    uid, inode = struct.unpack_from("=II", data, 16 + 64)
+    return SocketEntry("", "", f"{data[17]:02X}", uid, inode)
+
+
+def _diag_entries(addr: str, port: int) -> list[SocketEntry]:
+    """The sockets whose local side is (addr, port), by sock_diag (IPv4, and IPv6 with an IPv4-mapped twin)."""
+    import socket
+
+    ip = ipaddress.ip_address(addr.split("%", 1)[0])
+    v4 = getattr(ip, "ipv4_mapped", None) or (ip if ip.version == 4 else None)
+    want = {v4.packed, ipaddress.IPv6Address("::ffff:" + str(v4)).packed} if v4 is not None else {ip.packed}
+    out = []
+    for family in ((socket.AF_INET, socket.AF_INET6) if v4 is not None else (socket.AF_INET6,)):
+        for src, state, uid, inode in diag_sockets(family, port):
+            if src in want:
+                out.append(SocketEntry("", "", state, uid, inode))
+    return out
+
+
 def _read(path: str) -> bytes:
     try:
         with open(path, "rb") as f:
@@ -254,16 +357,18 @@ class ProcessFinder:
         self.recent: OrderedDict[int, None] = OrderedDict()
         self.euid = os.geteuid() if hasattr(os, "geteuid") else -1
         self.lookups = 0
+        self.netlink = True  # sock_diag first; /proc/net/tcp{,6} where it is refused
 
-    def lookup(self, addr: str | None, port: int | None) -> App:
-        """The App for a client at (addr, port) as the proxy sees it; never raises."""
+    def lookup(self, addr: str | None, port: int | None, sockname: tuple | None = None) -> App:
+        """The App for a client at (addr, port) as the proxy sees it; never raises. `sockname`: the proxy's side
+        of the connection (where the client connected: a lookup in the kernel's hash instead of a walk)."""
         self.lookups += 1
         try:
-            return self._lookup(addr, port)
+            return self._lookup(addr, port, sockname)
         except Exception:
             return unknown("error")
 
-    def _lookup(self, addr: str | None, port: int | None) -> App:
+    def _lookup(self, addr: str | None, port: int | None, sockname: tuple | None = None) -> App:
         if not addr or port is None:
             return unknown("error")
         try:
@@ -272,9 +377,19 @@ class ProcessFinder:
             return unknown("error")
         if self.proc == PROC and not supported():
             return unknown("unsupported")
-        entries: list[SocketEntry] = []
-        for table, local in proc_address(str(addr), int(port)):
-            entries += find_sockets(_read(os.path.join(self.proc, "net", table)), local)
+        entries: list[SocketEntry] | None = None
+        if self.proc == PROC and self.netlink:
+            try:
+                hit = diag_exact(str(addr), int(port), str(sockname[0]), int(sockname[1])) \
+                    if sockname and sockname[0] else None
+                # not found by both ends (transparent mode: the client connected to the original destination)
+                entries = [hit] if hit is not None else _diag_entries(str(addr), int(port))
+            except OSError:
+                self.netlink = False  # not there (a seccomp profile): /proc/net/tcp from now on
+        if entries is None:
+            entries = []
+            for table, local in proc_address(str(addr), int(port)):
+                entries += find_sockets(_read(os.path.join(self.proc, "net", table)), local)
         live = [e for e in entries if e.inode and e.state != _TIME_WAIT]
         if not live:
             return unknown("gone") if entries or _is_loopback(addr) else REMOTE
@@ -389,7 +504,8 @@ class AppLookup:
             peer = getattr(client, "peername", None) or (None, None)
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="guardian-procinfo")
-            fut = asyncio.get_running_loop().run_in_executor(self._pool, self.finder.lookup, peer[0], peer[1])
+            fut = asyncio.get_running_loop().run_in_executor(self._pool, self.finder.lookup, peer[0], peer[1],
+                                                             getattr(client, "sockname", None))
             self.pending[cid] = fut
         return fut
 

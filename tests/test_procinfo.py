@@ -184,8 +184,34 @@ def test_a_real_process_behind_a_real_socket(tmp_path):
     assert cpu < 1.0  # bounded (a few ms on an idle machine; generous for a loaded one)
 
 
-def _client(cid, peer):
-    return SimpleNamespace(id=cid, peername=peer)
+@linux_only
+def test_sock_diag_finds_the_client_socket_by_both_ends_and_by_port():
+    with socket.socket() as srv:
+        srv.bind(("127.0.0.1", 0))
+        srv.listen()
+        with socket.create_connection(srv.getsockname()) as c:
+            s, peer = srv.accept()
+            with s:
+                try:
+                    hit = procinfo.diag_exact(peer[0], peer[1], *s.getsockname())
+                except OSError as e:
+                    pytest.skip(f"netlink sock_diag refused here: {e}")
+                assert hit.inode == os.fstat(c.fileno()).st_ino and hit.state == "01"
+                assert procinfo.diag_exact(peer[0], peer[1], "127.0.0.1", 1) is None
+                # by port (transparent mode): the client's side only, not the proxy's accepted socket
+                got = procinfo._diag_entries(peer[0], peer[1])  # (a TIME_WAIT leftover on the port has inode 0)
+                assert [e.inode for e in got if e.inode] == [os.fstat(c.fileno()).st_ino]
+                # and the three ways agree
+                ways = []
+                for netlink, sockname in ((True, s.getsockname()), (True, None), (False, None)):
+                    f = ProcessFinder()
+                    f.netlink = netlink
+                    ways.append(f.lookup(peer[0], peer[1], sockname))
+                assert {a.pid for a in ways} == {os.getpid()}
+
+
+def _client(cid, peer, sockname=None):
+    return SimpleNamespace(id=cid, peername=peer, sockname=sockname)
 
 
 @linux_only
@@ -198,7 +224,7 @@ def test_addon_one_lookup_per_connection_and_remote_word():
         c = socket.create_connection(local.getsockname())
         s, peer = local.accept()
         try:
-            cl = _client("c1", peer)
+            cl = _client("c1", peer, s.getsockname())
             look.client_connected(cl)
             f1, f2 = tflow.tflow(), tflow.tflow()
             f1.client_conn.peername = f2.client_conn.peername = peer
@@ -229,7 +255,7 @@ def test_addon_waits_a_bounded_time():
     class Slow:
         lookups = 0
 
-        def lookup(self, addr, port):
+        def lookup(self, addr, port, sockname=None):
             time.sleep(0.5)
             return App("curl", pid=1, exe="/usr/bin/curl", kind="tool")
 
