@@ -480,8 +480,19 @@ class GuardianAddon:
         port = bound[0][1] if bound else o.listen_port  # `-p 0`: the port really bound
         args = (o.guardian_config, o.guardian_state_dir, o.guardian_log, o.guardian_dashboard_port,
                 (o.listen_host or "127.0.0.1", port), spec)
+        building = asyncio.ensure_future(asyncio.to_thread(self._build, args, o.guardian_workers))
+        stopping = getattr(ctx.master, "should_exit", None)  # Ctrl-C while the models load: stop waiting for them
+        if stopping is not None:
+            stop = asyncio.ensure_future(stopping.wait())
+            await asyncio.wait({building, stop}, return_when=asyncio.FIRST_COMPLETED)
+            stop.cancel()
+            if not building.done():  # `done` follows; `_build` closes what it built; waiting requests get 503
+                building.add_done_callback(lambda f: f.cancelled() or f.exception())
+                self.fatal = self.fatal or "guardian-proxy is stopping"
+                self._ready_event().set()
+                return
         try:
-            built = await asyncio.to_thread(self._build, args, o.guardian_workers)
+            built = await building
         except GuardianError as e:
             self._fail(f"guardian-proxy cannot start: {e}")
             return
