@@ -107,7 +107,8 @@ def test_generalization_rules():
     # a named public body loses its name and keeps its kind; one named only by its kind becomes the kind
     assert generalize("Istanbul State Security Court", "ORGANIZATION", 3) == "[LOCATION] State Security Court"
     assert generalize("Governor of Sztum Prison", "ORGANIZATION", 3) == "Governor of [LOCATION] Prison"
-    assert generalize("Supreme Military Administrative Court", "ORGANIZATION", 3) == "court"
+    assert generalize("Supreme Military Administrative Court", "ORGANIZATION", 3) == "Supreme […] Administrative Court"
+    assert generalize("Ministry of Defence", "ORGANIZATION", 4) == "Ministry of […]"  # its field said the affair
     assert generalize("Istanbul State Security Court", "ORGANIZATION", 5) == "[ORGANIZATION]"
     assert generalize("three months", "DATE", 3) == "several months"  # a duration keeps its unit
     assert generalize("two and a half years", "DATE", 4) == "several years"

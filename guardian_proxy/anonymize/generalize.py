@@ -5,7 +5,7 @@
 | DATE              | exact date → year; year → decade; a duration's number → "several" ("three months" → "several months") | → decade ("1990s")        | [DATE]             |
 | AGE               | 45 → "40-49"                         | [AGE]                     | [AGE]              |
 | LOCATION          | "City, Country" → country; else [LOCATION]; a country stays | as L3  | [LOCATION]         |
-| ORGANIZATION      | a named public body, school, hospital or prison loses its name, keeps its kind ("İzmir Labour Court" → "[LOCATION] Labour Court"); else → its kind: "… Group" → "company", "Supreme Court" → "court"; else [ORGANIZATION] | as L3 | [ORGANIZATION] |
+| ORGANIZATION      | a named public body, school, hospital or prison loses its name, keeps its kind ("İzmir Labour Court" → "[LOCATION] Labour Court"), one named by its kind alone loses its field ("Ministry of Defence" → "Ministry of […]"); else → its kind: "… Group" → "company", "Supreme Court" → "court"; else [ORGANIZATION] | as L3 | [ORGANIZATION] |
 | AMOUNT            | → order of magnitude: "EUR 5,443.70" → "EUR 1,000-10,000" | [AMOUNT] | [AMOUNT]         |
 | QUANTITY          | the number → "several"               | as L3                     | [QUANTITY]         |
 | CASE_NUMBER       | removed ("[…]")                      | removed                   | removed            |
@@ -123,12 +123,18 @@ _BODY_WORD = re.compile(r"\p{L}[\p{L}'’\-]*|\d+(?:st|nd|rd|th)?")
 def _named_body(value: str) -> str | None:
     """A public body, school, hospital or prison with its name: the name (the words that are not the body's
     kind, rank or field) → [LOCATION], the rest kept ("İzmir State Security Court" → "[LOCATION] State Security
-    Court", "Governor of Sztum Prison" → "Governor of [LOCATION] Prison"); None when it is not one."""
+    Court", "Governor of Sztum Prison" → "Governor of [LOCATION] Prison"); one named by its kind alone loses its
+    field ("Supreme Military Administrative Court" → "Supreme […] Administrative Court", "Ministry of Defence" →
+    "Ministry of […]"); None when it is neither."""
     words = list(_BODY_WORD.finditer(value))
     low = [m.group().lower().removesuffix("’s").removesuffix("'s") for m in words]
     if not any(w in _BODY_HEADS for w in low):
         return None
     name = [i for i, w in enumerate(low) if w not in _KIND and not words[i].group()[:1].isdigit()]
+    marker = tag("LOCATION")
+    if not name:  # named by its kind alone: its field is what says what the affair was about
+        name = [i for i, w in enumerate(low) if w in SPECIALISED and w not in _BODY_HEADS]
+        marker = REMOVED
     if not name or len(name) == len(words):
         return None
     out, pos, i = [], 0, 0
@@ -139,7 +145,7 @@ def _named_body(value: str) -> str | None:
         j = i
         while j + 1 < len(words) and j + 1 in name:
             j += 1
-        out += [value[pos: words[i].start()], tag("LOCATION")]
+        out += [value[pos: words[i].start()], marker]
         pos = words[j].end()
         i = j + 1
     return "".join(out) + value[pos:]
