@@ -17,6 +17,7 @@ The record (`App.record()`, the decision log's `app` field):
   namespace). A container on its own network is another machine here.
 - `{"name": "unknown", "why": …}`: the socket is this machine's but its process cannot be known. `why` is one of
   `no-permission` (another user's process and the proxy is not root, or a process in another PID namespace),
+  `udp` (a UDP client: DNS, HTTP/3, WireGuard; only TCP is looked up),
   `gone` (the program closed the connection or exited before the lookup), `not-found` (no process this proxy
   can see holds it: a container sharing the network but not the PID namespace), `scan-limit` (the bounded walk of
   /proc ended first), `unsupported` (not Linux: macOS and Windows are not implemented), `timeout` (the lookup had
@@ -500,6 +501,9 @@ class AppLookup:
         if cid is None:
             return None
         fut = self.pending.get(cid)
+        if fut is None and cid not in self.done_ and getattr(client, "transport_protocol", "tcp") != "tcp":
+            self.done_[cid] = unknown("udp").record()  # UDP (DNS, QUIC, WireGuard): only TCP is looked up
+            return None
         if fut is None and cid not in self.done_:
             peer = getattr(client, "peername", None) or (None, None)
             if self._pool is None:
@@ -521,7 +525,7 @@ class AppLookup:
             return self.done_[cid]
         fut = self._start(client)
         if fut is None:
-            return unknown("error").record()
+            return self.done_.get(cid) or unknown("error").record()
         try:
             app = await asyncio.wait_for(asyncio.shield(fut), self.wait_s)
         except TimeoutError:

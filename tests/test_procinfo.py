@@ -251,6 +251,18 @@ def test_addon_one_lookup_per_connection_and_remote_word():
     asyncio.run(main())
 
 
+def test_addon_udp_client_is_not_looked_up():
+    async def main():
+        look = AppLookup()
+        f = tflow.tflow()
+        f.client_conn.transport_protocol = "udp"
+        await look.requestheaders(f)
+        assert f.metadata[procinfo.META] == {"name": "unknown", "why": "udp"} and look.finder.lookups == 0
+        look.done()
+
+    asyncio.run(main())
+
+
 def test_addon_waits_a_bounded_time():
     class Slow:
         lookups = 0
