@@ -139,6 +139,18 @@ def synth_rows(n: int = 120, seed: int = 7) -> list[dict]:
     return rows
 
 
+def gold_ceiling(rows: list[dict], scorer) -> float:
+    """The utility of the best possible output: every gold string (and nothing else) replaced by one tag. A set
+    whose texts are mostly personal values cannot score above it."""
+    util = []
+    for r in rows:
+        text = r["text"]
+        for g in sorted((g for g in r.get("gold", []) if g and g.strip()), key=len, reverse=True):
+            text = re.sub(scorer._pat(g), "[X]", text, flags=re.IGNORECASE)
+        util.append(scorer.jaccard(r["text"], text))
+    return statistics.mean(util) if util else 1.0
+
+
 def write_jsonl(path: Path, rows) -> None:
     with open(path, "w", encoding="utf-8") as f:
         for r in rows:
@@ -232,7 +244,8 @@ def main() -> None:
             gold = tmp / "synth.dev.gold.jsonl"
             write_jsonl(gold, synth_rows())
         texts = [json.loads(x) for x in gold.read_text().splitlines()][: args.limit]
-        print(f"\n## {name} ({len(texts)} texts)\n")
+        print(f"\n## {name} ({len(texts)} texts; utility ceiling, gold strings replaced by a tag: "
+              f"{gold_ceiling(texts, scorer):.3f})\n")
         if not args.skip_controller:
             c = controller(gold, tmp / f"{name}.controller.jsonl", args.limit, tmp)
             sc = scorer.score(str(c["src"]), str(tmp / f"{name}.controller.jsonl"))
