@@ -84,3 +84,20 @@ def test_a_rule_for_one_program_applies_to_that_program_only(proxied, tmp_path):
     assert p.stdout.strip() == "200", p.stderr
     assert _record(px, "/procinfo-rule-curl")["override"] == "always deny (domain=www.example.org, app=curl)"
     assert _record(px, "/procinfo-rule-agent")["override"] is None
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="needs chromium")
+def test_a_browser_is_named_as_a_browser(proxied, tmp_path):
+    """Headless Chromium's page load: its network process is the browser's executable (`chromium`, kind browser)."""
+    up, px = proxied
+    p = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                        "--disable-background-networking", "--disable-component-update",
+                        f"--user-data-dir={tmp_path / 'profile'}", f"--proxy-server={px.url}",
+                        "--dump-dom", "http://www.example.org/procinfo-chromium"],
+                       capture_output=True, text=True, timeout=180)
+    assert p.returncode == 0, p.stderr[-2000:]
+    app = _record(px, "/procinfo-chromium")["app"]
+    assert app["kind"] == "browser" and app["name"].startswith("chrom"), app
