@@ -23,9 +23,12 @@ The record (`App.record()`, the decision log's `app` field):
   /proc ended first), `unsupported` (not Linux: macOS and Windows are not implemented), `timeout` (the lookup had
   not finished when the request had to be decided), `error`.
 
+Transparent mode: mitmproxy gives the client's own address as `peername` and the original destination
+(SO_ORIGINAL_DST) as `sockname`, which are the two ends of the client's socket, so the same lookup applies.
+
 Cost: the kernel's sock_diag (netlink: what `ss` uses): a lookup in its hash by both ends of the connection (the
-client's address and where it connected, the proxy's side), else a dump filtered by the port in the kernel
-(transparent mode, where the client connected to the original destination); where netlink is refused, one read of /proc/net/tcp{,6} (searched as bytes for the address; only the matching lines are parsed),
+client's address, and where it connected: the proxy's address, or the original destination in transparent mode),
+else a dump filtered by the port in the kernel; where netlink is refused, one read of /proc/net/tcp{,6} (searched as bytes for the address; only the matching lines are parsed),
 then a walk of /proc/<pid>/fd, first of the processes that owned earlier connections, then of the socket owner's
 (uid) processes, newest first, bounded by MAX_PIDS and MAX_SCAN_S. One lookup per client connection
 (`AppLookup` starts it off the event loop when the connection opens; every request of the connection shares it).
@@ -383,7 +386,7 @@ class ProcessFinder:
             try:
                 hit = diag_exact(str(addr), int(port), str(sockname[0]), int(sockname[1])) \
                     if sockname and sockname[0] else None
-                # not found by both ends (transparent mode: the client connected to the original destination)
+                # not found by both ends (a NAT this side did not see): every socket on the client's port
                 entries = [hit] if hit is not None else _diag_entries(str(addr), int(port))
             except OSError:
                 self.netlink = False  # not there (a seccomp profile): /proc/net/tcp from now on
