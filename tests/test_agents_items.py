@@ -116,17 +116,18 @@ def test_a_sentence_that_mixes_keeps_its_shareable_clause():
 def test_a_copy_of_a_shareable_item_goes_even_when_it_shares_words_with_a_withheld_one():
     obs = json.dumps({"notes": [
         {"title": "Clinic visit", "content": "Sam told me his oncologist at the Riverside clinic confirmed the tumour "
-         "is back. The appointment is on Monday at the Riverside clinic at nine."},
-        {"title": "Parking", "content": "The Riverside clinic parking on Monday is closed at nine for repairs."}]})
+         "is back, and that the clinic parking is closed for repairs so he takes the bus."},
+        {"title": "Parking", "content": "The Riverside clinic parking is closed for repairs until May."}]})
     ins = Instructor(default_norms())
     g = ins.guide(detect_step("openai_chat", request(obs)))
     assert any("tumour" in j.item.text for j in g.withhold)
-    text = "The Riverside clinic parking on Monday is closed at nine for repairs."
+    text = "The Riverside clinic parking is closed for repairs until May."  # 5 of its 7 words are in the withheld note
     res = Guard(ins).check_call("send_email", json.dumps({"body": text}), g)
     assert res.removed == 0 and json.loads(res.arguments)["body"] == text
-    res = Guard(ins).check_call("send_email", json.dumps({"body": "The appointment is on Monday at the Riverside "
-                                                                   "clinic at nine."}), g)
-    assert res.removed == 1  # the withheld note's own sentence is its source
+    # a sentence that holds most of a withheld item goes, whatever shareable item it copies too
+    res = Guard(ins).check_call("send_email", json.dumps({"body": "Sam's oncologist at the Riverside clinic confirmed "
+                                                                   "the tumour is back."}), g)
+    assert res.removed == 1
 
 
 def test_a_short_copy_of_a_withheld_item_is_removed():

@@ -44,14 +44,17 @@ class GuardResult:
     types: list[str]
 
 
-def _leaks(words: set[str], guidance: Guidance) -> bool:
+def _leaks(words: set[str], guidance: Guidance, holds_only: bool = False) -> bool:
+    """The item repeats a withheld item: it holds ≥ `MATCH` of one's content words or (unless `holds_only`) ≥ `MATCH`
+    of its own words are in one, with at least `MIN_SHARED` shared; or it is one, however short (a subject line)."""
     if words and any(words == j.words for j in guidance.withhold):
-        return True  # a copy of a withheld item, however short (a subject line)
+        return True
     if len(words) < 2:
         return False
     for j in guidance.withhold:
         shared = len(words & j.words)
-        if shared >= MIN_SHARED and (shared / max(1, len(j.words)) >= MATCH or shared / len(words) >= MATCH):
+        if shared >= MIN_SHARED and (shared / max(1, len(j.words)) >= MATCH
+                                     or (not holds_only and shared / len(words) >= MATCH)):
             return True
     return False
 
@@ -76,8 +79,8 @@ class Guard:
         self.instructor = instructor
 
     def _withheld(self, words: set[str], judged_types: list[str], guidance: Guidance) -> bool:
-        if _shareable_copy(words, guidance):
-            return False
+        if _shareable_copy(words, guidance):  # its source is shareable: only a withheld item it holds stops it
+            return _leaks(words, guidance, holds_only=True)
         return _leaks(words, guidance) or (bool(judged_types) and not _copies(words, guidance))
 
     def check_text(self, text: str, guidance: Guidance) -> tuple[str, int, int, set[str]]:
