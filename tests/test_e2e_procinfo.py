@@ -3,6 +3,7 @@ requests through a real `guardian-proxy run`; the decision log names each progra
 never its arguments), and `guardian-proxy log --app` keeps one program's lines."""
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -101,3 +102,30 @@ def test_a_browser_is_named_as_a_browser(proxied, tmp_path):
     assert p.returncode == 0, p.stderr[-2000:]
     app = _record(px, "/procinfo-chromium")["app"]
     assert app["kind"] == "browser" and app["name"].startswith("chrom"), app
+
+
+@pytest.mark.skipif(not (os.environ.get("GUARDIAN_NFT_TESTS") == "1" and shutil.which("nft") and shutil.which("curl")
+                         and os.geteuid() == 0),
+                    reason="changes the firewall: root, nft, curl and GUARDIAN_NFT_TESTS=1")
+def test_transparent_mode_names_the_program(tmp_path):
+    """`--mode transparent` behind an nft redirect of one TEST-NET address (192.0.2.77:80, nothing else): the
+    client socket is still this machine's, and mitmproxy's sockname is its original destination."""
+    up = start_upstream()
+    px = start_proxy(tmp_path, up.port, extra=["--mode", "transparent"])
+    table = f"guardian_test_{os.getpid()}"
+    try:
+        for rule in (["add", "table", "ip", table],
+                     ["add", "chain", "ip", table, "out", "{ type nat hook output priority -100 ; }"],
+                     ["add", "rule", "ip", table, "out", "ip", "daddr", "192.0.2.77", "tcp", "dport", "80",
+                      "redirect", "to", f":{px.port}"]):
+            subprocess.run(["nft", *rule], check=True)
+        p = subprocess.run(["curl", "-sS", "-m", "60", "-o", "/dev/null", "-w", "%{http_code}",
+                            "-H", "Host: www.example.org", "http://192.0.2.77/procinfo-transparent"],
+                           capture_output=True, text=True, timeout=120)
+        assert p.stdout == "200", p.stderr
+        app = _record(px, "/procinfo-transparent")["app"]
+        assert app["name"] == "curl" and app["kind"] == "tool", app
+    finally:
+        subprocess.run(["nft", "delete", "table", "ip", table])
+        px.stop()
+        up.close()
