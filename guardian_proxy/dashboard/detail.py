@@ -11,7 +11,12 @@ shown as `[TYPE]`, never as itself; only the policy statements' text (not from t
 "What left the machine" comes first and decoded: a rewritten query as [key, value] pairs (the page shows
 `key = value` lines), a JSON body pretty-printed, a form body as `key = value` lines; `left` says in one
 sentence what went (nothing for a block; the request as it was, not shown, for an allow). `plain` holds the
-explanation in plain words, then the numbers (wording.py).
+explanation in plain words, then the numbers (wording.py); `sentence` says it all in one line first.
+
+Stand-ins are shown as themselves, marked (`body_parts` / `query_parts`: [text, None] or [stand-in, TYPE]): a value
+of the rewritten request is a stand-in when it is of a kind no one holds (standins.is_standin: an e-mail on a
+reserved domain, a fiction-range phone, a test-BIN card, a documentation IP) and it is not in the original request
+(so the rewrite made it). Showing it shows no personal data; every other value still passes the log's masking.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from __future__ import annotations
 import json
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from .. import standins
 from ..codec import decode
 from ..decision_log import provenance, record
 from ..logmask import mask, mask_host, mask_value
@@ -37,6 +43,43 @@ def _statement(ss) -> dict:
             "purposes": list(st.purposes), "condition": st.condition, "retention": st.retention}
 
 
+def original_text(req: RawRequest) -> str:
+    """The original request's URL (decoded) and body (decoded when it can be), lower case: what a stand-in must
+    not be found in."""
+    try:
+        body = decode(req.body, req.header("content-encoding"), 8 * 1024 * 1024).decode("utf-8", "replace")
+    except Exception:
+        body = req.body.decode("utf-8", "replace")
+    return f"{unquote(req.url)}\n{req.url}\n{body}\n{unquote(body)}".lower()
+
+
+def masked_parts(text: str, original: str) -> list[list]:
+    """`text` as [piece, None] (masked by the log's function) and [stand-in, TYPE] parts (shown as they are)."""
+    if not text:
+        return [[text, None]] if text == "" else []
+    from ..extract.patterns import find
+
+    hits = sorted({(s, e, ent) for s, e, ent, _ in find(text)
+                   if standins.is_standin(text[s:e]) and text[s:e].strip().lower() not in original},
+                  key=lambda h: (h[0], -h[1]))
+    parts: list[list] = []
+    last = 0
+    for s, e, ent in hits:
+        if s < last:
+            continue
+        if s > last:
+            parts.append([mask(text[last:s]), None])
+        parts.append([text[s:e], ent])
+        last = e
+    if last < len(text) or not parts:
+        parts.append([mask(text[last:]), None])
+    return parts
+
+
+def _joined(parts: list[list]) -> str:
+    return "".join(p[0] for p in parts)
+
+
 def rewritten_form(req: RawRequest, d: Decision) -> dict | None:
     """The rewritten body (decoded, shortened) and path of a transform; None for allow/deny."""
     rw = d.rewrite
@@ -44,12 +87,20 @@ def rewritten_form(req: RawRequest, d: Decision) -> dict | None:
         return None
     out: dict = {"span_counts": dict(rw.span_counts), "removed_headers": list(rw.remove_headers),
                  "set_headers": sorted(rw.set_headers)}  # header names only
+    original = original_text(req)
+    shown: dict[str, set[str]] = {}  # type → stand-ins shown
     if rw.url:
         s = urlsplit(rw.url)
-        pairs = [[mask(k), mask(v)] for k, v in parse_qsl(s.query, keep_blank_values=True)]
+        qparts = [[mask(k), masked_parts(v, original)] for k, v in parse_qsl(s.query, keep_blank_values=True)]
+        pairs = [[k, _joined(vp)] for k, vp in qparts]
         query = "&".join(f"{k}={v}" for k, v in pairs)
         out["path"] = mask(unquote(s.path or "/")) + (f"?{query}" if query else "")
         out["query"] = pairs
+        out["query_parts"] = qparts
+        for _, vp in qparts:
+            for text, ent in vp:
+                if ent:
+                    shown.setdefault(ent, set()).add(text)
     if rw.body is not None:
         try:
             raw = decode(rw.body, req.header("content-encoding"), 8 * 1024 * 1024)
@@ -59,8 +110,14 @@ def rewritten_form(req: RawRequest, d: Decision) -> dict | None:
             out["body_note"] = f"{len(rw.body)} bytes, not text"
         else:
             text, out["body_format"] = pretty_body(text, req.header("content-type"))
-            out["body"] = mask(text[:MAX_REWRITTEN_CHARS])
+            parts = masked_parts(text[:MAX_REWRITTEN_CHARS], original)
+            out["body_parts"] = parts
+            out["body"] = _joined(parts)
             out["body_truncated"] = len(text) > MAX_REWRITTEN_CHARS
+            for text, ent in parts:
+                if ent:
+                    shown.setdefault(ent, set()).add(text)
+    out["standins"] = [{"type": t, "value": v} for t in sorted(shown) for v in sorted(shown[t])]
     return out
 
 
@@ -113,11 +170,38 @@ def detail_of(req: RawRequest, d: Decision, rec: dict | None = None) -> dict:
     rec["rewritten"] = rewritten_form(req, d)
     rec["left"] = left_words(d)
     rec["plain"] = wording.plain(rec, r)
+    types = dict(d.rewrite.span_counts) if d.rewrite is not None and d.rewrite.span_counts else _span_counts(a)
+    shown = {s["type"] for s in (rec["rewritten"] or {}).get("standins", [])}
+    rec["sentence"] = wording.sentence({**rec, "domain": a.domain or a.host, "site": a.site}, types, shown)
+    kept = rec.pop("rewritten")
     rec = mask_value(rec, _NOT_FROM_REQUEST)
+    rec["rewritten"] = _mask_rewritten(kept)
     rec["six"]["host"] = mask_host(a.host)
     if isinstance(rec.get("host"), str):
         rec["host"] = mask_host(rec["host"])
     return rec
+
+
+def _mask_rewritten(rw: dict | None) -> dict | None:
+    """The rewritten form with its stand-ins kept: every string passes the log's masking but the stand-in parts
+    (already checked: a kind no one holds, made by the rewrite) and the texts masked_parts already masked."""
+    if rw is None:
+        return None
+    out = dict(rw)
+    for k in ("body_parts",):
+        if out.get(k) is not None:
+            out[k] = [[t if ent else mask(t), ent] for t, ent in out[k]]
+    if out.get("query_parts") is not None:
+        out["query_parts"] = [[mask(k), [[t if ent else mask(t), ent] for t, ent in vp]] for k, vp in out["query_parts"]]
+        out["query"] = [[k, _joined(vp)] for k, vp in out["query_parts"]]
+    if out.get("body_parts") is not None:
+        out["body"] = _joined(out["body_parts"])
+    for k in ("path", "body_note", "body_format"):
+        if isinstance(out.get(k), str):
+            out[k] = mask(out[k])
+    out["removed_headers"] = [mask(h) for h in out.get("removed_headers", [])]
+    out["set_headers"] = [mask(h) for h in out.get("set_headers", [])]
+    return out
 
 
 def _span_counts(a) -> dict:

@@ -105,3 +105,92 @@ def plain(rec: dict, risk: Risk | None = None) -> dict:
         rule = f"a user override decided: {rec['override']}"
     return {"verdict": verdict(rec), "why": why(rec), "levels": levels_words(rec), "numbers": numbers,
             "rule": rule, "explanation_numbers": tail or None}
+
+
+# --------------------------------------------------------------------------- one plain sentence (the action first)
+
+#: entity type → (one, many): the data in the words a user reads
+_DATA = {
+    "EMAIL_ADDRESS": ("e-mail address", "e-mail addresses"), "PHONE_NUMBER": ("phone number", "phone numbers"),
+    "PERSON": ("name", "names"), "CREDIT_CARD": ("card number", "card numbers"),
+    "IP_ADDRESS": ("IP address", "IP addresses"), "US_SSN": ("social security number", "social security numbers"),
+    "US_ITIN": ("tax id", "tax ids"), "IBAN_CODE": ("bank account number", "bank account numbers"),
+    "STREET_ADDRESS": ("street address", "street addresses"), "LOCATION": ("location", "locations"),
+    "GEO_COORDINATES": ("precise location", "precise locations"), "DATE_OF_BIRTH": ("date of birth", "dates of birth"),
+    "USERNAME": ("user name", "user names"), "PASSWORD": ("password", "passwords"),
+    "DEVICE_ID": ("device id", "device ids"), "ADVERTISING_ID": ("advertising id", "advertising ids"),
+    "SESSION_ID": ("session id", "session ids"), "API_KEY": ("secret key", "secret keys"),
+    "ACCESS_TOKEN": ("access token", "access tokens"), "MAC_ADDRESS": ("device address", "device addresses"),
+}
+#: category → words, when no span type says more
+_CATEGORY_WORDS = {
+    "credentials": "credentials", "health": "health details", "financial": "financial details",
+    "government_id": "government id", "precise_location": "precise location", "contact": "contact details",
+    "identity": "identity", "demographic": "demographic details", "behavioural": "browsing behaviour",
+    "device_id": "device identifiers", "cookie": "tracking cookies", "other": "personal data",
+}
+#: recipient class → "a data broker" (the block page's words)
+_RECIPIENT_A = {
+    "first_party": "the site itself", "service_provider": "a service provider", "analytics": "an analytics service",
+    "ad_network": "an ad network", "social": "a social network", "data_broker": "a data broker",
+    "ai_service": "an AI service", "unknown_third_party": "an unknown third party",
+}
+
+
+def _words_list(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def data_words(types: dict[str, int] | None, categories: dict[str, int] | None = None, limit: int = 3) -> str:
+    """"your e-mail address and phone number", "your 2 e-mail addresses" — from span types (counts), else from
+    categories; "" when nothing personal was found."""
+    items = []
+    for ent, n in sorted((types or {}).items(), key=lambda kv: (-kv[1], kv[0])):
+        if not isinstance(n, int | float) or n <= 0:
+            continue
+        one, many = _DATA.get(ent, (ent.lower().replace("_", " "),) * 2)
+        items.append(one if n == 1 else f"{int(n)} {many}")
+    if not items:
+        items = [_CATEGORY_WORDS.get(c, c.replace("_", " ")) for c, n in sorted((categories or {}).items())
+                 if c != "unparsed" and isinstance(n, int | float) and n > 0]
+    if not items:
+        return ""
+    more = len(items) - limit
+    items = items[:limit] + ([f"{more} more kind{'s' if more != 1 else ''}"] if more > 0 else [])
+    return "your " + _words_list(items)
+
+
+def recipient_words(recipient: str | None) -> str:
+    """"analytics", "data broker": the class in words (for a parenthesis)."""
+    return (recipient or "unknown recipient").replace("_", " ")
+
+
+def recipient_a(recipient: str | None) -> str:
+    return _RECIPIENT_A.get(recipient or "", "an unknown third party")
+
+
+def sentence(rec: dict, types: dict[str, int] | None = None, standin_types: set[str] | frozenset = frozenset()) -> str:
+    """The detail view's first line, what happened in words, no number and no value:
+    "Your e-mail address was replaced with a stand-in before it went to segment.io (analytics), sent by shop.example."
+    `types` are the span types found (entity → count); `standin_types` those whose stand-in is shown."""
+    dest = rec.get("domain") or rec.get("host") or "?"
+    to = f"{dest} ({recipient_words(rec.get('recipient'))})"
+    site = rec.get("site")
+    by = f", sent by {site}" if site and site != dest else (", sent by an app or tool (no web page)" if not site else "")
+    data = data_words(types if types is not None else rec.get("spans"), rec.get("categories"))
+    action = rec.get("action")
+    if not data:
+        verb = {"allow": "went", "transform": "went rewritten", "deny": "was blocked before it went"}.get(action, "went")
+        return f"This request, with no personal data found in it, {verb} to {to}{by}."
+    if action == "transform":
+        how = "replaced with stand-ins" if standin_types else "replaced"
+        if standin_types and len(standin_types) == 1 and sum((types or rec.get("spans") or {}).values()) == 1:
+            how = "replaced with a stand-in"
+        plural = " and " in data or any(ch.isdigit() for ch in data)
+        return (f"{data[0].upper()}{data[1:]} {'were' if plural else 'was'} {how} before "
+                f"{'the request' if plural else 'it'} went to {to}{by}.")
+    if action == "deny":
+        where = f"sent by {site} to {recipient_a(rec.get('recipient'))} ({dest})" if site else \
+            f"sent by an app or tool to {recipient_a(rec.get('recipient'))} ({dest})"
+        return f"{data[0].upper()}{data[1:]}, {where}, was stopped before it left this machine."
+    return f"{data[0].upper()}{data[1:]} went to {to} as it was{by}."

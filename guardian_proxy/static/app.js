@@ -322,11 +322,13 @@ function overrideButtons(domain, categories) {
   return wrap;
 }
 
-async function setOverride(action, domain, category) {
+async function setOverride(action, domain, category, term) {
   try {
-    const res = await api("/api/overrides", { method: "POST", body: JSON.stringify({ action, domain, category }) });
+    const res = await api("/api/overrides", { method: "POST", body: JSON.stringify({ action, domain, category,
+                                                                                    ...(term ? { for: term } : {}) }) });
     renderOverrides(res.overrides);
-    flash(`Override saved: always ${action} ${category ? words(category) + " to " : ""}${domain} — applies to the next request`);
+    const when = term === "once" ? "once" : term ? `for ${term}` : "always";
+    flash(`Override saved: ${action} ${category ? words(category) + " to " : ""}${domain} ${when} — applies to the next request`);
   } catch (e) {
     flash(`Override failed: ${e.message}`, "err");
   }
@@ -334,6 +336,27 @@ async function setOverride(action, domain, category) {
 
 function section(title, ...content) {
   return h("section", { class: "dsec" }, h("h3", {}, title), ...content);
+}
+
+// a stand-in as it left, marked: made up by the rewrite, of a kind no one holds (the server checked both)
+function standin(value, type) {
+  return h("mark", { class: "standin", "data-type": type, title: `stand-in for ${words(type).toLowerCase()}: made up, no one holds it` },
+    value, h("span", { class: "standin-tag" }, "stand-in"));
+}
+
+const withStandins = (list) => list.map(([text, type]) => (type ? standin(text, type) : text));
+
+// The actions first: allow once, for an hour, always, or deny — for this decision's domain
+function actionBar(d, domain) {
+  const btn = (action, term, label, testid) => h("button", { class: `ov ${action}`, "data-testid": testid,
+    onclick: () => setOverride(action, domain, null, term) }, label);
+  const allow = d.action !== "allow";
+  return h("div", { class: "actions", "data-testid": "detail-actions" },
+    allow ? btn("allow", "once", "Allow once", "act-once") : null,
+    allow ? btn("allow", "1h", "Allow 1 hour", "act-1h") : null,
+    allow ? btn("allow", null, "Always allow", "act-always") : null,
+    d.action !== "deny" ? btn("deny", null, "Deny", "act-deny") : null,
+    h("span", { class: "muted" }, ` ${domain}`));
 }
 
 // What left the machine, decoded: a rewritten query as key = value lines, a body pretty-printed by the server.
@@ -345,10 +368,19 @@ function leftSection(d) {
     content.push(h("h4", {}, "Rewritten form, decoded"));
     const path = (rw.path || "").split("?")[0];
     content.push(kv([["request", `${d.method} ${d.scheme}://${d.host}${path || d.path || ""}`]]));
-    if (rw.query && rw.query.length) {
+    if (rw.standins && rw.standins.length) {
+      content.push(h("p", { class: "standin-note", "data-testid": "standins" }, "Stand-ins that left in place of your data " +
+        "(made up, of a kind no one holds): ", ...rw.standins.flatMap((x, i) => [i ? ", " : "", standin(x.value, x.type)])));
+    }
+    if (rw.query_parts && rw.query_parts.length) {
+      content.push(h("pre", { class: "left query", "data-testid": "left-query" },
+        ...rw.query_parts.flatMap(([k, vp], i) => [i ? "\n" : "", `${k} = `, ...withStandins(vp)])));
+    } else if (rw.query && rw.query.length) {
       content.push(h("pre", { class: "left query", "data-testid": "left-query" }, rw.query.map(([k, v]) => `${k} = ${v}`).join("\n")));
     }
-    if (rw.body !== undefined && rw.body !== null) {
+    if (rw.body_parts) {
+      content.push(h("pre", { class: "left body", "data-testid": "left-body" }, ...withStandins(rw.body_parts), rw.body_truncated ? "\n…" : ""));
+    } else if (rw.body !== undefined && rw.body !== null) {
       content.push(h("pre", { class: "left body", "data-testid": "left-body" }, rw.body + (rw.body_truncated ? "\n…" : "")));
     } else {
       content.push(h("p", { class: "muted" }, rw.body_note || "body unchanged"));
@@ -368,6 +400,8 @@ async function openDetail(id) {
   const p = d.plain || { verdict: d.verdict, why: d.why !== undefined ? d.why : d.explanation,
                          numbers: typeof d.R === "number" ? `R ${fmtNum(d.R)} (${d.tier || "?"} tier)` : null };
   const parts = [
+    actionBar(d, six.domain || d.host),
+    d.sentence ? h("p", { class: "sentence", "data-testid": "sentence" }, d.sentence) : null,
     h("div", { class: "plain", "data-testid": "plain" },
       h("p", {}, h("b", {}, p.verdict || WORDS[d.action] || d.action), p.why ? `: ${p.why}` : ""),
       p.levels ? h("p", { class: "levels" }, p.levels) : null,
@@ -412,7 +446,7 @@ async function openDetail(id) {
   } else if (d.evidence && d.evidence.length) {
     parts.push(section("Policy evidence", h("p", { class: "muted" }, `statement ids: ${d.evidence.join(", ")}`)));
   }
-  parts.push(section("Override", overrideButtons(six.domain || d.host, six.categories)));
+  parts.push(section("More overrides", overrideButtons(six.domain || d.host, six.categories)));
   body.replaceChildren(...parts);
   panel.classList.remove("hidden");
   panel.dataset.id = d.id;

@@ -1,0 +1,68 @@
+"""Issue 27, "the dashboard and the block page put the action first": the detail view's one plain sentence, the
+stand-ins that left shown as themselves (marked) and never an original value, the Overrides tab's facts, the live
+table's switch and the Sites view's preflight count, the histogram by decision, the block page's words and its
+link into the dashboard's own detail view. In-process; the Chromium run is test_dashboard_action_first_browser.py."""
+
+from __future__ import annotations
+
+import json
+
+from guardian_proxy.dashboard import wording
+from guardian_proxy.dashboard.detail import detail_of
+from guardian_proxy.types import Action, Decision, RawRequest, Rewrite
+
+ORIGINAL_EMAIL = "jane.doe@gmail.com"
+ORIGINAL_PHONE = "+1 415 867 5309"
+
+
+def _transform(body: dict, out: dict, url_q: str = "", out_q: str = "", spans=None) -> tuple[RawRequest, Decision]:
+    req = RawRequest(method="POST", url=f"https://api.segment.io/v1/t{url_q}",
+                     headers=[("content-type", "application/json")], body=json.dumps(body).encode())
+    rw = Rewrite(body=json.dumps(out).encode(), url=f"https://api.segment.io/v1/t{out_q}",
+                 span_counts=spans or {"EMAIL_ADDRESS": 1})
+    d = Decision(action="transform", six=Action(domain="segment.io", host="api.segment.io", recipient="analytics",
+                                                site="shop.example", categories={"contact": 1}),
+                 rewrite=rw, start_level=2, final_level=2)
+    return req, d
+
+
+def test_the_sentence_names_the_data_the_destination_and_the_page():
+    req, d = _transform({"email": ORIGINAL_EMAIL}, {"email": "kmiller@example.com"})
+    det = detail_of(req, d)
+    assert det["sentence"] == ("Your e-mail address was replaced with a stand-in before it went to segment.io "
+                               "(analytics), sent by shop.example.")
+
+
+def test_stand_ins_that_left_are_shown_marked_and_originals_never():
+    req, d = _transform({"email": ORIGINAL_EMAIL, "phone": ORIGINAL_PHONE, "n": 1},
+                        {"email": "kmiller@example.com", "phone": "+1 415 555 0142", "other": "bob@gmail.com"},
+                        url_q="?u=jane.doe%40gmail.com", out_q="?u=kmiller%40example.com",
+                        spans={"EMAIL_ADDRESS": 2, "PHONE_NUMBER": 1})
+    det = detail_of(req, d)
+    rw = det["rewritten"]
+    assert {"type": "EMAIL_ADDRESS", "value": "kmiller@example.com"} in rw["standins"]
+    assert {"type": "PHONE_NUMBER", "value": "+1 415 555 0142"} in rw["standins"]
+    assert ["kmiller@example.com", "EMAIL_ADDRESS"] in rw["body_parts"]
+    assert rw["query_parts"] == [["u", [["kmiller@example.com", "EMAIL_ADDRESS"]]]]
+    # a real-looking value the rewrite left is not a stand-in: still masked
+    assert "bob@gmail.com" not in json.dumps(det) and "[EMAIL_ADDRESS]" in rw["body"]
+    assert ORIGINAL_EMAIL not in json.dumps(det) and "867" not in json.dumps(det)
+    assert det["sentence"].startswith("Your 2 e-mail addresses and phone number were replaced with stand-ins")
+
+
+def test_a_fiction_value_that_was_already_in_the_original_is_not_called_a_stand_in():
+    req, d = _transform({"email": "test@example.com"}, {"email": "test@example.com"})
+    rw = detail_of(req, d)["rewritten"]
+    assert rw["standins"] == [] and "test@example.com" not in rw["body"]
+
+
+def test_block_and_allow_sentences():
+    rec = {"action": "deny", "host": "t.broker.example", "domain": "broker.example", "recipient": "data_broker",
+           "site": "shop.example"}
+    assert wording.sentence(rec, {"EMAIL_ADDRESS": 1}) == (
+        "Your e-mail address, sent by shop.example to a data broker (broker.example), was stopped before it left "
+        "this machine.")
+    rec = {"action": "allow", "host": "cdn.example", "recipient": "service_provider"}
+    assert wording.sentence(rec, {}) == ("This request, with no personal data found in it, went to cdn.example "
+                                         "(service provider), sent by an app or tool (no web page).")
+    assert wording.data_words({}, {"contact": 2, "health": 1}) == "your contact details and health details"
