@@ -66,3 +66,76 @@ def test_block_and_allow_sentences():
     assert wording.sentence(rec, {}) == ("This request, with no personal data found in it, went to cdn.example "
                                          "(service provider), sent by an app or tool (no web page).")
     assert wording.data_words({}, {"contact": 2, "health": 1}) == "your contact details and health details"
+
+
+# --------------------------------------------------------------------------- the block page
+
+NAV = {"sec-fetch-mode": "navigate", "sec-fetch-dest": "document", "sec-fetch-site": "none", "accept": "text/html"}
+
+
+def _nav_flow(tflow):
+    f = tflow.tflow()
+    f.request.url = "https://t.broker.example/collect"
+    f.request.headers.clear()
+    for k, v in NAV.items():
+        f.request.headers[k] = v
+    return f
+
+
+def _blocked():
+    from guardian_proxy.types import Span, TextField
+
+    a = Action(domain="broker.example", host="t.broker.example", recipient="data_broker", site="shop.example",
+               categories={"contact": 1},
+               fields=[TextField(path="json:$.email", text="x")],
+               spans=[Span(path="json:$.email", entity="EMAIL_ADDRESS", category="contact", start=0, end=1, text="x")])
+    return Decision(action="deny", six=a, explanation="contact → data_broker for marketing → R 0.91 ≥ 0.60")
+
+
+def test_the_block_pages_reason_names_the_data_and_the_page_then_the_numbers(tmp_path):
+    from mitmproxy.test import tflow
+
+    from guardian_proxy.addon import blocked_response
+
+    f = _nav_flow(tflow)
+    body = blocked_response(_blocked(), f).content.decode()
+    reason = body.index("id='guardian-reason'")
+    assert ("Your e-mail address, sent by shop.example to a data broker (broker.example), was stopped before it "
+            "left this machine.") in body
+    assert "R 0.91 ≥ 0.60" in body and body.index("R 0.91") > reason  # the words first, then the numbers
+
+
+def test_see_this_decision_opens_the_dashboards_own_detail_view(tmp_path):
+    import re
+    from html import unescape
+
+    import httpx
+    from mitmproxy.test import tflow
+
+    from guardian_proxy.addon import blocked_response
+    from guardian_proxy.config import load_settings
+    from guardian_proxy.dashboard import Dashboard
+    from guardian_proxy.decision_log import record
+
+    dash = Dashboard(load_settings(state_dir=tmp_path / "state"), port=0)
+    assert dash.start(), dash.error
+    try:
+        d = _blocked()
+        req = RawRequest(method="POST", url="https://t.broker.example/collect", body=b'{"email":"a@b.c"}')
+        dash.hub.publish(record(req, d), detail_of(req, d))
+        f = _nav_flow(tflow)
+        page = blocked_response(d, f, dashboard=dash).content.decode()
+        link = unescape(re.search(r"id='guardian-decision' href='([^']+)'", page).group(1))
+        with httpx.Client(trust_env=False) as c:
+            r = c.get(link, headers={"Sec-Fetch-Site": "cross-site"})
+            assert r.status_code == 200 and "Your e-mail address, sent by shop.example" in r.text
+            there = unescape(re.search(r"http-equiv='refresh' content='0;url=([^']+)'", r.text).group(1))
+            assert there.endswith(f"#decision={d.id}") and there.startswith("/?token=")
+            # the refresh is the dashboard's own page moving on: same-origin, the token sets the cookie
+            r2 = c.get(dash.base_url + there.split("#")[0], headers={"Sec-Fetch-Site": "same-origin"},
+                       follow_redirects=True)
+            assert r2.status_code == 200 and "guardian-token" in r2.text
+            det = c.get(f"{dash.base_url}/api/decision/{d.id}").json()
+            assert det["sentence"].startswith("Your e-mail address, sent by shop.example")
+    finally:
+        dash.stop()

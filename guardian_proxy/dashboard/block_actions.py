@@ -27,7 +27,9 @@ import json
 import logging
 import threading
 import time
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, quote, urlsplit
+
+from ..logmask import mask
 
 GRANT_TTL_S = 15 * 60
 #: the buttons: form value → (label, override term)
@@ -98,15 +100,20 @@ def wants_buttons(headers) -> bool:
 def page(decision, url: str, headers, dashboard=None) -> tuple[bytes, dict[str, str]]:
     """The 403 page of a blocked navigation: what was stopped and why, and — with a running dashboard — the link
     to the decision and the three buttons. Returns (body, extra response headers)."""
+    from .wording import of_decision
+
     host = html.escape(decision.six.host)
     reason = html.escape(decision.explanation or "blocked by policy")
+    words, numbers = of_decision(decision)
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'><title>Blocked by guardian-proxy</title>"
         "<style>body{font-family:sans-serif;max-width:40em;margin:3em auto}form{margin:1.5em 0}"
-        "button{font-size:1em;margin:0 .5em .5em 0;padding:.4em .9em}</style></head>"
+        "button{font-size:1em;margin:0 .5em .5em 0;padding:.4em .9em}.n{color:#666;font-size:.9em}</style></head>"
         "<body><h1>Blocked by guardian-proxy</h1>",
+        f"<p id='guardian-reason'>{html.escape(mask(words))}</p>",
         f"<p>This request to <b>{host}</b> was stopped before it left your machine.</p>",
-        f"<p>{reason}</p>",
+        f"<p class='n'>{reason}</p>",
+        *([f"<p class='n' id='guardian-numbers'>{html.escape(numbers)}</p>"] if numbers else []),
         f"<p><small>Decision id: <code>{html.escape(decision.id)}</code></small></p>",
     ]
     site = decision.six.domain or decision.six.host
@@ -205,10 +212,17 @@ def view_get(dashboard, path: str, headers) -> tuple[int, bytes, dict]:
     rows = "".join(f"<tr><th style='text-align:left;padding-right:1em'>{html.escape(k)}</th>"
                    f"<td>{html.escape(str(d[k]))}</td></tr>"
                    for k in ("id", "host", "action", "rule", "explanation", "override", "recipient") if d.get(k))
-    token = html.escape(dashboard.guard.token, quote=True)
-    body = ("<!doctype html><meta charset='utf-8'><title>guardian-proxy decision</title>"
+    # the dashboard's own detail view: this page (the dashboard's origin) moves on by itself, so the next request
+    # is same-origin (a cross-site redirect would get neither the SameSite=Strict cookie nor past the
+    # cross-site check); `/?token=` sets the cookie and the fragment opens the decision
+    there = html.escape(f"/?token={quote(dashboard.guard.token, safe='')}#decision={quote(claim['d'], safe='')}",
+                        quote=True)
+    sentence = f"<p id='sentence'>{html.escape(str(d['sentence']))}</p>" if d.get("sentence") else ""
+    body = ("<!doctype html><meta charset='utf-8'>"
+            + (f"<meta http-equiv='refresh' content='0;url={there}'>" if d else "")
+            + "<title>guardian-proxy decision</title>"
             "<body style='font-family:sans-serif;max-width:50em;margin:3em auto'>"
-            f"<h1>Decision {html.escape(claim['d'])}</h1>"
+            f"<h1>Decision {html.escape(claim['d'])}</h1>{sentence}"
             f"<table>{rows or '<tr><td>not in the recent decisions any more</td></tr>'}</table>"
-            f"<p><a href='/?token={token}'>Open the dashboard</a></p></body>").encode()
+            f"<p><a id='open-detail' href='{there}'>Open the dashboard at this decision</a></p></body>").encode()
     return 200, body, {"Content-Type": "text/html; charset=utf-8"}

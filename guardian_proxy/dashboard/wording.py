@@ -194,3 +194,21 @@ def sentence(rec: dict, types: dict[str, int] | None = None, standin_types: set[
             f"sent by an app or tool to {recipient_a(rec.get('recipient'))} ({dest})"
         return f"{data[0].upper()}{data[1:]}, {where}, was stopped before it left this machine."
     return f"{data[0].upper()}{data[1:]} went to {to} as it was{by}."
+
+
+def of_decision(d) -> tuple[str, str | None]:
+    """(sentence, numbers) for a Decision: the block page's reason in words, then its numbers."""
+    a = d.six
+    types: dict[str, int] = {}
+    if d.rewrite is not None and d.rewrite.span_counts:
+        types = dict(d.rewrite.span_counts)
+    else:
+        for sp in a.spans:
+            types[sp.entity] = types.get(sp.entity, 0) + 1
+    rec = {"action": d.action, "host": a.host, "domain": a.domain or a.host, "recipient": a.recipient,
+           "site": a.site, "categories": dict(a.categories)}
+    _, tail, after = split_explanation(d.explanation or "")
+    numbers = band_words(d.risk) if d.risk is not None else (tail or None)
+    if after:
+        numbers = f"{numbers}; {after}" if numbers else after
+    return sentence(rec, types), numbers

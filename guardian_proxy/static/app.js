@@ -504,5 +504,12 @@ document.getElementById("pause").addEventListener("click", togglePause);
 document.getElementById("detail-close").addEventListener("click", () => document.getElementById("detail").classList.add("hidden"));
 document.addEventListener("keydown", (e) => { if (e.key === "Escape") document.getElementById("detail").classList.add("hidden"); });
 
-loadSnapshot().catch((e) => flash(e.message, "err")).finally(connect);
+// `#decision=<id>` (the block page's "see this decision" lands here): open that decision's detail view
+function openFromHash() {
+  const m = /^#decision=([\w-]+)$/.exec(location.hash);
+  if (m) openDetail(decodeURIComponent(m[1]));
+}
+window.addEventListener("hashchange", openFromHash);
+
+loadSnapshot().catch((e) => flash(e.message, "err")).finally(() => { connect(); openFromHash(); });
 loadConfig().catch(console.warn);
