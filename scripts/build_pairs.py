@@ -2,6 +2,7 @@
 """Build labelled (action, evidence) pairs for the violation-likelihood classifier.
 
     build_pairs.py opp115 [--opp115 ../shared/data/opp115] [--fields annotations|text] [--out FILE]
+                          [--statements-out FILE]   (every statement with its gold annotations)
     build_pairs.py seed   [--policies policies/] [--out models/seed.local.pairs.jsonl]
 
 Each line: {"id", "source", "policy", "split", "label" (0 compliant, 1 risky), "why", "action", "evidence"}
@@ -268,6 +269,24 @@ def opp115_pairs(opp: Path, per_class: int, seed: int, fields: str = "annotation
     return pairs
 
 
+def opp115_statements(opp: Path) -> list[dict]:
+    """Every statement of every policy with the gold annotations whose data span lies in it: the supervision
+    of the statement reader (guardian_proxy/likelihood/reader.py). A statement no annotation touches has
+    an empty `anns` (it names no practice for the annotators)."""
+    out = []
+    for pid, name, segments, anns in load_policies(opp):
+        statements, touched = policy_statements(pid, name.lower(), segments, anns)
+        by_sid: dict[str, list[Ann]] = defaultdict(list)
+        for i, sids in touched.items():
+            for sid in sids:
+                by_sid[sid].append(anns[i])
+        for st in statements:
+            out.append({"id": st.id, "policy": pid, "split": "test" if pid % 5 == 0 else "train", "text": st.text,
+                        "anns": [{"category": a.category, "does": a.does, "recipients": sorted(a.recipients),
+                                  "purpose": a.purpose} for a in by_sid.get(st.id, [])]})
+    return out
+
+
 def seed_pairs(policies: Path, per_domain: int, seed: int) -> list[dict]:
     from guardian_proxy.likelihood.weak import seed_actions, weak_label
     from guardian_proxy.policy.store import PolicyStore
@@ -307,6 +326,8 @@ def main(argv: list[str] | None = None) -> None:
                    help="label from the annotations of the shown evidence (local) or of the whole policy")
     o.add_argument("--fields", choices=("annotations", "text"), default="annotations",
                    help="statement fields from the gold annotations (published setup) or read from the text")
+    o.add_argument("--statements-out", type=Path, default=None,
+                   help="also write every statement with its gold annotations (the statement reader's data)")
     s = sub.add_parser("seed")
     s.add_argument("--policies", type=Path, default=ROOT / "policies")
     s.add_argument("--out", type=Path, default=ROOT / "models" / "seed.local.pairs.jsonl")
@@ -315,6 +336,8 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     if args.source == "opp115":
         pairs = opp115_pairs(args.opp115, args.per_class, args.seed, args.fields, args.label)
+        if args.statements_out:
+            write_pairs(args.statements_out, opp115_statements(args.opp115))
     else:
         pairs = seed_pairs(args.policies, args.per_domain, args.seed)
     n = write_pairs(args.out, pairs)

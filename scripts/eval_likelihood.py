@@ -14,6 +14,10 @@ a pair counts as predicted risky when L ≥ 0.5. Prints one JSON object:
   accuracy_all_fast   the classifier's risky mass alone on every test pair (no routing)
   escalation_rate     share of test pairs with u ≥ threshold
   ms_per_pair_fast    mean wall time of estimate() for fast-path pairs (features + forward), CPU
+  cpu_ms_per_estimate mean process CPU time of estimate() over every test pair (one thread)
+  ece                 expected calibration error of the risky mass against the labels (10 equal bins)
+With --calibration FILE.svg a reliability diagram of the risky mass against the annotators' labels is
+written (an SVG drawn here: no plotting library needed).
 and the same numbers for the shipped model under "shipped" (when --shipped exists), on --shipped-pairs
 (OPP-115 test pairs whose statement fields are read from the text, as the shipped model sees them).
 """
@@ -41,10 +45,16 @@ def evaluate(model_file: Path, test, backend=None) -> dict:
     correct = fast_correct = fast_n = all_fast_correct = 0
     fast_ms: list[float] = []
     paths: dict[str, int] = {}
+    masses: list[tuple[float, int, bool]] = []
+    cpu = 0.0
     for p in test:
+        c0 = time.process_time()
         t0 = time.perf_counter()
         lk = stage.estimate(p.action, p.evidence)
         ms = (time.perf_counter() - t0) * 1000
+        cpu += time.process_time() - c0
+        if lk.risky_mass is not None:
+            masses.append((lk.risky_mass, p.label, lk.path == "fast"))
         paths[lk.path] = paths.get(lk.path, 0) + 1
         ok = int(lk.value >= 0.5) == p.label
         correct += ok
@@ -54,6 +64,7 @@ def evaluate(model_file: Path, test, backend=None) -> dict:
             fast_n += 1
             fast_correct += ok
             fast_ms.append(ms)
+    evaluate.masses = masses  # for the reliability diagram
     return {
         "model": str(model_file), "test_pairs": n, "accuracy": round(correct / n, 4),
         "accuracy_fast_only": round(fast_correct / max(1, fast_n), 4),
@@ -61,9 +72,74 @@ def evaluate(model_file: Path, test, backend=None) -> dict:
         "escalation_rate": round(1 - fast_n / n, 4),
         "ms_per_pair_fast": round(statistics.fmean(fast_ms), 3) if fast_ms else None,
         "ms_p95_fast": round(sorted(fast_ms)[int(0.95 * (len(fast_ms) - 1))], 3) if fast_ms else None,
+        "cpu_ms_per_estimate": round(1000 * cpu / max(1, n), 3), "ece": round(ece(masses), 4),
         "u_threshold": round(stage.u_threshold, 4), "paths": paths,
         "trained_on": stage.loaded.meta.get("trained_on"),
     }
+
+
+def bins(masses, k: int = 10) -> list[tuple[float, float, int]]:
+    """(mean risky mass, share labelled risky, count) per equal-width bin of the risky mass."""
+    out = []
+    for b in range(k):
+        sel = [(m, y) for m, y, _ in masses if min(int(m * k), k - 1) == b]
+        if sel:
+            out.append((sum(m for m, _ in sel) / len(sel), sum(y for _, y in sel) / len(sel), len(sel)))
+    return out
+
+
+def ece(masses) -> float:
+    n = max(1, len(masses))
+    return sum(c / n * abs(m - y) for m, y, c in bins(masses))
+
+
+def reliability_svg(masses, title: str) -> str:
+    """A reliability diagram: per bin, the share of pairs the annotators label risky against the mean risky
+    mass (dots, area ∝ pairs), the diagonal, and a histogram of the risky mass below."""
+    w, h, pad, hist_h = 420, 470, 50, 70
+    side = w - 2 * pad
+
+    def xy(x: float, y: float) -> tuple[float, float]:
+        return pad + x * side, pad + (1 - y) * side
+
+    bs = bins(masses)
+    fast = [(m, y, f) for m, y, f in masses if f]
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" '
+             f'font-size="11"><rect width="{w}" height="{h}" fill="white"/>',
+             f'<text x="{w / 2}" y="20" text-anchor="middle" font-size="13">{title}</text>',
+             f'<rect x="{pad}" y="{pad}" width="{side}" height="{side}" fill="none" stroke="#444"/>']
+    for t in range(0, 11, 2):
+        x0, y0 = xy(t / 10, 0)
+        x1, y1 = xy(0, t / 10)
+        parts += [f'<text x="{x0}" y="{y0 + 14}" text-anchor="middle">{t / 10:.1f}</text>',
+                  f'<text x="{x1 - 6}" y="{y1 + 4}" text-anchor="end">{t / 10:.1f}</text>',
+                  f'<line x1="{pad}" y1="{y1}" x2="{pad + side}" y2="{y1}" stroke="#eee"/>']
+    (ax, ay), (bx, by) = xy(0, 0), xy(1, 1)
+    parts.append(f'<line x1="{ax}" y1="{ay}" x2="{bx}" y2="{by}" stroke="#999" stroke-dasharray="4 3"/>')
+    pts = [xy(m, y) for m, y, _ in bs]
+    parts.append('<polyline fill="none" stroke="#1f77b4" stroke-width="1.5" points="'
+                 + " ".join(f"{x:.1f},{y:.1f}" for x, y in pts) + '"/>')
+    top = max(c for _, _, c in bs) if bs else 1
+    for (m, y, c), (x, yy) in zip(bs, pts, strict=True):
+        parts.append(f'<circle cx="{x:.1f}" cy="{yy:.1f}" r="{2 + 6 * (c / top) ** 0.5:.1f}" fill="#1f77b4" '
+                     f'fill-opacity="0.7"><title>mass {m:.2f}: {y:.2f} risky of {c}</title></circle>')
+    base = pad + side + 30
+    for b in range(10):
+        c = sum(1 for m, _, _ in masses if min(int(m * 10), 9) == b)
+        cf = sum(1 for m, _, _ in fast if min(int(m * 10), 9) == b)
+        hh = hist_h * c / max(1, len(masses)) * 2
+        hf = hist_h * cf / max(1, len(masses)) * 2
+        x = pad + b * side / 10
+        parts += [f'<rect x="{x + 2:.1f}" y="{base + hist_h - hh:.1f}" width="{side / 10 - 4:.1f}" height="{hh:.1f}" '
+                  f'fill="#ccc"/>',
+                  f'<rect x="{x + 2:.1f}" y="{base + hist_h - hf:.1f}" width="{side / 10 - 4:.1f}" height="{hf:.1f}" '
+                  f'fill="#1f77b4" fill-opacity="0.5"/>']
+    parts += [f'<text x="{w / 2}" y="{pad + side + 26}" text-anchor="middle">risky mass m = α_risky / S</text>',
+              f'<text x="14" y="{pad + side / 2}" transform="rotate(-90 14 {pad + side / 2})" '
+              f'text-anchor="middle">share labelled risky by the annotators</text>',
+              f'<text x="{pad}" y="{h - 4}">pairs per bin (grey: all {len(masses)}, blue: fast path {len(fast)}); '
+              f'ECE {ece(masses):.3f}</text>', "</svg>"]
+    return "\n".join(parts) + "\n"
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -76,6 +152,7 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--llm-backend", default="none", choices=("none", "llama_cpp", "transformers"))
     ap.add_argument("--llm-model", default=None)
     ap.add_argument("--limit", type=int, default=0, help="evaluate only the first N test pairs")
+    ap.add_argument("--calibration", type=Path, default=None, help="write the reliability diagram (SVG) here")
     args = ap.parse_args(argv)
 
     import torch
@@ -94,6 +171,10 @@ def main(argv: list[str] | None = None) -> dict:
         test = test[: args.limit]
     main_res = evaluate(args.model, test, backend)
     out = {"pairs": len(pairs), **{k: v for k, v in main_res.items() if k != "model"}, "model": main_res["model"]}
+    if args.calibration:
+        args.calibration.parent.mkdir(parents=True, exist_ok=True)
+        args.calibration.write_text(reliability_svg(evaluate.masses, f"{args.model.name} on OPP-115 test pairs "
+                                                    f"({len(test)})"), encoding="utf-8")
     if args.shipped.is_file() and args.shipped.resolve() != args.model.resolve():
         sp = args.shipped_pairs if args.shipped_pairs.is_file() else args.pairs
         stest = [p for p in read_pairs(sp) if p.split == "test"][: args.limit or None]

@@ -107,7 +107,7 @@ def test_prompt_and_answer_parsing():
 def test_status_and_stage_from_settings(tmp_path):
     s = load_settings(state_dir=tmp_path)
     st = status(s)
-    assert st["ok"] and st["trained_on"] == ["seed"] and st["slow_path"] == "fallback" and "u threshold" in st["detail"]
+    assert st["ok"] and "opp115" in st["trained_on"] and st["slow_path"] == "fallback" and "u threshold" in st["detail"]
     assert status(load_settings(likelihood={"mode": "fixed"}))["detail"] == "fixed L = 0.7"
     bad = status(load_settings(likelihood={"model_file": str(tmp_path / "x.pt")}))
     assert not bad["ok"] and "x.pt" in bad["error"]

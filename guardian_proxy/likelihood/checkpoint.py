@@ -5,6 +5,8 @@ A checkpoint is a `torch.save` dict read back with `weights_only=True` (no pickl
     features     FeatureSpec.as_dict()   (dim must equal what this code computes for hash_bits)
     model        EvidentialMLP.config()  (dim must equal features.dim)
     state_dict   tensors (stored as float16 to keep models/ small; every value must be finite)
+    reader       (when features.reader) the statement reader: {"bits", "outputs", "weight", "bias"[, "idf_weights"]}
+                 (float16, finite, shapes checked)
     u_threshold  the routing threshold chosen on the training split
     meta         training data, sizes and the measured numbers (informative)
 Any problem raises ModelLoadError naming the file, so the proxy refuses to start.
@@ -30,9 +32,34 @@ def save(path: Path, model, spec: FeatureSpec, u_threshold: float, meta: dict) -
     import torch
 
     state = {k: v.detach().to(torch.float16) for k, v in model.state_dict().items()}
+    ck = {"format": FORMAT, "features": spec.as_dict(), "model": model.config(), "state_dict": state,
+          "u_threshold": float(u_threshold), "meta": meta}
+    if spec.reader is not None:
+        ck["reader"] = {**spec.reader.state(), "weight": torch.from_numpy(spec.reader.weight).to(torch.float16),
+                        "bias": torch.from_numpy(spec.reader.bias).to(torch.float16)}
+        if spec.reader.idf is not None:
+            ck["reader"]["idf_weights"] = torch.from_numpy(spec.reader.idf).to(torch.float16)
     path.parent.mkdir(parents=True, exist_ok=True)
-    torch.save({"format": FORMAT, "features": spec.as_dict(), "model": model.config(), "state_dict": state,
-                "u_threshold": float(u_threshold), "meta": meta}, path)
+    torch.save(ck, path)
+
+
+def _reader(path: Path, rd):
+    import torch
+
+    from .reader import OUTPUTS, Reader
+
+    try:
+        w, b, bits = rd["weight"], rd["bias"], int(rd["bits"])
+        if list(rd["outputs"]) != list(OUTPUTS):
+            raise ModelLoadError(f"likelihood model {path}: statement reader outputs differ from this version's")
+        if not (torch.is_tensor(w) and torch.is_tensor(b) and torch.isfinite(w).all() and torch.isfinite(b).all()):
+            raise ModelLoadError(f"likelihood model {path}: statement reader holds NaN/inf or is not a tensor")
+        idf = rd.get("idf_weights")
+        if idf is not None and not (torch.is_tensor(idf) and torch.isfinite(idf).all()):
+            raise ModelLoadError(f"likelihood model {path}: statement reader idf holds NaN/inf or is not a tensor")
+        return Reader(w.float().numpy(), b.float().numpy(), bits, None if idf is None else idf.float().numpy())
+    except (KeyError, TypeError, ValueError) as e:
+        raise ModelLoadError(f"likelihood model {path}: malformed statement reader ({e})") from e
 
 
 def load(path: Path | str) -> LoadedModel:
@@ -52,9 +79,10 @@ def load(path: Path | str) -> LoadedModel:
         raise ModelLoadError(f"likelihood model {path}: not a {FORMAT} checkpoint")
     try:
         fs, mc, sd = ck["features"], ck["model"], ck["state_dict"]
-        spec = FeatureSpec(hash_bits=int(fs["hash_bits"]), slots=int(fs["slots"]))
+        reader = _reader(path, ck["reader"]) if fs.get("reader") else None
+        spec = FeatureSpec(hash_bits=int(fs["hash_bits"]), slots=int(fs["slots"]), reader=reader)
         thr = float(ck["u_threshold"])
-    except (KeyError, TypeError, ValueError) as e:
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise ModelLoadError(f"likelihood model {path}: missing or malformed field ({e})") from e
     if spec.dim != int(fs.get("dim", -1)) or int(mc.get("dim", -1)) != spec.dim:
         raise ModelLoadError(f"likelihood model {path}: feature size mismatch (file says {fs.get('dim')} / "

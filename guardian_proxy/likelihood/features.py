@@ -6,6 +6,10 @@ Four blocks (the spec, with its size, is stored in the checkpoint and checked at
             structured fields and the lexicon's reading of its text match the action's category,
             recipient and purpose, plus practice, negation and condition cues and their conjunctions;
   summary   maxima and score-weighted sums of the slot conjunctions over the 8 statements;
+  reader    (when the checkpoint has a statement reader, reader.py) per slot the reader's probabilities of
+            the annotation facts read from the statement's text, and their reading for this action
+            (names its category, gives it to its recipient class, states its purpose or none, "does not"),
+            with maxima and noisy-ORs over the slots in the summary;
   hashed    signed feature hashing (crc32) of the statements' unigrams/bigrams, alone and crossed with
             the action's category, recipient and purpose (so "hipaa" can count for health only).
 No outgoing text, host or value of the action enters the features: only its vocabulary fields.
@@ -22,6 +26,7 @@ import numpy as np
 
 from ..types import BASES, CATEGORIES, PURPOSES, RECIPIENT_CLASSES, Action, Evidence
 from .lexicon import read
+from .reader import INDEX, OUTPUTS, READ_CATS
 from .weak import THIRD, recipients_of  # the weak labels and the features read statements alike
 
 SLOTS = 8
@@ -36,15 +41,31 @@ SUMMARY_OF = ("cat_field", "cat_lex", "cat_rec_field", "cat_rec_lex", "full_fiel
               "full_pos_lex", "full_neg_field", "full_neg_lex", "full_any", "full_pos_any", "full_neg_any", "generic")
 
 
-class FeatureSpec:
-    """Sizes of the blocks; `dim` is what the checkpoint records."""
+READ_SLOT_NAMES = tuple(f"read_{k}" for k in OUTPUTS) + (
+    "read_cat", "read_cat_rec", "read_pur", "read_full", "read_full_pos", "read_full_neg")
+#: a specific third-party class is covered by an annotated purpose only where OPP-115's labels put it
+#: (scripts/build_pairs.py THIRD_BY_PURPOSE: advertising → ad networks, analytics → analytics, …)
+THIRD_BY_PURPOSE = {"ad_network": ("advertising",), "analytics": ("analytics",),
+                    "service_provider": ("functionality", "security", "personalization")}
+READ_SUMMARY_OF = ("read_cat", "read_cat_rec", "read_full", "read_full_pos", "read_full_neg", "read_named:generic")
+#: an action purpose outside OPP-115's scheme is read as the nearest purposes the annotators had
+PURPOSE_READS = {"functionality": ("functionality",), "authentication": ("security", "functionality"),
+                 "payment": ("functionality",), "analytics": ("analytics",), "advertising": ("advertising",),
+                 "profiling": ("advertising", "personalization"), "personalization": ("personalization",),
+                 "security": ("security",), "ai_processing": ("functionality", "analytics")}
 
-    def __init__(self, hash_bits: int = 0, slots: int = SLOTS):
+
+class FeatureSpec:
+    """Sizes of the blocks; `dim` is what the checkpoint records. `reader`: a statement reader (reader.py)
+    whose probabilities join every slot, or None."""
+
+    def __init__(self, hash_bits: int = 0, slots: int = SLOTS, reader=None):
         self.hash_bits = hash_bits
         self.slots = slots
+        self.reader = reader
         self.n_action = len(CATEGORIES) + len(RECIPIENT_CLASSES) + len(PURPOSES) + len(BASES)
-        self.n_slot = len(SLOT_NAMES)
-        self.n_summary = 2 * len(SUMMARY_OF) + 1
+        self.n_slot = len(SLOT_NAMES) + (len(READ_SLOT_NAMES) if reader is not None else 0)
+        self.n_summary = 2 * len(SUMMARY_OF) + 1 + (2 * len(READ_SUMMARY_OF) if reader is not None else 0)
         self.n_hash = (1 << hash_bits) if hash_bits else 0
         self.dim = self.n_action + slots * self.n_slot + self.n_summary + self.n_hash
 
@@ -53,7 +74,8 @@ class FeatureSpec:
                 "n_summary": self.n_summary, "n_hash": self.n_hash}
 
     def as_dict(self) -> dict:
-        return {"hash_bits": self.hash_bits, "slots": self.slots, "dim": self.dim, "version": 2, **self.layout()}
+        return {"hash_bits": self.hash_bits, "slots": self.slots, "dim": self.dim, "version": 3,
+                "reader": self.reader is not None, **self.layout()}
 
 
 def _onehots(action: Action) -> list[float]:
@@ -96,6 +118,31 @@ def _slot(cats: set[str], rec: str, purs: set[str], st, score: float) -> dict[st
     return {k: float(v) for k, v in f.items()}
 
 
+def _read_slot(reader, cat: str, rec: str, pur: str, st, lex_cat: bool) -> dict[str, float]:
+    """The reader's probabilities for one statement and their reading for a single-item action."""
+    p = reader.probs(st.text)
+    f = {f"read_{k}": float(v) for k, v in zip(OUTPUTS, p.tolist(), strict=True)}
+    named = float(p[INDEX[f"named:{cat}"]]) if cat in READ_CATS else float(lex_cat)
+    if rec == "first_party":
+        cat_rec = named * float(p[INDEX["first_party"]])
+    elif rec == "social":
+        cat_rec = named * float(p[INDEX["social"]])
+    else:
+        cat_rec = float(p[INDEX[f"third:{cat}"]]) if cat in READ_CATS else float(lex_cat) * float(
+            max(p[INDEX[f"third:{c}"]] for c in READ_CATS))
+    if pur == "unknown" or pur not in PURPOSE_READS:
+        pur_p = 1.0
+    else:
+        sides = ("first",) if rec == "first_party" else ("first", "third") if rec == "social" else ("third",)
+        fits = [q for q in PURPOSE_READS[pur] if rec not in THIRD_BY_PURPOSE or q in THIRD_BY_PURPOSE[rec]]
+        pur_p = max([float(p[INDEX[f"{s}_purpose:{q}"]]) for s in sides for q in ["unspecified", *fits]])
+    neg = float(p[INDEX["does_not"]])
+    full = cat_rec * pur_p
+    f.update(read_cat=named, read_cat_rec=cat_rec, read_pur=pur_p, read_full=full, read_full_pos=full * (1 - neg),
+             read_full_neg=full * neg)
+    return f
+
+
 _GOLD = np.uint64(0x9E3779B97F4A7C15)
 
 
@@ -124,16 +171,25 @@ def featurize(action: Action, evidence: Evidence, spec: FeatureSpec) -> np.ndarr
     purs = set(action.purposes or ["unknown"])
     rec = action.recipient
     slots = []
+    names = SLOT_NAMES + (READ_SLOT_NAMES if spec.reader is not None else ())
+    cat1 = min(cats) if cats else "other"  # the router scores one (category, purpose) item at a time
+    pur1 = min(purs)
     for i, ss in enumerate(evidence.statements[: spec.slots]):
         f = _slot(cats, rec, purs, ss.statement, float(ss.score))
+        if spec.reader is not None:
+            f.update(_read_slot(spec.reader, cat1, rec, pur1, ss.statement, bool(f["cat_lex"] or f["cat_field"])))
         slots.append(f)
         base = spec.n_action + i * spec.n_slot
-        vec[base: base + spec.n_slot] = [f[k] for k in SLOT_NAMES]
+        vec[base: base + spec.n_slot] = [f[k] for k in names]
     base = spec.n_action + spec.slots * spec.n_slot
     summary = [float(len(slots)) / spec.slots]
     for k in SUMMARY_OF:
         summary.append(max((f[k] for f in slots), default=0.0))
         summary.append(sum(f[k] * f["score"] for f in slots))
+    if spec.reader is not None:
+        for k in READ_SUMMARY_OF:
+            summary.append(max((f[k] for f in slots), default=0.0))
+            summary.append(1.0 - math.prod(1.0 - f[k] for f in slots))
     vec[base: base + spec.n_summary] = summary
     if spec.n_hash:
         block = vec[base + spec.n_summary:]

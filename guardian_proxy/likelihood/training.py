@@ -57,12 +57,16 @@ def predict(model: EvidentialMLP, x: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return m.numpy(), u.numpy()
 
 
+def fold_of(groups: np.ndarray, folds: int) -> dict:
+    """Group (policy) → fold: groups assigned round-robin in sorted order."""
+    return {g: i % folds for i, g in enumerate(sorted(set(groups.tolist()), key=str))}
+
+
 def cross_fit(x: np.ndarray, y: np.ndarray, groups: np.ndarray, cfg: TrainConfig, folds: int = 5,
               layout: dict | None = None):
     """Out-of-fold (risky mass, u); folds are groups (policies) assigned round-robin in sorted order."""
-    uniq = sorted(set(groups.tolist()), key=str)
-    fold_of = {g: i % folds for i, g in enumerate(uniq)}
-    f = np.array([fold_of[g] for g in groups.tolist()])
+    fo = fold_of(groups, folds)
+    f = np.array([fo[g] for g in groups.tolist()])
     mass, unc = np.zeros(len(y), dtype=np.float32), np.zeros(len(y), dtype=np.float32)
     for k in range(folds):
         tr, te = f != k, f == k
