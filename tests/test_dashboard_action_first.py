@@ -139,3 +139,63 @@ def test_see_this_decision_opens_the_dashboards_own_detail_view(tmp_path):
             assert det["sentence"].startswith("Your e-mail address, sent by shop.example")
     finally:
         dash.stop()
+
+
+# --------------------------------------------------------------------------- the live table, Sites, the histogram
+
+
+def _summary(host, action="allow", categories=None, method="GET", site="shop.example", r=None):
+    return {"host": host, "action": action, "categories": categories or {}, "method": method, "site": site,
+            "ts": 1.0, **({"R": r} if r is not None else {})}
+
+
+def test_the_switch_hides_requests_that_carried_no_personal_data():
+    from guardian_proxy.dashboard.query import parse
+
+    keep = parse("data:yes")
+    assert keep(_summary("a.example", categories={"contact": 1}))
+    assert not keep(_summary("update.browser.example"))
+    assert keep(_summary("b.example", categories={"unparsed": 1}))  # unknown content is never hidden
+    assert parse("data:no")(_summary("update.browser.example"))
+    import pytest
+
+    with pytest.raises(ValueError):
+        parse("data:maybe")
+
+
+def test_cors_preflights_are_counted_apart_in_sites():
+    from guardian_proxy.dashboard.sites import group_by_site
+
+    rows = [_summary("api.tracker.example", method="OPTIONS"), _summary("api.tracker.example", method="OPTIONS"),
+            _summary("api.tracker.example", "deny", {"contact": 1}, method="POST"),
+            _summary("cdn.other.example", method="OPTIONS")]
+    (g,) = group_by_site(rows)
+    assert g["requests"] == 1 and g["preflights"] == 3
+    assert [t["domain"] for t in g["third"]] == ["tracker.example"]  # only-preflight third parties are not listed
+    assert g["third"][0]["requests"] == 1 and g["third"][0]["preflights"] == 2
+
+
+def test_the_histogram_is_split_by_decision():
+    from guardian_proxy.dashboard.stats import summarize
+
+    h = summarize([_summary("a", "allow", r=0.05), _summary("b", "transform", r=0.45),
+                   _summary("c", "deny", r=0.42), _summary("d", "deny", r=0.95)]).to_dict()["risk_histogram"]
+    assert h["counts"][4] == 2 and h["by_action"]["transform"][4] == 1 and h["by_action"]["deny"][4] == 1
+    assert h["by_action"]["allow"][0] == 1 and h["by_action"]["deny"][9] == 1
+
+
+# --------------------------------------------------------------------------- the Overrides tab's facts
+
+
+def test_the_overrides_list_has_term_end_matches_and_owner_apart(tmp_path):
+    from guardian_proxy.config import load_settings
+    from guardian_proxy.dashboard.override_store import DashboardOverrides
+
+    ov = DashboardOverrides(load_settings(state_dir=tmp_path / "state"))
+    assert ov.entries() == []  # the page shows its empty-state text
+    ov.add("allow", "tracker.example", term="1h")
+    ov.add("deny", "broker.example", term="once")
+    rows = {r["domain"]: r for r in ov.entries()}
+    one_h = rows["tracker.example"]
+    assert one_h["created"] and one_h["expires"] and one_h["matched"] == 0 and "last_matched" in one_h
+    assert rows["broker.example"]["once"] is True and rows["broker.example"]["state"] == "active"

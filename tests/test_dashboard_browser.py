@@ -135,6 +135,8 @@ def test_detail_view_and_override_click_changes_next_decision(stack):
     page.click('nav .tab[data-tab="overrides"]')
     page.wait_for_selector("#overrides tbody tr >> text=doubleclick.net")
     page.click('#overrides [data-testid^="ov-remove-"]')
+    assert "doubleclick.net" in store.read_text()  # removing asks first (issue 27)
+    page.click('#overrides [data-testid^="ov-confirm-"]')
     page.wait_for_selector(".flash >> text=Override removed")
     assert "doubleclick.net" not in store.read_text()
     assert via_proxy(px, "POST", "http://ads.doubleclick.net/collect", json={"pan": CARD}).status_code == 403

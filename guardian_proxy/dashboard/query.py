@@ -5,6 +5,8 @@
     category:contact         the decision carries this category (a prefix is enough: `cat:fin`)
     recipient:ad network     the recipient class contains this text (`_` and space alike): ad_network, analytics …
     site:shop.example        the page that made the request (the per-site view's key)
+    data:yes                 the request carried personal data (a category was found); data:no the others
+                             (the live table's "only with personal data" switch sends data:yes)
     anything else            a word found in the host, path, recipient, categories, verdict or explanation
 
 `-term` negates a term (`-action:allowed`). The same filter serves the snapshot, the event stream (a
@@ -18,7 +20,7 @@ from dataclasses import dataclass, field
 
 KEYS = {"host": "host", "h": "host", "action": "action", "a": "action", "category": "category", "cat": "category",
         "c": "category", "recipient": "recipient", "r": "recipient", "to": "recipient", "site": "site",
-        "page": "site"}
+        "page": "site", "data": "data", "personal": "data"}
 ACTION_WORDS = {"allow": "allow", "allowed": "allow", "transform": "transform", "rewritten": "transform",
                 "rewrite": "transform", "deny": "deny", "denied": "deny", "blocked": "deny", "block": "deny"}
 
@@ -58,6 +60,11 @@ def parse(text: str | None) -> Query:
         value = value.strip()
         if not value:
             continue
+        if k == "data":
+            if value.lower() not in DATA_WORDS:
+                raise ValueError(f"data:{value}? use data:yes or data:no")
+            terms.append((k, DATA_WORDS[value.lower()], neg))
+            continue
         if k == "action":
             if value.lower() not in ACTION_WORDS:
                 raise ValueError(f"action:{value}? use allowed, rewritten or blocked")
@@ -66,7 +73,19 @@ def parse(text: str | None) -> Query:
     return Query(terms, text)
 
 
+DATA_WORDS = {"yes": "yes", "y": "yes", "true": "yes", "1": "yes", "no": "no", "n": "no", "none": "no", "false": "no",
+              "0": "no"}
+
+
+def carries_data(rec: dict) -> bool:
+    """A category of personal data was found in it; "unparsed" (a body that could not be read) counts: what it
+    holds is not known, so the switch never hides it."""
+    return any(isinstance(n, int | float) and n > 0 for c, n in (rec.get("categories") or {}).items())
+
+
 def _term(rec: dict, key: str, value: str) -> bool:
+    if key == "data":
+        return carries_data(rec) == (value == "yes")
     if key == "action":
         return rec.get("action") == value
     if key == "host":

@@ -56,6 +56,7 @@ class Stats:
         self.categories: dict[str, Counter] = defaultdict(Counter)  # category → {action: decisions}
         self.recipients: Counter = Counter()
         self.hist = [0] * HIST_BINS
+        self.hist_by_action = {a: [0] * HIST_BINS for a in ACTIONS}  # the bars, coloured by what was decided
         self.scored = 0
         self.buckets: dict[int, Counter] = {}
         self.overrides = 0
@@ -86,7 +87,10 @@ class Stats:
         r = rec.get("R")
         if isinstance(r, int | float):
             self.scored += 1
-            self.hist[min(HIST_BINS - 1, max(0, int(r * HIST_BINS)))] += 1
+            b = min(HIST_BINS - 1, max(0, int(r * HIST_BINS)))
+            self.hist[b] += 1
+            if action in self.hist_by_action:
+                self.hist_by_action[action][b] += 1
             d.max_r = r if d.max_r is None else max(d.max_r, r)
         if rec.get("override"):
             self.overrides += 1
@@ -132,7 +136,8 @@ class Stats:
                         for d in self.top_blocked(top)],
             "categories": {c: {a: n.get(a, 0) for a in ACTIONS} for c, n in sorted(self.categories.items())},
             "recipients": dict(self.recipients),
-            "risk_histogram": {"bins": HIST_BINS, "counts": list(self.hist), "scored": self.scored},
+            "risk_histogram": {"bins": HIST_BINS, "counts": list(self.hist), "scored": self.scored,
+                               "by_action": {a: list(c) for a, c in self.hist_by_action.items()}},
             "timeline": {"bucket_s": BUCKET_S,
                          "buckets": [[b * BUCKET_S, {a: c.get(a, 0) for a in ACTIONS}]
                                      for b, c in sorted(self.buckets.items())]},

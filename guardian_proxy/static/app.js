@@ -209,7 +209,8 @@ function retryLater() {
 function currentQuery() {
   const text = document.getElementById("filter").value.trim();
   const action = document.getElementById("filter-action").value;
-  return [text, action ? `action:${action}` : ""].filter(Boolean).join(" ");
+  const onlyData = document.getElementById("only-data").checked;
+  return [text, action ? `action:${action}` : "", onlyData ? "data:yes" : ""].filter(Boolean).join(" ");
 }
 
 async function applyFilter() {
@@ -265,19 +266,23 @@ function renderSites(list) {
                          `got requests` : "no page known (apps, command-line tools, the browser itself)",
       h("span", { class: "muted" }, ` · ${g.requests} requests (${g.own_requests} to the site itself) · ` +
         `${g.actions.allow} allowed / ${g.actions.transform} rewritten / ${g.actions.deny} blocked `),
+      g.preflights ? h("span", { class: "muted", "data-testid": "preflights",
+                                 title: "the browser asking whether it may send (OPTIONS): no data of the page, not counted as requests" },
+                       `· ${g.preflights} CORS preflight${g.preflights === 1 ? "" : "s"} apart `) : null,
       g.site ? h("button", { class: "ov", "data-testid": "site-filter", onclick: () => showSite(g.site) }, "show requests") : null),
-    g.third.length ? h("table", { class: "grid" },
+    g.third.length ? h("div", { class: "tablewrap" }, h("table", { class: "grid" },
       h("thead", {}, h("tr", {}, ...["third party", "recipient", "requests", "allowed / rewritten / blocked",
         "received as is", "received rewritten", "stopped", "max R"].map((t) => h("th", {}, t)))),
       h("tbody", {}, ...g.third.map((t) => h("tr", { "data-domain": t.domain },
-        h("td", {}, t.domain, h("div", { class: "hosts" }, hostsOf(t))),
+        h("td", {}, t.domain, h("div", { class: "hosts" }, hostsOf(t),
+          t.preflights ? ` (+${t.preflights} preflight${t.preflights === 1 ? "" : "s"})` : "")),
         h("td", {}, words(t.recipient)),
         h("td", { class: "num" }, t.requests),
         h("td", { class: "nowrap" }, `${t.actions.allow} / ${t.actions.transform} / ${t.actions.deny}`),
         h("td", { class: "cats" }, cats(t.as_is)),
         h("td", { class: "cats" }, cats(t.rewritten)),
         h("td", { class: "cats" }, cats(t.blocked)),
-        h("td", { class: "num" }, fmtNum(t.max_R))))))
+        h("td", { class: "num" }, fmtNum(t.max_R)))))))
       : h("p", { class: "muted" }, "no third parties"))));
 }
 
@@ -454,17 +459,68 @@ async function openDetail(id) {
 
 // ------------------------------------------------------------------ overrides and configuration
 
-function renderOverrides(list) {
-  document.querySelector("#overrides tbody").replaceChildren(...list.map((o) => h("tr", {},
-    h("td", {}, badge(o.action === "level" ? "transform" : o.action, o.level)), h("td", {}, o.domain || "–"),
-    h("td", {}, o.category || "–"), h("td", {}, words(o.recipient || o.owner)), h("td", {}, o.source),
-    h("td", {}, o.source === "store" ? h("button", { class: "ov", "data-testid": `ov-remove-${o.number}`,
-                                                      onclick: () => removeOverride(o.number) }, "remove") : ""))));
+const fmtWhen = (iso) => (iso ? new Date(iso).toLocaleString([], { dateStyle: "short", timeStyle: "short" }) : "–");
+
+function fmtSpan(ms) {
+  const m = Math.round(ms / 60000);
+  if (m < 60) return `${m} min`;
+  if (m < 48 * 60) return `${Math.round(m / 6) / 10} h`.replace(".0 h", " h");
+  return `${Math.round(m / 1440)} days`;
 }
 
-async function removeOverride(number) {
+// how long a rule lasts, and when it ends, in words
+function overrideTerm(o) {
+  if (o.once) return ["once (the next matching request)", o.state === "spent" ? `used ${fmtWhen(o.spent)}` : "when used"];
+  if (o.expires) {
+    const span = o.created ? fmtSpan(new Date(o.expires) - new Date(o.created)) : "until a time";
+    return [span, `${o.state === "expired" ? "ended" : "ends"} ${fmtWhen(o.expires)}`];
+  }
+  if (o.run) return ["until the proxy restarts", o.state === "ended" ? "ended (restarted)" : "at restart"];
+  return ["forever", "never"];
+}
+
+const EMPTY_OVERRIDES = "No overrides yet. Add one with the buttons at the top of a decision's detail view (Allow once, " +
+  "1 hour, Always, Deny), the block page's buttons, or `guardian-proxy allow|deny DOMAIN`.";
+
+function renderOverrides(list) {
+  const body = document.querySelector("#overrides tbody");
+  if (!list.length) {
+    return body.replaceChildren(h("tr", {}, h("td", { class: "empty", colspan: 12, "data-testid": "overrides-empty" },
+                                                EMPTY_OVERRIDES)));
+  }
+  body.replaceChildren(...list.map((o) => {
+    const [duration, ends] = overrideTerm(o);
+    return h("tr", { "data-id": o.id || "", class: o.state && o.state !== "active" ? "inactive" : "" },
+      h("td", {}, badge(o.action === "level" ? "transform" : o.action, o.level),
+        o.state && o.state !== "active" ? h("span", { class: "tag" }, o.state) : null),
+      h("td", {}, o.domain || "–"), h("td", {}, o.category ? words(o.category) : "–"),
+      h("td", { "data-testid": "ov-owner" }, o.owner || "–"),
+      h("td", { "data-testid": "ov-recipient" }, o.recipient ? words(o.recipient) : "–"),
+      h("td", {}, o.app || "–"),
+      h("td", { "data-testid": "ov-duration" }, duration), h("td", { "data-testid": "ov-ends", class: "nowrap" }, ends),
+      h("td", { class: "num", "data-testid": "ov-matched" }, o.matched ?? 0),
+      h("td", { class: "nowrap", "data-testid": "ov-last" }, o.last_matched ? fmtWhen(o.last_matched) : "never"),
+      h("td", {}, o.source),
+      h("td", {}, o.source === "store" ? removeButton(o) : ""));
+  }));
+}
+
+// remove asks first: the button turns into "remove?" + "keep"; only the second click removes
+function removeButton(o) {
+  const cell = h("span", { class: "remove" });
+  const ask = () => cell.replaceChildren(
+    h("button", { class: "ov deny", "data-testid": `ov-confirm-${o.number}`,
+                  onclick: () => removeOverride(o.id || o.number) }, "Remove this rule?"),
+    " ", h("button", { class: "ov", "data-testid": `ov-cancel-${o.number}`, onclick: () => cell.replaceChildren(first) }, "Keep"));
+  const first = h("button", { class: "ov", "data-testid": `ov-remove-${o.number}`, onclick: ask }, "remove");
+  cell.append(first);
+  return cell;
+}
+
+async function removeOverride(key) {
   try {
-    renderOverrides((await api("/api/overrides/remove", { method: "POST", body: JSON.stringify({ number }) })).overrides);
+    const body = typeof key === "number" ? { number: key } : { id: key };
+    renderOverrides((await api("/api/overrides/remove", { method: "POST", body: JSON.stringify(body) })).overrides);
     flash("Override removed");
   } catch (e) { flash(e.message, "err"); }
 }
@@ -500,6 +556,7 @@ document.querySelectorAll("nav .tab").forEach((b) => b.addEventListener("click",
 document.getElementById("filter").addEventListener("input", filterSoon);
 document.getElementById("filter").addEventListener("keydown", (e) => { if (e.key === "Enter") { clearTimeout(state.filterTimer); applyFilter(); } });
 document.getElementById("filter-action").addEventListener("change", applyFilter);
+document.getElementById("only-data").addEventListener("change", applyFilter);
 document.getElementById("pause").addEventListener("click", togglePause);
 document.getElementById("detail-close").addEventListener("click", () => document.getElementById("detail").classList.add("hidden"));
 document.addEventListener("keydown", (e) => { if (e.key === "Escape") document.getElementById("detail").classList.add("hidden"); });

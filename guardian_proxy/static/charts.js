@@ -5,6 +5,7 @@ const Charts = (() => {
   const NS = "http://www.w3.org/2000/svg";
   const COLOURS = { allow: "#2e9d5b", transform: "#d9a21b", deny: "#d64545" };
   const ACTIONS = ["allow", "transform", "deny"];
+  const WORDS = { allow: "allowed", transform: "rewritten", deny: "blocked" };
 
   function el(name, attrs, text) {
     const e = document.createElementNS(NS, name);
@@ -80,14 +81,22 @@ const Charts = (() => {
     const ih = h - pad.t - pad.b;
     svg.appendChild(el("line", { x1: pad.l, y1: h - pad.b, x2: w - pad.r, y2: h - pad.b, class: "axisline" }));
     svg.appendChild(el("text", { x: pad.l - 4, y: pad.t + 8, "text-anchor": "end", class: "axis" }, String(max)));
+    // each bin's bar is stacked by decision (allowed, rewritten, blocked): the colour says what was done, not R
+    const by = hist.by_action || null;
     counts.forEach((c, i) => {
       const lo = i / counts.length;
-      const bh = (c / max) * ih;
-      const shade = lo < 0.2 ? COLOURS.allow : lo < 0.5 ? COLOURS.transform : COLOURS.deny;
-      const r = el("rect", { x: pad.l + i * bw + 1, y: h - pad.b - bh, width: bw - 2, height: bh, fill: shade,
-                             "data-bin": i, "data-count": c });
-      r.appendChild(el("title", {}, `R ${lo.toFixed(1)}–${(lo + 1 / counts.length).toFixed(1)}: ${c}`));
-      svg.appendChild(r);
+      const range = `R ${lo.toFixed(1)}–${(lo + 1 / counts.length).toFixed(1)}`;
+      let y = h - pad.b;
+      const stack = by ? ACTIONS.map((a) => [a, (by[a] || [])[i] || 0]) : [["other", c]];
+      for (const [a, n] of stack) {
+        if (!n) continue;
+        const bh = (n / max) * ih;
+        y -= bh;
+        const r = el("rect", { x: pad.l + i * bw + 1, y, width: bw - 2, height: bh, fill: COLOURS[a] || "#8a93a3",
+                               "data-bin": i, "data-count": n, "data-action": a });
+        r.appendChild(el("title", {}, `${range}: ${n} ${WORDS[a] || "decided"}`));
+        svg.appendChild(r);
+      }
     });
     for (const x of [0, 0.5, 1]) {
       svg.appendChild(el("text", { x: pad.l + x * (w - pad.l - pad.r), y: h - 6,
