@@ -57,12 +57,12 @@ def covered(sensitive: str, withheld_words: list[set[str]]) -> bool:
 class Case:
     """One item: its request, records, sensitive and shareable items, and the worst-case output."""
 
-    def __init__(self, item: dict):
+    def __init__(self, item: dict, split: bool = True):
         self.item = item
         t = item["trajectory"]
         self.final = t["final_action"]
         self.request = PL.chat_request(item)
-        self.recs = PL.records(item)
+        self.recs = PL.records(item, split)  # the definitions' records (the guard makes its own from the request)
         self.sensitive = t["sensitive_info_items"]
         self.share = PL.shareable(self.recs, PL.non_shareable(item, self.recs))
         self.worst = "\n".join(i.text for r in self.recs for i in r.items)
@@ -152,6 +152,8 @@ def main() -> None:
     ap.add_argument("--llm", type=Path, help="GGUF model for (c), the real agent loop")
     ap.add_argument("--llm-items", type=int, default=20)
     ap.add_argument("--show", type=int, default=0, help="print N failures")
+    ap.add_argument("--whole-listings", action="store_true", help="N_s/N_u with a text listing as one record (the "
+                    "definition before issue 28; the guard still judges each block)")
     ap.add_argument("--scenario", action="store_true", help="only (d), the inbox scenario of issue 28")
     ap.add_argument("--judge-url", help="openai_compatible base URL of an LLM record judge (agents.judge: llm)")
     ap.add_argument("--judge-model", default="", help="the judge's model name on that server")
@@ -169,7 +171,7 @@ def main() -> None:
             print(model, json.dumps(rows))
         print(json.dumps({"scenario": "inbox (issue 28)", "judge": args.judge_model or None, **result}))
         return
-    cases = [Case(it) for it in PL.load(args.data, args.limit)]
+    cases = [Case(it, not args.whole_listings) for it in PL.load(args.data, args.limit)]
     norms = default_norms()
 
     # which model judges which case: a fold model trained without it, the shipped one, or none
@@ -228,7 +230,7 @@ def main() -> None:
     result = {"items": len(cases), "guard": triple(head),
               "guidance": {"withhold_recall": mean(guide_stats, 0), "forbid_shareable_rate": mean(guide_stats, 1)},
               "guard_bag_judge": triple(head_bag), "no_defence": triple(base), "oracle": triple(oracle),
-              "model": which, "threshold": None if args.rules else args.threshold,
+              "model": which, "listings": "whole" if args.whole_listings else "blocks", "threshold": None if args.rules else args.threshold,
               "ms_per_step_p50": round(statistics.median(ms), 2)}
     if args.llm:
         loop = [(c, Instructor(norms, records=m)) for c, m in zip(cases, model_of, strict=True)][: args.llm_items]

@@ -29,7 +29,7 @@ SHAPES = {
     "rules": "\n---\n".join(f"From: {f}\nSubject: {s}\n{b}" for f, s, b in MAILS),
     "list_of_texts": json.dumps([f"From: {f}\nSubject: {s}\n{b}" for f, s, b in MAILS]),
     "mcp_text": json.dumps({"content": [{"type": "text", "text": "\n\n".join(
-        f"- {s} (from {f}): {b}" for f, s, b in MAILS)}]}),
+        f"From: {f}\nSubject: {s}\n\n{b}" for f, s, b in MAILS)}]}),
 }
 SUMMARY = ("Hi Dana,\n\nHere is a quick summary of my inbox:\n\n"
            f"- Room change: {ROOM}\n- {ROSTER}\n"
@@ -73,16 +73,18 @@ def guarded(shape: str, body: str, model: bool = True) -> tuple[dict, object]:
 
 
 def test_blocks_of_a_listing():
-    assert len(blocks(SHAPES["text"])) == 4  # the heading and three numbered messages
+    assert len(blocks(SHAPES["text"])) == 3  # three numbered messages (the heading goes with the first)
     assert len(blocks(SHAPES["headers"])) == 3  # a second From: starts the next message
     assert len(blocks(SHAPES["rules"])) == 3
     assert blocks("Dear Bob,\n\nThanks for the notes.\n\nBest, Ann") == ["Dear Bob,\n\nThanks for the notes.\n\nBest, Ann"]
-    assert blocks("Notes:\n- Budget approved\n- Ann is on leave") == ["Notes:", "- Budget approved", "- Ann is on leave"]
+    # the bullet points of one note are one source (a list of athletes' injuries is one medical record)
+    assert len(blocks("Notes:\n- Budget approved\n- Ann is on leave\n\n## Next\n1. Hire")) == 1
+    assert len(blocks("Student: Liam\nGrade: B\nStudent: Olivia\nGrade: A")) == 2
 
 
 def test_a_text_listing_is_one_record_per_message():
     recs = records_of([ToolResult("read_inbox", SHAPES["text"])])
-    assert len(recs) == 4 and sum("chemotherapy" in r.text for r in recs) == 1
+    assert len(recs) == 3 and sum("chemotherapy" in r.text for r in recs) == 1
     its = items_of("read_inbox", SHAPES["text"])
     assert object_of(its[1].record) != object_of(its[-1].record)
     # a JSON object stays one record (its title and its content)

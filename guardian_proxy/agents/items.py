@@ -4,10 +4,11 @@ containment test the guard uses to recognise an item inside an outgoing message.
 Stated rules: a tool result that is JSON is walked; string values under identifier-like keys (`id`,
 `*_id`, timestamps, URLs) are not information items; every other string is split into sentences. A
 tool result that is not JSON is split into sentences as text. A text that is a *listing* (an inbox
-printed as text, a note of bullet points) is cut into blocks first (`blocks`): a numbered or bulleted
-item, a Markdown heading, a rule line (`---`) or a repeated field (a second `From:`) starts a new block,
-and each block is a source of its own (its record path ends in `§<n>`); a blank line alone does not
-(paragraphs of one letter are one source). Binary-looking or huge results are cut
+printed as text, search hits one after another) is cut into blocks first (`blocks`), one per source: a
+rule line (`---`, `===`) or a repeated field (a second `From:`, `Subject:`, `Title:`, also after a list marker:
+`2. From: …`) starts a new block, and each block is a source of its own (its record path ends in `§<n>`).
+Blank lines, list items and headings alone do not: the bullet points of one note and the paragraphs of one
+letter are parts of one source, judged together. Binary-looking or huge results are cut
 at `MAX_CHARS` (the rest is not analysed, and the guard treats unseen content conservatively).
 """
 
@@ -79,7 +80,7 @@ def blocks(text: str) -> list[str]:
         mark = _MARK.match(line)
         field = _FIELD.match(line[mark.end():] if mark else line.lstrip())
         key = field.group(1).strip().lower() if field else None
-        if cur and any(x.strip() for x in cur) and (mark or (key is not None and key in keys)):
+        if cur and any(x.strip() for x in cur) and key is not None and key in keys:
             flush()
         if key is not None:
             keys.add(key)
@@ -109,7 +110,8 @@ def _walk(value, path: str, out: list[tuple[str, str]], depth: int = 0) -> None:
         out.append((path, value))
 
 
-def items_of(tool: str, result: str) -> list[Item]:
+def items_of(tool: str, result: str, split: bool = True) -> list[Item]:
+    """The information items of a tool result (`split=False`: a listing is not cut into blocks)."""
     result = result[:MAX_CHARS]
     leaves: list[tuple[str, str]] = []
     try:
@@ -118,7 +120,7 @@ def items_of(tool: str, result: str) -> list[Item]:
         leaves = [("$", result)]
     out: list[Item] = []
     for path, text in leaves:
-        bs = blocks(text) if "\n" in text else [text]
+        bs = blocks(text) if split and "\n" in text else [text]
         for b, block in enumerate(bs):
             where = f"{tool}:{path}§{b}" if len(bs) > 1 else f"{tool}:{path}"
             for i, s in enumerate(sentences(block)):

@@ -57,11 +57,12 @@ class Record:
         return " ".join(i.text for i in self.items)
 
 
-def records_of(results) -> list[Record]:
-    """The records of a step's tool results (`ToolResult`s, oldest first), in order."""
+def records_of(results, split: bool = True) -> list[Record]:
+    """The records of a step's tool results (`ToolResult`s, oldest first), in order (`split=False`: a text
+    listing is one record, as before issue 28; the benchmark's older definition)."""
     out: dict[str, Record] = {}
     for n, r in enumerate(results):
-        for it in items_of(r.tool, r.text):
+        for it in items_of(r.tool, r.text, split):
             key = f"{n}:{object_of(it.record)}"
             out.setdefault(key, Record(key, [])).items.append(it)
     return list(out.values())
