@@ -77,3 +77,23 @@ def test_a_year_after_and_is_a_year_unless_a_legal_reference_precedes():
     text = "The applicants were born in 1943 and 1939 respectively."
     assert [text[a:b] for a, b, label, _ in detect_quasi(text, None) if label == "DATE"] == ["1943", "1939"]
     assert not [h for h in detect_quasi("under Articles 6 and 1939 of the Code", None) if h[2] == "DATE"]
+
+
+@pytest.mark.parametrize("text,value,label", [
+    ("who moved to Mario Ridges 7248, Clarkview, South Carolina 66824.", "Mario Ridges 7248, Clarkview, South Carolina 66824",
+     "STREET_ADDRESS"),
+    ("He lives at 12 Elm Grove, Leeds, West Yorkshire LS1 4AP now.", "12 Elm Grove, Leeds, West Yorkshire LS1 4AP",
+     "STREET_ADDRESS"),
+    ("Welcome back, moorebrenda! Your last login was yesterday.", "moorebrenda", "USERNAME"),
+    ("Hi jsmith_88, your order shipped.", "jsmith_88", "USERNAME"),
+])
+def test_an_address_line_and_a_greeted_handle(text, value, label):
+    from guardian_proxy.extract.narrative import detect_quasi
+
+    assert (value, label) in [(text[a:b], lab) for a, b, lab, _ in detect_quasi(text, None)]
+
+
+def test_a_greeting_of_ordinary_words_names_no_one():
+    from guardian_proxy.extract.narrative import detect_quasi
+
+    assert not [h for h in detect_quasi("Hi there, hello everyone! Welcome back, friends.", None) if h[2] == "USERNAME"]

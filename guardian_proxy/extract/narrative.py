@@ -85,6 +85,11 @@ PATTERNS: list[tuple[str, float, re.Pattern]] = [
     ("STREET_ADDRESS", 0.85, re.compile(rf"\b\d{{1,5}}[A-Za-z]?,?\s+(?:{_CAP}\s+){{1,3}}(?:{lx.STREET_HEADS})\b\.?"
                                         rf"(?:,\s+{_CAP}(?:\s+{_CAP})?)?")),
     ("STREET_ADDRESS", 0.8, re.compile(rf"\b\d{{1,4}}(?:st|nd|rd|th)\s+(?:{lx.STREET_HEADS})\b")),
+    # an address line that ends in a city, a region and a postcode, the building number before or after the street
+    # ("Mario Ridges 7248, Clarkview, South Carolina 66824", "12 Elm Grove, Leeds, West Yorkshire LS1 4AP")
+    ("STREET_ADDRESS", 0.85, re.compile(rf"\b(?:\d{{1,5}}[A-Za-z]?\s+)?{_CAP}(?:\s+{_CAP}){{0,3}}(?:\s+\d{{1,5}}[A-Za-z]?)?"
+                                        rf",\s+{_CAP}(?:[\s-]{_CAP}){{0,2}},\s+{_CAP}(?:\s+{_CAP}){{0,2}}\s+"
+                                        r"(?:\d{5}(?:-\d{4})?|[A-Z]{1,2}\d[A-Z\d]?\s?\d[A-Z]{2}|\d{4,6})\b")),
     ("STREET_ADDRESS", 0.75, re.compile(rf"\b(?:{_CAP}\s+){{1,3}}(?:Street|Road|Avenue|Lane|Boulevard|Marg|Drive|Caddesi|"
                                         rf"Sokak|Strasse|Straße|Throughway)\b")),
     # demographics and health
@@ -132,6 +137,23 @@ def _legal_ref(text: str, s: int) -> bool:
 _SPACY = {"DATE": "DATE", "TIME": "DATE", "MONEY": "AMOUNT", "QUANTITY": "QUANTITY", "PERCENT": "QUANTITY",
           "CARDINAL": "QUANTITY", "FAC": "LOCATION"}
 _DATEISH = re.compile(rf"\d|\b(?:{lx.MONTHS}|{lx.WEEKDAYS}|{_NUMW})\b", re.I)
+
+
+#: a greeting addresses its reader by name or handle: "Welcome back, moorebrenda!", "Hi jsmith_88,"
+_GREETED = re.compile(r"(?i:\b(?:welcome(?:\s+back)?|hi|hello|hey|dear|thanks|thank\s+you|good\s+(?:morning|afternoon|"
+                      r"evening)),?[ \t]+)([a-z][a-z0-9_.\-]{3,30})(?=[ \t]*[!,.?:;]|$)")
+
+
+def _greeted_handles(text: str) -> list[Hit]:
+    """A lower-case handle a greeting addresses (not an English word: "Hi there", "Hello everyone" stay)."""
+    from .hit_filter import zipf
+
+    out: list[Hit] = []
+    for m in _GREETED.finditer(text):
+        v = m.group(1).rstrip(".-")
+        if re.search(r"[\d_.]", v) or zipf(v.lower()) < 2.0:
+            out.append((m.start(1), m.start(1) + len(v), "USERNAME", 0.75))
+    return out
 
 
 def _phones(text: str) -> list[Hit]:
@@ -192,7 +214,7 @@ def detect_quasi(text: str, doc) -> list[Hit]:
             if pat is _SUFFIX_CONDITION and text[s:e].lower() in NOT_CONDITIONS:
                 continue
             out.append((s, e, label_, score))
-    out += _phones(text)
+    out += _phones(text) + _greeted_handles(text)
     if doc is not None:
         out += _from_doc(doc, text)
     return filter_hits(text, out)
