@@ -1062,12 +1062,12 @@ async def _serve(gateway: Gateway, host: str, port: int, confdir: str, redirect:
     master.addons.add(GuardianAddon(gateway, redirect, eval_timeout_s=gateway.settings.limits.eval_timeout_s,
                                     dashboard=dashboard, processes=processes))
     if gateway.settings.detector.cname_lookup and not (mode or "").startswith(("upstream", "reverse")):
-        # the CNAME chain of the proxy's own DNS answer, and the connection to its address (dns_answer.py)
+        # the CNAME chain of the proxy's own DNS answer; the connection to its address only with dns_connect
         from .dns_answer import DnsAnswer
         from .extract.cname import CnameResolver, parse_nameserver
 
         master.addons.add(DnsAnswer(CnameResolver(parse_nameserver(gateway.settings.detector.dns_server)),
-                                    connect=redirect is None))
+                                    connect=redirect is None and gateway.settings.detector.dns_connect))
     # header and idle timeouts, per-client and total connection caps (guardian_proxy/connections.py)
     master.addons.add(ConnectionGuard.from_limits(close_client, gateway.settings.limits))
     updates = {"ssl_insecure": ssl_insecure, "termlog_verbosity": verbosity, "connection_strategy": "lazy"}

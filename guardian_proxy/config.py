@@ -158,10 +158,14 @@ class DetectorSettings(_Strict):
     min_score: float = 0.4
     # spaCy components not run (extract/ner.py); add "tagger", "tok2vec" for NER alone (faster, no POS tags)
     spacy_disable: list[str] = Field(default_factory=lambda: ["parser", "attribute_ruler", "lemmatizer"])
-    # unmask CNAME-cloaked trackers: the proxy asks the A question its upstream connection needs itself, reads the
-    # CNAME chain of that answer for the evaluation and connects to the answer's address (guardian_proxy/dns_answer.py,
-    # extract/cname.py: no DNS exchange beyond the connection's own; cached for the answer's TTL)
+    # unmask CNAME-cloaked trackers: the proxy asks the resolver the A question for each request's host itself and
+    # reads the CNAME chain of that answer for the evaluation (guardian_proxy/dns_answer.py, extract/cname.py; cached
+    # for the answer's TTL, bounded, off the event loop). The connection still resolves through the system as usual
     cname_lookup: bool = True
+    # also connect to that answer's first IPv4 address (Host, authority, SNI keep the name): one answer for both the
+    # decision and the connection, but it bypasses the system's choice (IPv6, split-DNS VPNs, nsswitch/mDNS); after a
+    # refused connection that name goes back to the system resolver (off by default)
+    dns_connect: bool = False
     # the DNS server asked ("HOST", "HOST:PORT", "[V6]:PORT"); None: the first nameserver of /etc/resolv.conf
     dns_server: str | None = None
 
