@@ -141,23 +141,31 @@ def _words_list(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def data_words(types: dict[str, int] | None, categories: dict[str, int] | None = None, limit: int = 3) -> str:
-    """"your e-mail address and phone number", "your 2 e-mail addresses" — from span types (counts), else from
-    categories; "" when nothing personal was found."""
-    items = []
+def data_parts(types: dict[str, int] | None, categories: dict[str, int] | None = None,
+               limit: int = 3) -> tuple[str, bool]:
+    """("your e-mail address and phone number", plural?) — from span types (counts), else from categories; ("",
+    False) when nothing personal was found."""
+    items: list[tuple[str, bool]] = []
     for ent, n in sorted((types or {}).items(), key=lambda kv: (-kv[1], kv[0])):
         if not isinstance(n, int | float) or n <= 0:
             continue
         one, many = _DATA.get(ent, (ent.lower().replace("_", " "),) * 2)
-        items.append(one if n == 1 else f"{int(n)} {many}")
+        items.append((one, False) if n == 1 else (f"{int(n)} {many}", True))
     if not items:
-        items = [_CATEGORY_WORDS.get(c, c.replace("_", " ")) for c, n in sorted((categories or {}).items())
-                 if c != "unparsed" and isinstance(n, int | float) and n > 0]
+        for c, n in sorted((categories or {}).items()):
+            if c != "unparsed" and isinstance(n, int | float) and n > 0:
+                w = _CATEGORY_WORDS.get(c, c.replace("_", " "))
+                items.append((w, w.endswith(("details", "identifiers", "cookies", "credentials"))))
     if not items:
-        return ""
+        return "", False
     more = len(items) - limit
-    items = items[:limit] + ([f"{more} more kind{'s' if more != 1 else ''}"] if more > 0 else [])
-    return "your " + _words_list(items)
+    words = [w for w, _ in items[:limit]] + ([f"{more} more kind{'s' if more != 1 else ''}"] if more > 0 else [])
+    return "your " + _words_list(words), len(words) > 1 or items[0][1]
+
+
+def data_words(types: dict[str, int] | None, categories: dict[str, int] | None = None, limit: int = 3) -> str:
+    """"your e-mail address and phone number", "your 2 e-mail addresses" ("" when nothing personal was found)."""
+    return data_parts(types, categories, limit)[0]
 
 
 def recipient_words(recipient: str | None) -> str:
@@ -177,7 +185,7 @@ def sentence(rec: dict, types: dict[str, int] | None = None, standin_types: set[
     to = f"{dest} ({recipient_words(rec.get('recipient'))})"
     site = rec.get("site")
     by = f", sent by {site}" if site and site != dest else (", sent by an app or tool (no web page)" if not site else "")
-    data = data_words(types if types is not None else rec.get("spans"), rec.get("categories"))
+    data, plural = data_parts(types if types is not None else rec.get("spans"), rec.get("categories"))
     action = rec.get("action")
     if not data:
         verb = {"allow": "went", "transform": "went rewritten", "deny": "was blocked before it went"}.get(action, "went")
@@ -186,13 +194,12 @@ def sentence(rec: dict, types: dict[str, int] | None = None, standin_types: set[
         how = "replaced with stand-ins" if standin_types else "replaced"
         if standin_types and len(standin_types) == 1 and sum((types or rec.get("spans") or {}).values()) == 1:
             how = "replaced with a stand-in"
-        plural = " and " in data or any(ch.isdigit() for ch in data)
         return (f"{data[0].upper()}{data[1:]} {'were' if plural else 'was'} {how} before "
                 f"{'the request' if plural else 'it'} went to {to}{by}.")
     if action == "deny":
         where = f"sent by {site} to {recipient_a(rec.get('recipient'))} ({dest})" if site else \
             f"sent by an app or tool to {recipient_a(rec.get('recipient'))} ({dest})"
-        return f"{data[0].upper()}{data[1:]}, {where}, was stopped before it left this machine."
+        return f"{data[0].upper()}{data[1:]}, {where}, {'were' if plural else 'was'} stopped before {'they' if plural else 'it'} left this machine."
     return f"{data[0].upper()}{data[1:]} went to {to} as it was{by}."
 
 
