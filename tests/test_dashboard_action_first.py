@@ -199,3 +199,13 @@ def test_the_overrides_list_has_term_end_matches_and_owner_apart(tmp_path):
     one_h = rows["tracker.example"]
     assert one_h["created"] and one_h["expires"] and one_h["matched"] == 0 and "last_matched" in one_h
     assert rows["broker.example"]["once"] is True and rows["broker.example"]["state"] == "active"
+
+
+def test_a_decision_of_an_earlier_run_gets_its_sentence_from_the_log_record():
+    from guardian_proxy.dashboard.hub import Hub
+
+    h = Hub()
+    h.seed([{"id": "abc", "action": "deny", "host": "t.broker.example", "recipient": "data_broker",
+             "site": "shop.example", "categories": {"contact": 1}}])
+    assert h.detail("abc")["sentence"] == ("Your contact details, sent by shop.example to a data broker "
+                                           "(t.broker.example), were stopped before they left this machine.")

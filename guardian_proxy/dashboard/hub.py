@@ -151,7 +151,9 @@ class Hub:
                 return d
             for s in reversed(self.recent):  # an earlier run's decision: the log record is all there is
                 if s.get("id") == decision_id:
-                    return self._elsewhere(dict(s))
+                    s = dict(s)
+                    s.setdefault("sentence", mask_record({"sentence": wording.sentence(s)})["sentence"])
+                    return self._elsewhere(s)
         return None
 
     def _elsewhere(self, s: dict) -> dict:
