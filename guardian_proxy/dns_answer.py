@@ -1,16 +1,24 @@
-"""The proxy's own DNS answer: the CNAME chain for the evaluation, the address for the connection (issue 25 item 3).
+"""The proxy's own DNS answer: the CNAME chain for the evaluation; the address for the connection only on request
+(issue 25 item 3).
 
 A mitmproxy addon, added after `GuardianAddon` (guardian_proxy/addon.py `_serve`), on while `detector.cname_lookup`
 is (the default):
 
 - `requestheaders`: as soon as a request's headers arrive (its body may still be on the way) the destination's A
-  question is asked once (extract/cname.py `CnameResolver.lookup`: one bounded UDP query, cached for the answer's
-  TTL) and the answer kept on the flow; `to_raw` hands the chain's last name to the evaluation as
-  `RawRequest.canonical_host`, where the extractor checks it for a known tracker behind a first-party-looking name
-  (CNAME cloaking);
-- `request` (after the decision): the request is sent to the answer's first address, the Host header, HTTP/2
-  authority and TLS SNI keeping the name, so the connection makes no DNS question of its own: the chain costs no
-  exchange beyond the one the proxy needs anyway. A cached answer is used without waiting.
+  question is asked (extract/cname.py `CnameResolver.lookup`: one bounded UDP query in a worker thread, never on the
+  event loop; cached for the answer's TTL, at most 5 min, at most 4,096 names) and the answer kept on the flow;
+  `to_raw` hands the chain's last name to the evaluation as `RawRequest.canonical_host`, where the extractor checks
+  it for a known tracker behind a first-party-looking name (CNAME cloaking). A cached answer is used without waiting.
+- By default that is all: the connection resolves the name through the system (getaddrinfo: /etc/hosts, nsswitch,
+  mDNS, split-DNS VPNs, IPv6 first where the system prefers it), as without this addon. The cost is one extra DNS
+  question per name per TTL, to the same resolver the system asks, which learns nothing it would not learn anyway.
+- `connect=True` (`detector.dns_connect`, off by default): `request` (after the decision) sends the request to the
+  answer's first IPv4 address, the Host header, HTTP/2 authority and TLS SNI keeping the name (so upstream
+  certificate verification is still against the name), and the connection asks no DNS question of its own: one
+  answer for both the decision and the connection. Fallback: when the connection to the answered address fails
+  (`server_connect_error`), that name is connected through the system resolver for the answer's lifetime (at least
+  60 s). The failed request itself cannot be retried in mitmproxy 11: the error reaches the HTTP layer, which answers
+  the client 502, after the last hook (`error`) that could act, and a hook cannot open the connection itself.
 
 Left to the system resolver, as without this addon: IP addresses, names in /etc/hosts or without a dot, names
 with no A record (IPv6 only) or no answer in time; every request when `--redirect-upstream` sends it elsewhere (the
@@ -23,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 from .extract.cname import Answer, CnameResolver
@@ -32,12 +41,18 @@ META = "guardian_dns"  # flow.metadata key: {"host", "canonical", "address"}
 
 
 class DnsAnswer:
-    def __init__(self, resolver: CnameResolver, connect: bool = True):
+    #: how long a name whose answered address refused stays with the system resolver, at least
+    FALLBACK_S = 60.0
+    MAX_FALLBACK = 4096
+
+    def __init__(self, resolver: CnameResolver, connect: bool = False):
         self.resolver = resolver
-        self.connect = connect  # False: read the chain only (--redirect-upstream sends the request elsewhere)
+        self.connect = connect  # True: connect to the answer's address (detector.dns_connect); False: read the chain
         self.pool = ThreadPoolExecutor(4, thread_name_prefix="guardian-dns")
         #: (client connection id, address) → the name a request of that client was sent to that address for
         self._sni: dict[tuple[str, tuple[str, int]], str] = {}
+        #: name → until when it is connected through the system resolver (its answered address failed)
+        self._system: dict[str, float] = {}
 
     async def requestheaders(self, flow) -> None:
         host = (flow.request.host or "").lower().rstrip(".")
@@ -62,11 +77,16 @@ class DnsAnswer:
         got = flow.metadata.get(META)
         r = flow.request
         if not self.connect or flow.response is not None or not got or not got.get("address") or \
-                (r.host or "").lower().rstrip(".") != got["host"]:
+                (r.host or "").lower().rstrip(".") != got["host"] or self._to_system(got["host"]):
+            return
+        key = (flow.client_conn.id, (got["address"], r.port))
+        if self._sni.get(key, r.host) != r.host:
+            # another name of this client already goes to that address: mitmproxy would reuse its connection (it
+            # matches connections by address), whose certificate was checked for the other name; the system's
             return
         host_header, authority = r.headers.get("host"), r.authority
         flow.metadata.setdefault("guardian_url", r.url)  # the reply's handling still sees the name
-        self._sni[(flow.client_conn.id, (got["address"], r.port))] = r.host
+        self._sni[key] = r.host
         r.host = got["address"]  # the setter rewrites Host and authority: put them back
         if host_header is not None:
             r.headers["host"] = host_header
@@ -76,6 +96,28 @@ class DnsAnswer:
         name = self._sni.get((data.client.id, tuple(data.server.address or ())))
         if name is not None and data.server.tls:
             data.server.sni = name
+
+    def server_connect_error(self, data) -> None:
+        """The answered address failed: that name goes through the system resolver from the next request on."""
+        name = self._sni.pop((data.client.id, tuple(data.server.address or ())), None)
+        if name is None:
+            return
+        name = name.lower().rstrip(".")
+        found, ans = self.resolver.cached(name)
+        life = max(self.FALLBACK_S, ans.ttl if found and ans is not None else 0.0)
+        if len(self._system) >= self.MAX_FALLBACK:
+            self._system.pop(next(iter(self._system)))
+        self._system[name] = time.monotonic() + life
+        log.info("guardian-proxy: the DNS answer's address for a host refused; the system resolver connects it")
+
+    def _to_system(self, host: str) -> bool:
+        until = self._system.get(host)
+        if until is None:
+            return False
+        if until > time.monotonic():
+            return True
+        del self._system[host]
+        return False
 
     def client_disconnected(self, client) -> None:
         for k in [k for k in self._sni if k[0] == client.id]:
