@@ -5,10 +5,10 @@ to the browser and to a host-name check it is the shop itself. The chain of the 
 
 The proxy's own DNS answer (guardian_proxy/dns_answer.py, `detector.cname_lookup`, on by default): when a request's
 headers arrive the proxy asks the system's resolver (the first `nameserver` of /etc/resolv.conf, or
-`detector.dns_server`) the A question its upstream connection needs, reads the CNAME chain *and* the addresses of
-that one answer, hands the chain's last name to the evaluation (`RawRequest.canonical_host`) and connects to the
-answer's first address. So reading the chain costs no DNS exchange beyond the one the connection makes anyway (the
-answer is cached for its TTL, up to 5 min, so there are fewer than one per connection). `lookup(host)` → `Answer`:
+`detector.dns_server`) the A question for its host, reads the CNAME chain and the addresses of that answer, and hands
+the chain's last name to the evaluation (`RawRequest.canonical_host`). The connection resolves through the system as
+usual (one extra question per name per TTL, to the same resolver); with `detector.dns_connect` it goes to the
+answer's first address instead (one answer for the decision and the connection). `lookup(host)` → `Answer`:
 
 - bounded: one UDP query, `timeout` seconds (0.5), a chain of at most 8 names, answers of at most 4 KiB;
 - cached: per host for the answer's TTL (at most `ttl`, 5 min; a failure for 30 s), at most `max_entries` hosts
