@@ -23,7 +23,7 @@ from mitmproxy import ctx, exceptions, http
 from mitmproxy.net.http import url as mitm_url
 from mitmproxy.proxy import server_hooks
 
-from . import codec
+from . import codec, console
 from .config import LimitSettings
 from .connections import ConnectionGuard
 from .domains import is_ip, split_hostport
@@ -572,6 +572,8 @@ class GuardianAddon:
                                      "explanation": decision.explanation,
                                      "session": decision.extra.get("session"), "chat_api": decision.extra.get("chat_api")}
         apply_decision(flow, decision)
+        console.mark(flow, raw, decision)  # mitmweb's flow list: comment, marker, a block's reason phrase
+        console.say(raw, decision, flow.client_conn.peername if flow.client_conn else None, self.standalone)
         if self.redirect is not None and flow.response is None:
             flow.metadata["guardian_url"] = raw.url
             self.redirect.request(flow)
@@ -1077,15 +1079,9 @@ async def _serve(gateway: Gateway, host: str, port: int, confdir: str, redirect:
         updates["mode"] = [mode]
     opts.update(**updates)
     if sets:  # every other mitmproxy option, as `mitmdump --set` takes it (the addons' options are known by now)
-        try:
-            opts.set(*sets)
-        except exceptions.OptionsError as e:
-            import difflib
-
-            msg = str(e)
-            unknown = msg.partition("Unknown option(s):")[2].replace(",", " ").split()
-            near = [m for k in unknown for m in difflib.get_close_matches(k, list(opts.keys()), 2)]
-            raise GuardianError(f"--set: {msg}" + (f" (did you mean {', '.join(near)}?)" if near else "")) from None
+        problem = _set_problem(opts, sets)
+        if problem:
+            raise GuardianError(problem)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         try:
@@ -1109,6 +1105,49 @@ async def _serve(gateway: Gateway, host: str, port: int, confdir: str, redirect:
     finally:
         if dashboard is not None:
             dashboard.stop()
+
+
+def _set_problem(opts, sets: list[str]) -> str | None:
+    """`--set KEY=VALUE` specs applied one by one to `opts`; the first that mitmproxy refuses, in one line naming its
+    key (mitmproxy's own message says `Not an integer: abc` without the key), else None."""
+    import difflib
+
+    for spec in sets:
+        key = spec.partition("=")[0].strip()
+        try:
+            opts.set(spec)
+        except exceptions.OptionsError as e:
+            msg = str(e)
+            if "Unknown option" in msg:
+                near = difflib.get_close_matches(key, list(opts.keys()), 2)
+                return f"--set {spec}: no option {key!r}" + (f" (did you mean {', '.join(near)}?)" if near else "")
+            return f"--set {spec}: {msg}"
+    return None
+
+
+def check_sets(sets: list[str]) -> None:
+    """The mitmproxy options given as `--set` checked against mitmproxy's own options and their types before any
+    model loads (`guardian-proxy run` fails in one line naming the key, not half a minute later); GuardianError."""
+    if not sets:
+        return
+
+    async def check() -> str | None:
+        from mitmproxy import options
+        from mitmproxy.tools.dump import DumpMaster
+
+        root = logging.getLogger()
+        before = list(root.handlers)
+        opts = options.Options()
+        DumpMaster(opts, with_termlog=True, with_dumper=False)  # every addon's options, nothing started
+        try:
+            return _set_problem(opts, sets)
+        finally:
+            for h in [h for h in root.handlers if h not in before]:  # its log handlers: `run` installs its own
+                root.removeHandler(h)
+
+    problem = asyncio.run(check())
+    if problem:
+        raise GuardianError(problem)
 
 
 def run_proxy(gateway: Gateway, host: str, port: int, confdir: str = "~/.mitmproxy",
