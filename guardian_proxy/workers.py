@@ -86,6 +86,9 @@ def _serve(settings, conn) -> None:
     """A worker's life: build the gateway (its own models and stores), say ready, then answer requests until the
     pipe closes (the proxy exited or closed the pool). Never logs a value: the console mask is on its handlers."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the proxy's to handle: it closes the pipes
+    from .proctitle import name_worker, worker_index
+
+    name_worker((worker_index(multiprocessing.current_process().name) or 0) + 1)  # `guardian wkr 1` in ps
     logging.basicConfig(level=logging.WARNING, format="guardian-proxy worker %(process)d: %(message)s")
     logging.getLogger("presidio-analyzer").setLevel(logging.ERROR)
     from .logmask import mask_handlers
