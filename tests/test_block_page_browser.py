@@ -52,6 +52,17 @@ def test_allow_once_from_the_block_page_lets_the_next_request_pass_and_the_one_a
         assert page.locator("#guardian-allow-1h").count() == 1 and page.locator("#guardian-allow-forever").count() == 1
         seen = len([x for x in up.received if x.path.startswith("/article")])
         assert seen == 0  # the blocked request never left
+        # the reason in words first (issue 27), and "see this decision" opens the dashboard's own detail view: from
+        # the sandboxed page (an opaque origin) through a new tab, no cookie yet
+        reason = page.text_content("#guardian-reason")
+        assert "stopped before" in reason and "Your rule decided it: " in reason, reason
+        with page.context.expect_page(timeout=30_000) as opened:
+            page.click("#guardian-decision")
+        detail = opened.value
+        detail.wait_for_selector('#detail:not(.hidden) [data-testid="sentence"]', timeout=30_000)
+        assert SITE in detail.text_content("#detail-title")
+        assert detail.locator('[data-testid="act-once"]').count() == 1  # the actions first
+        detail.close()
 
         with page.expect_navigation(url=URL, timeout=30_000) as nav:
             page.click("#guardian-allow-once")

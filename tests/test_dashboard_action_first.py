@@ -63,8 +63,12 @@ def test_block_and_allow_sentences():
         "Your e-mail address, sent by shop.example to a data broker (broker.example), was stopped before it left "
         "this machine.")
     rec = {"action": "allow", "host": "cdn.example", "recipient": "service_provider"}
-    assert wording.sentence(rec, {}) == ("This request, with no personal data found in it, went to cdn.example "
-                                         "(service provider), sent by an app or tool (no web page).")
+    assert wording.sentence(rec, {}) == ("This request to cdn.example (service provider), sent by an app or tool "
+                                         "(no web page), went as it was; no personal data was found in it.")
+    rec = {"action": "deny", "host": "www.blocked.example", "domain": "blocked.example", "recipient": "first_party",
+           "override": "deny blocked.example (user rule)"}
+    assert wording.sentence(rec, {}).endswith("was stopped before it left this machine; no personal data was found "
+                                              "in it. Your rule decided it: deny blocked.example (user rule).")
     assert wording.data_words({}, {"contact": 2, "health": 1}) == "your contact details and health details"
 
 

@@ -187,20 +187,25 @@ def sentence(rec: dict, types: dict[str, int] | None = None, standin_types: set[
     by = f", sent by {site}" if site and site != dest else (", sent by an app or tool (no web page)" if not site else "")
     data, plural = data_parts(types if types is not None else rec.get("spans"), rec.get("categories"))
     action = rec.get("action")
+    rule = f" Your rule decided it: {rec['override']}." if rec.get("override") else ""
     if not data:
-        verb = {"allow": "went", "transform": "went rewritten", "deny": "was blocked before it went"}.get(action, "went")
-        return f"This request, with no personal data found in it, {verb} to {to}{by}."
+        by = f"{by}," if by else ""
+        if action == "deny":
+            return (f"This request to {to}{by} was stopped before it left this machine; no personal data was found "
+                    f"in it.{rule}")
+        done = "was rewritten" if action == "transform" else "went as it was"
+        return f"This request to {to}{by} {done}; no personal data was found in it.{rule}"
     if action == "transform":
         how = "replaced with stand-ins" if standin_types else "replaced"
         if standin_types and len(standin_types) == 1 and sum((types or rec.get("spans") or {}).values()) == 1:
             how = "replaced with a stand-in"
         return (f"{data[0].upper()}{data[1:]} {'were' if plural else 'was'} {how} before "
-                f"{'the request' if plural else 'it'} went to {to}{by}.")
+                f"{'the request' if plural else 'it'} went to {to}{by}.{rule}")
     if action == "deny":
         where = f"sent by {site} to {recipient_a(rec.get('recipient'))} ({dest})" if site else \
             f"sent by an app or tool to {recipient_a(rec.get('recipient'))} ({dest})"
-        return f"{data[0].upper()}{data[1:]}, {where}, {'were' if plural else 'was'} stopped before {'they' if plural else 'it'} left this machine."
-    return f"{data[0].upper()}{data[1:]} went to {to} as it was{by}."
+        return f"{data[0].upper()}{data[1:]}, {where}, {'were' if plural else 'was'} stopped before {'they' if plural else 'it'} left this machine.{rule}"
+    return f"{data[0].upper()}{data[1:]} went to {to} as it was{by}.{rule}"
 
 
 def of_decision(d) -> tuple[str, str | None]:
@@ -213,7 +218,7 @@ def of_decision(d) -> tuple[str, str | None]:
         for sp in a.spans:
             types[sp.entity] = types.get(sp.entity, 0) + 1
     rec = {"action": d.action, "host": a.host, "domain": a.domain or a.host, "recipient": a.recipient,
-           "site": a.site, "categories": dict(a.categories)}
+           "site": a.site, "categories": dict(a.categories), "override": d.override}
     _, tail, after = split_explanation(d.explanation or "")
     numbers = band_words(d.risk) if d.risk is not None else (tail or None)
     if after:
