@@ -51,11 +51,42 @@ def build(config: str | None, state_dir: str | None, log_file: str | None, dashb
     if s.dashboard_port:
         from .dashboard import Dashboard
 
-        dash = Dashboard(gateway.settings, port=s.dashboard_port, proxy=proxy, mode=mode,
+        dash = Dashboard(gateway.settings, port=dashboard_port_free(s.dashboard_port), proxy=proxy, mode=mode,
                          overrides=getattr(gateway, "overrides", None))
         if not dash.start():
             dash = None
     return Built(gateway, dash, processes)
+
+
+DASHBOARD_TRIES = 10  # ports after a taken one tried before the system's choice
+
+
+def dashboard_port_free(port: int, host: str = "127.0.0.1") -> int:
+    """`port` when it is free, else the next free one of the following DASHBOARD_TRIES, else 0 (the system's choice),
+    said in one log line: mitmweb's own web interface holds 8081, the dashboard's default, and the dashboard moves
+    off it by itself (the port it got is in the `deciding every request` line and in `<state dir>/runtime.json`)."""
+    import errno
+    import logging
+    import socket
+
+    for p in range(port, min(port + DASHBOARD_TRIES, 65535) + 1):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the dashboard's server: not TIME_WAIT
+            try:
+                sock.bind((host, p))
+            except OSError as e:
+                if e.errno == errno.EADDRINUSE:
+                    continue
+                return port  # another problem: Dashboard.start says it
+        if p != port:
+            logging.getLogger("guardian_proxy").warning(
+                "guardian-proxy: dashboard port %d is taken (mitmweb's own interface?): the dashboard uses %d "
+                "(--set guardian_dashboard_port=N to choose, 0: off)", port, p)
+        return p
+    logging.getLogger("guardian_proxy").warning(
+        "guardian-proxy: dashboard ports %d-%d are taken: the dashboard uses a port the system chose "
+        "(--set guardian_dashboard_port=N to choose, 0: off)", port, port + DASHBOARD_TRIES)
+    return 0
 
 
 # ---------------------------------------------------------------------------------- options and the loopback rule

@@ -15,12 +15,12 @@ import os
 import shlex
 import socket
 import stat
+import sys
 import urllib.request
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
@@ -29,11 +29,11 @@ from ..config import Settings, load_settings
 from ..errors import GuardianError
 from . import trust
 from .app import app
-from .common import CONFIG, STATE_DIR
+from .common import CONFIG, STATE_DIR, DataOut
 from .probe import through_proxy
 from .trust import TRUST_BUNDLES
 
-out = Console()
+out = DataOut()  # on a terminal the pretty table; piped: never wrapped, one line a check (and its fix)
 _MARK = {"ok": "[green]ok[/]", "warn": "[yellow]warn[/]", "fail": "[bold red]FAIL[/]"}
 
 
@@ -385,8 +385,9 @@ def doctor_cmd(
         t.add_column("check")
         t.add_column("")
         t.add_column("detail", overflow="fold")
+        sep = "\n" if sys.stdout.isatty() else "; "  # piped: a check and its fix on one line
         for c in checks:
-            t.add_row(escape(c.name), _MARK[c.state], escape(c.detail) + (f"\n[cyan]fix:[/] {escape(c.fix)}" if c.fix
+            t.add_row(escape(c.name), _MARK[c.state], escape(c.detail) + (f"{sep}[cyan]fix:[/] {escape(c.fix)}" if c.fix
                                                                          else ""))
         out.print(t)
         out.print("[bold red]some checks failed[/]" if failed else "[green]no failures[/]")

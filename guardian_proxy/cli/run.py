@@ -9,6 +9,7 @@ Then the state directory and its files are checked (cli/startup.py), all before 
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 import typer
@@ -151,13 +152,17 @@ def run(
     sets: list[str] = typer.Option(None, "--set", metavar="KEY=VALUE",
                                    help="Any mitmproxy option (ignore_hosts, upstream_cert, …) or guardian option "
                                         "(guardian_state_dir, guardian_config, …), as `mitmdump --set`."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="Errors only on the console."),
-    verbose: bool = typer.Option(False, "--verbose", "-v", help="mitmproxy's informational lines too."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Errors only on the console (no decision lines)."),
+    verbose: bool = typer.Option(False, "--verbose", "-v",
+                                 help="A line for allowed requests too, and mitmproxy's informational lines."),
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
                                  help="Print the versions and exit."),
 ) -> None:
     """Start the proxy (127.0.0.1:8080 by default) with the embedded defaults. mitmproxy's own spellings work too
-    (`-p/--listen-port`, `--listen-host`, `-k/--ssl-insecure`, `--mode`, `--set KEY=VALUE`, `-q`, `-v`)."""
+    (`-p/--listen-port`, `--listen-host`, `-k/--ssl-insecure`, `--mode`, `--set KEY=VALUE`, `-q`, `-v`).
+
+    The console prints one line per rewritten or blocked request (time, client, program, method, host, what was
+    done and why; never a value); `-q` silences them, `-v` adds the allowed ones."""
     own, mitm_sets = split_sets(sets or [])
     host = host if host is not None else own.get("host")
     port = port if port is not None else _set_number(own, "port")
@@ -196,8 +201,13 @@ def run(
     check_free(addrs)
     try:
         check_state(s)  # before any model loads: one line naming the file and the fix
+        if mitm_sets:
+            from ..addon import check_sets
+
+            check_sets(mitm_sets)  # an unknown key or a bad value, named, before the models load
     except GuardianError as e:
         fail(str(e))
+    given_state = state_dir
 
     from ..addon import ca_cert_path, run_proxy
     from ..pipeline import Gateway
@@ -254,9 +264,13 @@ def run(
         say("  trust it to inspect HTTPS: Firefox → Settings → Certificates → Import; "
             f"Debian/Ubuntu: sudo cp {ca} /usr/local/share/ca-certificates/mitmproxy.crt && "
             "sudo update-ca-certificates; macOS: open it in Keychain Access and set 'Always Trust'")
-        scheme = {"regular": "HTTPS_PROXY=http", "socks5": "ALL_PROXY=socks5h"}.get(mode_name)
-        if scheme and bound:
-            say(f"  command-line tools: {scheme}://{client_address(*bound[0])} SSL_CERT_FILE={ca}")
+        if mode_name in ("regular", "socks5") and bound:
+            env = "guardian-proxy env" + (f" --state-dir {shlex.quote(str(given_state))}" if given_state else "")
+            say(f'  command-line tools and agents: eval "$({env})" (the proxy variables, and CURL_CA_BUNDLE, '
+                "SSL_CERT_FILE, REQUESTS_CA_BUNDLE, NODE_EXTRA_CA_CERTS with this CA)")
+            flag = "-x" if mode_name == "regular" else "--socks5-hostname"
+            say(f"  one request: curl {flag} {client_address(*bound[0])} --cacert {shlex.quote(str(ca))} "
+                "https://example.com/")
 
     try:
         run_proxy(gateway, s.host.strip("[]"), s.port, confdir=confdir, redirect=redirect, ssl_insecure=ssl_insecure,
