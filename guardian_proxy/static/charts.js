@@ -86,6 +86,11 @@ const Charts = (() => {
     counts.forEach((c, i) => {
       const lo = i / counts.length;
       const range = `R ${lo.toFixed(1)}–${(lo + 1 / counts.length).toFixed(1)}`;
+      // the bin itself (transparent, its whole height: what a pointer hovers), then its coloured parts
+      const bin = el("rect", { x: pad.l + i * bw + 1, y: h - pad.b - (c / max) * ih, width: bw - 2,
+                               height: (c / max) * ih, fill: "transparent", "data-bin": i, "data-count": c });
+      const split = by ? ACTIONS.filter((a) => (by[a] || [])[i]).map((a) => `${by[a][i]} ${WORDS[a]}`).join(", ") : "";
+      bin.appendChild(el("title", {}, `${range}: ${c}${split ? ` (${split})` : ""}`));
       let y = h - pad.b;
       const stack = by ? ACTIONS.map((a) => [a, (by[a] || [])[i] || 0]) : [["other", c]];
       for (const [a, n] of stack) {
@@ -93,10 +98,11 @@ const Charts = (() => {
         const bh = (n / max) * ih;
         y -= bh;
         const r = el("rect", { x: pad.l + i * bw + 1, y, width: bw - 2, height: bh, fill: COLOURS[a] || "#8a93a3",
-                               "data-bin": i, "data-count": n, "data-action": a });
+                               "data-part": i, "data-count": n, "data-action": a });
         r.appendChild(el("title", {}, `${range}: ${n} ${WORDS[a] || "decided"}`));
         svg.appendChild(r);
       }
+      svg.appendChild(bin);
     });
     for (const x of [0, 0.5, 1]) {
       svg.appendChild(el("text", { x: pad.l + x * (w - pad.l - pad.r), y: h - 6,
