@@ -175,11 +175,11 @@ def test_train_script_stacks_the_reader_and_fills_the_vocabulary(tmp_path):
     import build_pairs
     import train_likelihood
 
-    index = json.loads((ROOT / "policies" / "index.json").read_text())
+    index = json.loads((ROOT / "guardian_proxy" / "policies" / "index.json").read_text())
     keep = [p for p in index["policies"] if p["domain"] in ("google.com", "criteo.com", "reddit.com")]
     (tmp_path / "pol" / "statements").mkdir(parents=True)
     for p in keep:
-        shutil.copy(ROOT / "policies" / p["file"], tmp_path / "pol" / p["file"])
+        shutil.copy(ROOT / "guardian_proxy" / "policies" / p["file"], tmp_path / "pol" / p["file"])
     (tmp_path / "pol" / "index.json").write_text(json.dumps({**index, "policies": keep}))
     seed = tmp_path / "seed.local.pairs.jsonl"
     build_pairs.main(["seed", "--policies", str(tmp_path / "pol"), "--out", str(seed), "--per-domain", "60"])
@@ -188,10 +188,10 @@ def test_train_script_stacks_the_reader_and_fills_the_vocabulary(tmp_path):
     fill = [dict(x, split="train") for x in lines]
     (tmp_path / "main.jsonl").write_text("".join(json.dumps(x) + "\n" for x in main))
     (tmp_path / "fill.jsonl").write_text("".join(json.dumps(x) + "\n" for x in fill))
-    texts = sorted({s["statement"]["text"] for x in main for s in x["evidence"].get("statements", [])})
-    sts = [{"id": str(i), "policy": main[0]["policy"], "split": "train", "text": t,
+    policy_of = {s["statement"]["text"]: x["policy"] for x in main for s in x["evidence"].get("statements", [])}
+    sts = [{"id": str(i), "policy": pol, "split": "train", "text": t,
             "anns": [ann("contact", ("ad_network",), "advertising")] if "advertis" in t.lower() else []}
-           for i, t in enumerate(texts)]
+           for i, (t, pol) in enumerate(sorted(policy_of.items()))]
     (tmp_path / "st.jsonl").write_text("".join(json.dumps(x) + "\n" for x in sts))
     out = tmp_path / "m.pt"
     report = train_likelihood.main(["--pairs", str(tmp_path / "main.jsonl"), "--fill-pairs", str(tmp_path / "fill.jsonl"),

@@ -136,7 +136,7 @@ def train(texts: list[str], y: np.ndarray, bits: int = 15, epochs: int = 12, lr:
     rows = [hashed(t, bits, idf) for t in texts]
     emb = torch.nn.EmbeddingBag(1 << bits, len(OUTPUTS), mode="sum")
     torch.nn.init.zeros_(emb.weight)
-    prior = np.clip(y.mean(axis=0), 1e-4, 1 - 1e-4)
+    prior = np.clip(y.mean(axis=0) if len(y) else np.zeros(len(OUTPUTS)), 1e-4, 1 - 1e-4)  # nothing read: all rare
     bias = torch.nn.Parameter(torch.from_numpy(np.log(prior / (1 - prior)).astype(np.float32)))
     opt = torch.optim.Adam([emb.weight, bias], lr=lr)
     yt = torch.from_numpy(y.astype(np.float32))
