@@ -2,7 +2,7 @@
 
 `Settings` comes from an optional YAML file (`--config FILE`); every field has an embedded
 default so `guardian-proxy run` works with no file at all. Factor tables come from
-`factor_tables/*.yaml` (see factor_tables/README.md) and are validated by `FactorTables`.
+`guardian_proxy/factor_tables/*.yaml` (see its README.md) and are validated by `FactorTables`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
-"""Where the shipped data lives: `policies/`, `factor_tables/`, `models/` at the project root and
-`guardian_proxy/data/` inside the package. The project is installed editable (`pip install -e .`),
-so the top-level folders are found next to the package."""
+"""Where the shipped data lives: `policies/`, `factor_tables/`, `models/` and `data/`, all inside the package
+(guardian_proxy/), so a built wheel (`pip install`, `pipx install .`) carries them and finds them from any
+directory. `GUARDIAN_POLICIES_DIR`, `GUARDIAN_FACTOR_TABLES_DIR` and `GUARDIAN_MODELS_DIR` point elsewhere.
+A folder missing from the package but present next to it (a checkout with the old layout) is found there."""
 
 from __future__ import annotations
 
@@ -8,25 +9,31 @@ import os
 from pathlib import Path
 
 PACKAGE_DIR = Path(__file__).resolve().parent
+#: the checkout's root in an editable install (scripts, tests); in an installed wheel it is site-packages
 PROJECT_ROOT = PACKAGE_DIR.parent
 DATA_DIR = PACKAGE_DIR / "data"
 
 
-def _top(name: str) -> Path:
+def _shipped(name: str) -> Path:
     env = os.environ.get(f"GUARDIAN_{name.upper()}_DIR")
-    return Path(env) if env else PROJECT_ROOT / name
+    if env:
+        return Path(env)
+    inside = PACKAGE_DIR / name
+    if not inside.is_dir() and (PROJECT_ROOT / "pyproject.toml").is_file() and (PROJECT_ROOT / name).is_dir():
+        return PROJECT_ROOT / name  # a checkout that still keeps it at the top level
+    return inside
 
 
 def policies_dir() -> Path:
-    return _top("policies")
+    return _shipped("policies")
 
 
 def factor_tables_dir() -> Path:
-    return _top("factor_tables")
+    return _shipped("factor_tables")
 
 
 def models_dir() -> Path:
-    return _top("models")
+    return _shipped("models")
 
 
 def default_state_dir() -> Path:

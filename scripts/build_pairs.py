@@ -3,7 +3,7 @@
 
     build_pairs.py opp115 [--opp115 ../shared/data/opp115] [--fields annotations|text] [--out FILE]
                           [--statements-out FILE]   (every statement with its gold annotations)
-    build_pairs.py seed   [--policies policies/] [--out models/seed.local.pairs.jsonl]
+    build_pairs.py seed   [--policies guardian_proxy/policies/] [--out models/seed.local.pairs.jsonl]
 
 Each line: {"id", "source", "policy", "split", "label" (0 compliant, 1 risky), "why", "action", "evidence"}
 with `action`/`evidence` in the shapes of guardian_proxy.types (Action, Evidence). Evidence is what the
@@ -329,7 +329,7 @@ def main(argv: list[str] | None = None) -> None:
     o.add_argument("--statements-out", type=Path, default=None,
                    help="also write every statement with its gold annotations (the statement reader's data)")
     s = sub.add_parser("seed")
-    s.add_argument("--policies", type=Path, default=ROOT / "policies")
+    s.add_argument("--policies", type=Path, default=ROOT / "guardian_proxy" / "policies")
     s.add_argument("--out", type=Path, default=ROOT / "models" / "seed.local.pairs.jsonl")
     s.add_argument("--per-domain", type=int, default=60, help="pairs per owner (at most)")
     s.add_argument("--seed", type=int, default=0)

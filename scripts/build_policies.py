@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Build the shipped policy corpus (policies/) from the Open Terms Archive collections.
+"""Build the shipped policy corpus (guardian_proxy/policies/) from the Open Terms Archive collections.
 
-    .venv/bin/python scripts/build_policies.py [--data ../shared/data] [--out policies] [--per-owner 80]
+    .venv/bin/python scripts/build_policies.py [--data ../shared/data] [--out guardian_proxy/policies] [--per-owner 80]
 
 Each owner in OWNERS names its OTA documents (privacy and tracker/cookie policies; the English, longer
 of the two collections' copies is used) and the registrable domains its statements answer for; owners
@@ -236,7 +236,7 @@ def select(statements: list[Statement], cap: int) -> list[Statement]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
-    ap.add_argument("--out", type=Path, default=ROOT / "policies")
+    ap.add_argument("--out", type=Path, default=ROOT / "guardian_proxy" / "policies")
     ap.add_argument("--per-owner", type=int, default=80, help="statement cap per owner")
     ap.add_argument("--max-chars", type=int, default=400, help="statement text cap (characters)")
     args = ap.parse_args()

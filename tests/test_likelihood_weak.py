@@ -51,11 +51,11 @@ def test_build_train_load_estimate(tmp_path, monkeypatch):
     import build_pairs
     import train_likelihood
 
-    index = json.loads((ROOT / "policies" / "index.json").read_text())
+    index = json.loads((ROOT / "guardian_proxy" / "policies" / "index.json").read_text())
     keep = [p for p in index["policies"] if p["domain"] in ("google.com", "criteo.com", "reddit.com")]
     (tmp_path / "pol" / "statements").mkdir(parents=True)
     for p in keep:
-        shutil.copy(ROOT / "policies" / p["file"], tmp_path / "pol" / p["file"])
+        shutil.copy(ROOT / "guardian_proxy" / "policies" / p["file"], tmp_path / "pol" / p["file"])
     (tmp_path / "pol" / "index.json").write_text(json.dumps({**index, "policies": keep}))
     pairs = tmp_path / "seed.local.pairs.jsonl"
     build_pairs.main(["seed", "--policies", str(tmp_path / "pol"), "--out", str(pairs), "--per-domain", "60"])

@@ -189,7 +189,7 @@ def component_checks(s: Settings) -> list[Check]:
              "likelihood": "see README 'Violation likelihood': train or point likelihood.model_file at the weights",
              "llm": "make llm, then set llm.backend and llm.model_path in the config (or llm.backend: none)",
              "policies": "rebuild the corpus: .venv/bin/python scripts/build_policies.py",
-             "factor tables": "fix the YAML named above (see factor_tables/README.md)"}
+             "factor tables": "fix the YAML named above (see guardian_proxy/factor_tables/README.md)"}
     return [Check(c["name"], c["state"], c["detail"], fixes.get(c["name"], "") if c["state"] != "ok" else "")
             for c in all_status(s)]
 

@@ -1,4 +1,4 @@
-"""The policy store: statements per owner, from the shipped corpus (`policies/`) and the user's policies
+"""The policy store: statements per owner, from the shipped corpus (`guardian_proxy/policies/`) and the user's policies
 (added with `policy add` or learned while browsing): the directory `<state_dir>/policies` in the format
 policies/README.md describes (state.backend local), or the fleet's Redis (state.backend redis,
 guardian_proxy/state/policies_redis.py).
