@@ -49,7 +49,7 @@ from .rewrite import (
 )
 from .store import SessionStore
 from .stream import DECODABLE, StreamDemasker, demask_body
-from .surrogates import _NAME_PART, _TITLES, SurrogateMaker, overlaps_real
+from .surrogates import _NAME_PART, _TITLES, ADDRESS_TYPES, SurrogateMaker, address_parts, overlaps_real
 from .vault import Vault
 
 log = logging.getLogger("guardian_proxy")
@@ -278,7 +278,7 @@ class SessionStage:
         crossed = st.crossed_turn is not None
         active = {n for n, e in st.entities.items() if not e.blocked and e.entity not in NOT_VALUES
                   and (crossed or e.entity in self.before)}
-        self._surrogates(st, active, slots)
+        active |= self._surrogates(st, active, slots)  # the parts of a composite address are replaced too
         sig = (st.version, len(st.entities), len(active))
         if st.known is None or st.known[0] != sig:
             st.known = (sig, KnownValues(st, active))
@@ -336,10 +336,11 @@ class SessionStage:
 
         return ours
 
-    def _surrogates(self, st: SessionState, active: set[str], slots) -> None:
+    def _surrogates(self, st: SessionState, active: set[str], slots) -> set[str]:
+        """Stand-ins for the active values that have none; the norms of the address parts registered."""
         need = [st.entities[n] for n in active if not st.entities[n].surrogate]
         if not need:
-            return
+            return set()
         text = "\n".join(s.text for s in slots).lower()
         taken = set(st.entities) | {normalise(e.surrogate) for e in st.entities.values() if e.surrogate} | \
             set(st.names) | {v.casefold() for v in st.names.values()}
@@ -353,11 +354,55 @@ class SessionStage:
             st.counter += 1
             return st.counter
 
-        for e in sorted(need, key=lambda e: (e.entity != "PERSON", e.first_turn)):  # names first: e-mails use them
-            seed = int(self.vault.mac(st.sid, "seed", e.norm)[:12], 16)
-            sur = self.maker.make(e.entity, e.original, seed, st.names, avoid, number)
+        def parts_of(e) -> list:
+            return address_parts(e.original) if e.entity in ADDRESS_TYPES else []
+
+        added: set[str] = set()
+        # names first (e-mails use them), then the addresses with the most parts (a shorter one reuses their parts)
+        for e in sorted(need, key=lambda e: (e.entity != "PERSON", -len(parts_of(e)), e.first_turn)):
+            if e.surrogate:
+                continue  # an address part the loop already gave its composite's part
+            # one age is one age however it is written: "30 years old" and "(age 30)" move to the same number
+            nums = re.findall(r"\d+", e.original) if e.entity == "AGE" else []
+            seed = int(self.vault.mac(st.sid, "seed", f"AGE#{nums[0]}" if len(nums) == 1 else e.norm)[:12], 16)
+            parts = parts_of(e)
+            if parts:
+                sur = self._composite(st, e, parts, seed, avoid, added)
+            else:
+                sur = self.maker.make(e.entity, e.original, seed, st.names, avoid, number)
             st.set_surrogate(e, sur)
             taken.add(normalise(sur))
+            for n in added:
+                if st.entities[n].surrogate:
+                    taken.add(normalise(st.entities[n].surrogate))
+        return added
+
+    def _composite(self, st: SessionState, e, parts: list, seed: int, avoid, added: set[str]) -> str:
+        """The stand-in of a composite address, part by part: a part this conversation already replaces keeps
+        its stand-in, the others get one of their kind; every part but a state code (too short to look for
+        alone) is registered with its stand-in, so a part held apart is replaced by the same stand-in's part
+        and a reply's part is put back."""
+        out, pos = [], 0
+        for a, b, kind in parts:
+            real = e.original[a:b]
+            norm = normalise(real)
+            known = st.entities.get(norm)
+            if known is not None and known.surrogate and not known.blocked:
+                sur = known.surrogate
+            else:
+                sur = self.maker.address_part(kind, real, seed + a, avoid)
+            if kind != "region" and len(norm) >= 3 and (known is None or not known.blocked):
+                p = st.add(e.entity, real, e.first_turn, count=False)  # a part adds no type to the exposure
+                if not p.surrogate:
+                    st.set_surrogate(p, sur)
+                if p.entity != e.entity and e.entity in self.before and p.entity not in self.before:
+                    p.entity = e.entity  # replaced whenever its composite is
+                    st.dirty.add(p.norm)
+                added.add(p.norm)
+            out += [e.original[pos:a], sur]
+            pos = b
+        out.append(e.original[pos:])
+        return "".join(out)
 
     # ------------------------------------------------------------------ response side
 

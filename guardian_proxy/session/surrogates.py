@@ -12,6 +12,11 @@ their rounding; ages move by 1–5 years; cities, states, countries, organisatio
 come from Faker or small lists. A type with no generator gets a numbered placeholder (`[NARRATIVE_1]`),
 which de-masks as reliably as a surrogate.
 
+A composite street address ("889 Sample Road, San Francisco, CA 94102") gets a stand-in of the same shape
+("4521 Howard Squares, Lake Jennifer, TX 35021"): `address_parts` cuts it into its street line, city, state and
+postcode, and each part's stand-in is that part of the composite's, so the parts held apart (a tool call's
+`address.street`, `address.city`) are replaced by the same stand-in's parts (session/stage.py `_surrogates`).
+
 `avoid(candidate)` rejects candidates that collide with a real value of the conversation or another
 surrogate; up to 24 seeds are tried.
 """
@@ -71,6 +76,42 @@ def _scale_number(tok: str, factor: float) -> str:
     return f"{x:,.{decimals}f}" if "," in tok else f"{x:.{decimals}f}"
 
 
+#: the types whose values can be a composite street address
+ADDRESS_TYPES = frozenset({"STREET_ADDRESS"})
+_SEG = re.compile(r"[^,\n]+")
+_STREET = re.compile(r"^(?=.*\d)(?=.*[^\W\d_]{2})[\w .'’#/-]{3,80}$")
+_CITY = re.compile(r"^[^\W\d_]+(?:[ .'’-]+[^\W\d_]+)*\.?$")
+#: the last segment: an optional region (state, province, city) and a postcode (US, 4-digit, UK, Canadian)
+_TAIL = re.compile(r"^(?:(?P<region>[^\W\d_][^\W\d_ .'’-]*(?:[ .'’-]+[^\W\d_]+)*)\s+)?(?P<zip>\d{5}(?:-\d{4})?|\d{4}|"
+                   r"[A-Z]{1,2}\d[A-Z\d]?\s?\d[A-Z]{2}|[A-Z]\d[A-Z]\s?\d[A-Z]\d)$")
+
+
+def address_parts(value: str) -> list[tuple[int, int, str]]:
+    """The parts of a composite street address, as (start, end, kind) with kind street, city, region or
+    postcode; [] when the value is not one (no comma, or no street line with a number first)."""
+    segs = [(m.start() + len(m.group(0)) - len(m.group(0).lstrip()), m.end() - len(m.group(0)) + len(m.group(0).rstrip()))
+            for m in _SEG.finditer(value) if m.group(0).strip()]
+    if len(segs) < 2 or not _STREET.match(value[segs[0][0]:segs[0][1]]):
+        return []
+    out = [(segs[0][0], segs[0][1], "street")]
+    for k, (a, b) in enumerate(segs[1:], 1):
+        seg = value[a:b]
+        last = k == len(segs) - 1
+        m = _TAIL.match(seg) if last else None
+        if m:
+            if m.group("region"):
+                kind = "region" if len(m.group("region")) <= 3 and m.group("region").isupper() else "city"
+                out.append((a + m.start("region"), a + m.end("region"), kind))
+            out.append((a + m.start("zip"), a + m.end("zip"), "postcode"))
+        elif _CITY.match(seg):
+            out.append((a, b, "region" if len(seg) <= 3 and seg.isupper() else "city"))
+        elif not last and _STREET.match(seg):  # "Flat 3, 12 High St, …": a second street line
+            out.append((a, b, "street"))
+        else:
+            return []
+    return out
+
+
 class SurrogateMaker:
     def __init__(self):
         self._faker = None
@@ -97,6 +138,31 @@ class SurrogateMaker:
                 if cand.strip() and cand != value and not avoid(cand):
                     return cand
             return f"[{entity}_{placeholder_no()}]"
+
+    def address_part(self, kind: str, value: str, seed: int, avoid: Callable[[str], bool]) -> str:
+        """A stand-in for one part of a composite address, in its shape: a street line keeps its house
+        number's length, a postcode its layout, a two-letter state stays a state code."""
+        with self._lock:
+            f = self.faker()
+            cand = value
+            for attempt in range(24):
+                rng = random.Random(seed * 37 + attempt)
+                f.seed_instance(seed * 37 + attempt)
+                if kind == "street":
+                    num = re.match(r"\d+", value)
+                    n = len(num.group(0)) if num else 0
+                    street = f.street_name()
+                    cand = f"{rng.randint(10 ** (n - 1), 10 ** n - 1)} {street}" if n else \
+                        f"{street} {rng.randint(10, 999)}"
+                elif kind == "postcode":
+                    cand = scramble(value, rng, keep_prefix=False)
+                elif kind == "region" and len(value) == 2:
+                    cand = f.state_abbr()
+                else:
+                    cand = f.city()
+                if cand != value and not avoid(cand):
+                    return cand
+            return cand
 
     # ------------------------------------------------------------------ names
 

@@ -1,0 +1,103 @@
+"""The parts of a replaced composite value get the parts of the same stand-in (issue 25 follow-up, seen in the
+simonw/llm-gemini cassettes): in a second tool-call turn the user's street address was pseudonymised in the user
+text while the model's `function_call.args.address.street` and `.city` went out raw, because the pseudonym was made
+for the whole "street, city, ST zip" span. Now each part of a composite address is registered with the matching part
+of the composite's stand-in, so the parts held apart are replaced consistently, a shorter mention ("street, city")
+reuses them, one age keeps one stand-in however it is written, and the reply's de-masking puts the parts back."""
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from guardian_proxy.session.surrogates import address_parts
+from guardian_proxy.types import RawRequest
+
+URL = "https://generativelanguage.googleapis.com/v1beta/models/gemini-flash-latest:generateContent"
+STREET, CITY, ZIP = "417 Larkspur Lane", "Fairhaven", "97301"
+ADDRESS = f"{STREET}, {CITY}, OR {ZIP}"
+TOOLS = [{"functionDeclarations": [{"name": "add_person", "description": "Add a person with their address",
+                                    "parameters": {"type": "object", "properties": {
+                                        "name": {"type": "string"}, "age": {"type": "integer"},
+                                        "address": {"type": "object", "properties": {
+                                            "street": {"type": "string"}, "city": {"type": "string"},
+                                            "zipcode": {"type": "string"}}}}}}]}]
+
+
+def parts(v: str) -> list[tuple[str, str]]:
+    return [(v[a:b], k) for a, b, k in address_parts(v)]
+
+
+def test_address_parts():
+    assert parts("889 Sample Road, San Francisco, CA 94102") == [
+        ("889 Sample Road", "street"), ("San Francisco", "city"), ("CA", "region"), ("94102", "postcode")]
+    assert parts("889 Sample Road, San Francisco") == [("889 Sample Road", "street"), ("San Francisco", "city")]
+    assert parts("10 Downing Street, London SW1A 2AA") == [
+        ("10 Downing Street", "street"), ("London", "city"), ("SW1A 2AA", "postcode")]
+    assert parts("Flat 3, 12 High St, Leeds LS1 4AB")[-2:] == [("Leeds", "city"), ("LS1 4AB", "postcode")]
+    # not a street address: no parts (a place named with its country is not split into known values)
+    assert parts("Paris, France") == [] and parts("12 Main St") == [] and parts("Springfield") == []
+
+
+def _req(contents: list) -> RawRequest:
+    body = {"contents": contents, "tools": TOOLS}
+    return RawRequest(method="POST", url=URL, body=json.dumps(body).encode(),
+                      headers=[("content-type", "application/json"), ("x-goog-api-key", "k-address-parts")])
+
+
+@pytest.mark.slow
+def test_the_parts_of_an_address_held_apart_get_the_parts_of_its_stand_in(gateway):
+    said = f"Add Priya who is 41 years old and lives at {ADDRESS} to the database"
+    turn1 = [{"role": "user", "parts": [{"text": said}]}]
+    d1 = gateway.evaluate(_req(turn1), log=False)
+    assert d1.action == "transform"
+    text1 = json.loads(d1.rewrite.body)["contents"][0]["parts"][0]["text"]
+    m = re.search(r"lives at (.+?) to the database", text1)
+    stand_in = m.group(1)
+    sur = [p for p, _ in parts(stand_in)]  # the stand-in has the address's shape: street, city, state, postcode
+    assert len(sur) == 4 and STREET not in text1 and CITY not in text1 and ZIP not in text1, text1
+
+    turn2 = turn1 + [
+        {"role": "model", "parts": [{"function_call": {"name": "add_person", "args": {
+            "age": 41, "name": "Priya", "address": {"street": STREET, "city": CITY, "zipcode": ZIP}}}}]},
+        {"role": "user", "parts": [{"function_response": {"name": "add_person", "response": {
+            "output": f"Added Priya (age 41) living at {STREET}, {CITY}"}}}]}]
+    d2 = gateway.evaluate(_req(turn2), log=False)
+    out = json.loads(d2.rewrite.body)["contents"]
+    sent = json.dumps(out)
+    assert STREET not in sent and CITY not in sent and ZIP not in sent, sent
+    assert stand_in in out[0]["parts"][0]["text"]  # the address keeps its stand-in from turn to turn
+    addr = out[1]["parts"][0]["function_call"]["args"]["address"]
+    assert (addr["street"], addr["city"], addr["zipcode"]) == (sur[0], sur[1], sur[3])  # the same stand-in's parts
+    output = out[2]["parts"][0]["function_response"]["response"]["output"]
+    assert f"living at {sur[0]}, {sur[1]}" in output  # the shorter mention reuses the parts
+    years = re.search(r"(\d+) years old", out[0]["parts"][0]["text"]).group(1)
+    assert f"(age {years})" in output  # one age, one stand-in, however it is written
+
+    reply = {"candidates": [{"content": {"role": "model", "parts": [
+        {"text": f"Done: Priya now lives at {sur[0]} in {sur[1]} ({sur[3]})."}]}}]}
+    shown = gateway.chat_response(d2.extra, json.dumps(reply).encode(), "application/json")
+    text = json.loads(shown)["candidates"][0]["content"]["parts"][0]["text"]
+    assert text == f"Done: Priya now lives at {STREET} in {CITY} ({ZIP}).", text  # the parts put back
+
+
+CASSETTE = Path(os.environ.get("GUARDIAN_SHARED", Path(__file__).resolve().parents[2] / "shared")) / \
+    "data/realtraffic/cassettes/simonw__llm-gemini/test_gemini__test_tools_with_nested_pydantic_models.yaml"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not CASSETTE.exists(), reason="../shared (the realtraffic cassettes) is absent")
+def test_the_recorded_second_tool_turn_sends_no_raw_address_part(gateway):
+    """simonw/llm-gemini (Apache-2.0) test_tools_with_nested_pydantic_models, both recorded requests, as sent."""
+    import yaml
+
+    last = None
+    for it in yaml.safe_load(CASSETTE.read_text())["interactions"]:
+        rq = it["request"]
+        body = rq["body"] if isinstance(rq["body"], str) else rq["body"]["string"]
+        last = gateway.evaluate(RawRequest(method="POST", url=rq["uri"], body=body.encode(),
+                                           headers=[(k, v[0]) for k, v in rq["headers"].items()]), log=False)
+    args = json.loads(last.rewrite.body)["contents"][1]["parts"][0]["function_call"]["args"]
+    assert "Sample Road" not in args["address"]["street"] and args["address"]["city"] != "San Francisco"
