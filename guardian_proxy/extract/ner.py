@@ -14,8 +14,10 @@ recognizers stay. Texts of one request go through `nlp.pipe` together (one batch
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
+import sys
 import threading
 
 from ..domains import make_offline
@@ -103,19 +105,21 @@ class NerEngine:
         quiet_presidio()
         _register_lower_lemma()
         import spacy
-        from presidio_analyzer import AnalyzerEngine, RecognizerRegistry
-        from presidio_analyzer.nlp_engine import SpacyNlpEngine
-        from presidio_analyzer.predefined_recognizers import (
-            CryptoRecognizer,
-            MedicalLicenseRecognizer,
-            NhsRecognizer,
-            SpacyRecognizer,
-            UsBankRecognizer,
-            UsItinRecognizer,
-            UsLicenseRecognizer,
-            UsPassportRecognizer,
-            UsSsnRecognizer,
-        )
+
+        with _without_transformers():
+            from presidio_analyzer import AnalyzerEngine, RecognizerRegistry
+            from presidio_analyzer.nlp_engine import SpacyNlpEngine
+            from presidio_analyzer.predefined_recognizers import (
+                CryptoRecognizer,
+                MedicalLicenseRecognizer,
+                NhsRecognizer,
+                SpacyRecognizer,
+                UsBankRecognizer,
+                UsItinRecognizer,
+                UsLicenseRecognizer,
+                UsPassportRecognizer,
+                UsSsnRecognizer,
+            )
 
         model, disable = self.spacy_model, [d for d in self.disable]
         lazy = self.lazy_tagger and "tagger" not in disable and "lemmatizer" in disable
@@ -208,6 +212,25 @@ def _lemma(lower: str, tag: str) -> str:
             return lower[:-2]
         return lower[:-1]
     return lower
+
+
+@contextlib.contextmanager
+def _without_transformers():
+    """Presidio's package imports `transformers` at import time, inside `try: … except ImportError`, only for
+    its Hugging Face NER engine and chunker, which this detector never uses (spaCy engine, the recognizers
+    above). Importing it pulls in transformers, scikit-learn, SciPy, tokenizers and SymPy: +164 MB RSS and ~2 s of
+    CPU in every evaluation worker (scripts/profile_memory.py). While Presidio is imported `transformers` reads as
+    not installed; afterwards the entry is removed, so the transformers LLM back end (guardian_proxy/llm/hf.py)
+    still imports the real one when it is configured."""
+    if "transformers" in sys.modules:  # loaded already (an LLM back end): nothing to save
+        yield
+        return
+    sys.modules["transformers"] = None  # `import transformers` raises ImportError meanwhile
+    try:
+        yield
+    finally:
+        if sys.modules.get("transformers", 0) is None:
+            del sys.modules["transformers"]
 
 
 def _register_lower_lemma() -> None:

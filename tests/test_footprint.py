@@ -1,0 +1,68 @@
+"""Issue 27, memory: an evaluation worker loads only what inference needs.
+
+Presidio imports `transformers` (and with it scikit-learn, SciPy, tokenizers, SymPy: +164 MB RSS, ~2 s CPU per
+worker) for a Hugging Face engine the detector never uses; the detector imports Presidio without it
+(guardian_proxy/extract/ner.py `_without_transformers`). Each check runs in a fresh interpreter: what a worker has
+loaded is a property of a process. Numbers: scripts/profile_memory.py."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+
+def _run(code: str, tmp_path) -> str:
+    script = textwrap.dedent(f"""
+        import os, sys, json
+        os.environ["HF_HUB_OFFLINE"] = "1"
+        from pathlib import Path
+        from guardian_proxy.config import load_settings
+        from guardian_proxy.pipeline import Gateway
+        settings = load_settings(None, state_dir=Path({str(tmp_path / "state")!r}))
+    """) + textwrap.dedent(code)
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return r.stdout.strip().splitlines()[-1]
+
+
+def test_a_warmed_worker_gateway_has_not_loaded_transformers_sklearn_or_scipy(tmp_path):
+    out = _run("""
+        gw = Gateway.from_settings(settings, with_log=False)
+        gw.warm_up()  # what a worker does before it says ready (guardian_proxy/workers.py)
+        from guardian_proxy.types import RawRequest
+        d = gw.evaluate(RawRequest(method="POST", url="https://api.example.com/u", headers=[
+            ("content-type", "application/json")], body=b'{"name": "Maria Keller", "ssn": "078-05-1120"}'), log=False)
+        heavy = [m for m in ("transformers", "sklearn", "scipy", "sympy", "tokenizers") if m in sys.modules]
+        print(json.dumps({"heavy": heavy, "categories": sorted(str(c) for c in d.six.categories)}))
+    """, tmp_path)
+    got = __import__("json").loads(out)
+    assert got["heavy"] == []
+    assert got["categories"], "the detector still finds the name and the SSN"
+
+
+def test_transformers_stays_importable_after_the_detector_loaded(tmp_path):
+    """The transformers LLM back end imports the real package later: no `None` left in sys.modules."""
+    out = _run("""
+        gw = Gateway.from_settings(settings, with_log=False)
+        gw.warm_up()
+        import transformers
+        print(transformers.__name__, hasattr(transformers, "AutoTokenizer"))
+    """, tmp_path)
+    assert out == "transformers True"
+
+
+def test_transformers_loaded_first_is_left_alone(tmp_path):
+    """An LLM back end that loaded transformers first: Presidio sees it (nothing hidden, nothing to save)."""
+    out = _run("""
+        import transformers
+        gw = Gateway.from_settings(settings, with_log=False)
+        gw.warm_up()
+        from presidio_analyzer.nlp_engine.huggingface_token_pipe import is_available
+        print(sys.modules["transformers"] is not None and is_available())
+    """, tmp_path)
+    assert out == "True"
