@@ -131,3 +131,59 @@ def canonical_host(flow) -> str | None:
     """The chain's last name the proxy's DNS answer gave for this flow's host (for `RawRequest.canonical_host`)."""
     got = flow.metadata.get(META)
     return got.get("canonical") if got else None
+
+
+class ScriptDnsAnswer:
+    """The same addon under `mitmdump -s` / `mitmweb -s` (guardian_proxy/mitmproxy_addon.py), listed after
+    `GuardianAddon`: the settings (`detector.cname_lookup`, `dns_server`, `dns_connect`) are known only once the
+    guardian's gateway is built in its thread, so the first request waits for it as `GuardianAddon.request` does
+    (it answers 503 when it cannot be built, and then nothing is asked here). Off in `upstream:` and `reverse:`
+    modes, read from each flow's own proxy mode; no connection to the answer while `guardian_redirect_upstream`
+    sends requests elsewhere."""
+
+    def __init__(self, guardian):
+        self.guardian = guardian
+        self.inner: DnsAnswer | None = None
+        self.off = False
+
+    async def _ready(self) -> DnsAnswer | None:
+        if self.inner is None and not self.off:
+            if self.guardian.gateway is None and not await self.guardian._until_ready():
+                return None
+            det = self.guardian.gateway.settings.detector
+            if self.inner is None and not self.off:
+                if not det.cname_lookup:
+                    self.off = True
+                else:
+                    from .extract.cname import CnameResolver, parse_nameserver
+
+                    self.inner = DnsAnswer(CnameResolver(parse_nameserver(det.dns_server)), connect=det.dns_connect)
+        return self.inner
+
+    async def requestheaders(self, flow) -> None:
+        mode = getattr(getattr(flow.client_conn, "proxy_mode", None), "type_name", "regular")
+        if mode in ("upstream", "reverse") or flow.response is not None:
+            return
+        inner = await self._ready()
+        if inner is not None:
+            await inner.requestheaders(flow)
+
+    def request(self, flow) -> None:
+        if self.inner is not None and getattr(self.guardian, "redirect", None) is None:
+            self.inner.request(flow)
+
+    def server_connect(self, data) -> None:
+        if self.inner is not None:
+            self.inner.server_connect(data)
+
+    def server_connect_error(self, data) -> None:
+        if self.inner is not None:
+            self.inner.server_connect_error(data)
+
+    def client_disconnected(self, client) -> None:
+        if self.inner is not None:
+            self.inner.client_disconnected(client)
+
+    def done(self) -> None:
+        if self.inner is not None:
+            self.inner.done()

@@ -10,11 +10,14 @@ it fail closed as `guardian-proxy run` does (GuardianAddon.configure / running):
   `--set guardian_allow_remote=true` and `--proxyauth USER:PASS`, else mitmproxy refuses to start in one line.
 
 The models load in a thread once mitmproxy runs; a request that arrives meanwhile waits for them and is decided.
-The connection guard (header and idle timeouts, connection caps) runs with the default limits here."""
+The connection guard (header and idle timeouts, connection caps) runs with the default limits here. The CNAME chain
+of the proxy's own DNS answer is read as under `guardian-proxy run` (guardian_proxy/dns_answer.py `ScriptDnsAnswer`)."""
 
 from guardian_proxy.addon import GuardianAddon, close_client
 from guardian_proxy.config import LimitSettings
 from guardian_proxy.connections import ConnectionGuard
+from guardian_proxy.dns_answer import ScriptDnsAnswer
 from guardian_proxy.procinfo import AppLookup
 
-addons = [AppLookup(), GuardianAddon(), ConnectionGuard.from_limits(close_client, LimitSettings())]
+_guardian = GuardianAddon()
+addons = [AppLookup(), _guardian, ScriptDnsAnswer(_guardian), ConnectionGuard.from_limits(close_client, LimitSettings())]

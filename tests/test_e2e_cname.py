@@ -152,3 +152,31 @@ def test_the_connection_is_verified_for_the_name_not_the_address(stack):
     assert up.snis and set(up.snis) <= {SHOP, TRACK} and SHOP in up.snis  # SNI is the name, never 127.0.0.1
     assert bad.status_code == 502, bad.text  # certificate for elsewhere.example: mitmproxy refuses it
     assert up.wrong_snis == [WRONG] and not up.wrong.received  # the handshake was for the name; nothing was sent
+
+
+def test_under_mitmdump_the_chain_is_read_too(tmp_path):
+    """`mitmdump -s` (guardian_proxy/mitmproxy_addon.py): the same chain, read once the gateway is built; the request
+    itself goes where `guardian_redirect_upstream` sends it (plain HTTP)."""
+    from tests.support.mitmdump_process import start_mitm
+    from tests.support.upstream import start_upstream
+
+    up = start_upstream()
+    dns = DnsServer({TRACK: ["shop.example.eulerian.net", "et5.eulerian.net", "127.0.0.1"]})
+    cfg = tmp_path / "guardian.yaml"
+    cfg.write_text(f"detector:\n  dns_server: '{dns.addr[0]}:{dns.addr[1]}'\n")
+    m = start_mitm(tmp_path, "--set", f"guardian_config={cfg}", "--set", f"guardian_redirect_upstream=127.0.0.1:{up.port}")
+    try:
+        m.wait_ready()
+        body = json.dumps({"email": EMAIL, "event": "checkout"}).encode()
+        with httpx.Client(proxy=m.url, timeout=60) as c:
+            c.post(f"http://{TRACK}/collect", content=body, headers={
+                "origin": f"http://{SHOP}", "referer": f"http://{SHOP}/checkout", "sec-fetch-site": "same-site",
+                "sec-fetch-mode": "cors", "content-type": "application/json"})
+        line = [x for x in m.log_lines() if x.get("host") == TRACK][-1]
+        assert "cname_cloaked" in (line.get("flags") or []) and line["recipient"] == "analytics", line
+        assert dns.questions == [TRACK]
+        assert all(EMAIL.encode() not in r.body for r in up.received)
+    finally:
+        m.stop()
+        dns.close()
+        up.close()
