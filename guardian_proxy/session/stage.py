@@ -379,8 +379,8 @@ class SessionStage:
 
     def _composite(self, st: SessionState, e, parts: list, seed: int, avoid, added: set[str]) -> str:
         """The stand-in of a composite address, part by part: a part this conversation already replaces keeps
-        its stand-in, the others get one of their kind; every part but a state code (too short to look for
-        alone) is registered with its stand-in, so a part held apart is replaced by the same stand-in's part
+        its stand-in, the others get one of their kind; every part but a state code or a short postcode is
+        registered with its stand-in, so a part held apart is replaced by the same stand-in's part
         and a reply's part is put back."""
         out, pos = [], 0
         for a, b, kind in parts:
@@ -391,7 +391,8 @@ class SessionStage:
                 sur = known.surrogate
             else:
                 sur = self.maker.address_part(kind, real, seed + a, avoid)
-            if kind != "region" and len(norm) >= 3 and (known is None or not known.blocked):
+            # a state code, or a postcode of four characters or fewer ("4000"), is too short to look for alone
+            if kind != "region" and len(norm) >= (5 if kind == "postcode" else 3) and (known is None or not known.blocked):
                 p = st.add(e.entity, real, e.first_turn, count=False)  # a part adds no type to the exposure
                 if not p.surrogate:
                     st.set_surrogate(p, sur)
