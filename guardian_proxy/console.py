@@ -59,8 +59,8 @@ def why(decision) -> str:
     to = (a.recipient or "unknown recipient").replace("_", " ")
     if data:
         reason = f"{data} to {to}"
-    elif decision.rule:
-        reason = f"rule {decision.rule}"
+    elif decision.rule:  # a stated rule, by its name in words ("no personal data", "unparsed high risk")
+        reason = decision.rule.replace("-", " ").replace("_", " ")
     elif decision.action == "allow":
         return verb
     else:

@@ -49,8 +49,9 @@ def test_a_rewritten_line_says_the_level_and_the_data():
 
 def test_an_override_and_a_rule_are_named_not_guessed():
     assert console.why(_decision("deny", override="deny ads.example")) == "blocked: your rule"
-    assert console.why(_decision("deny", rule="unparsed-high-risk")) == "blocked: rule unparsed-high-risk"
+    assert console.why(_decision("deny", rule="unparsed-high-risk")) == "blocked: unparsed high risk"
     assert console.why(_decision("allow")) == "allowed"
+    assert console.why(_decision("allow", rule="no-personal-data")) == "allowed: no personal data"
 
 
 def test_the_host_is_masked_as_in_the_log():

@@ -272,6 +272,12 @@ def run(
             say(f"  one request: curl {flag} {client_address(*bound[0])} --cacert {shlex.quote(str(ca))} "
                 "https://example.com/")
 
+    if verbose and not quiet:  # the root logger's WARNING would drop them before mitmproxy's handler sees them
+        import logging
+
+        logging.getLogger().setLevel(logging.INFO)  # allowed decisions and mitmproxy's informational lines
+        for noisy in ("presidio-analyzer", "asyncio", "hpack", "tornado"):
+            logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
         run_proxy(gateway, s.host.strip("[]"), s.port, confdir=confdir, redirect=redirect, ssl_insecure=ssl_insecure,
                   proxyauth=s.proxyauth, mode=spec, on_ready=ready, dashboard=dash, sets=mitm_sets,
