@@ -15,6 +15,7 @@ fake and `Gateway.from_settings` builds the real ones.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from typing import Protocol
 
@@ -145,6 +146,27 @@ def unwritable(req: RawRequest, action: Action) -> tuple[str, str] | None:
 WHO_FLAGS = frozenset({"no_page", "addressed"})
 
 
+class _OnFirstUse:
+    """A stage built the first time it is used (`Gateway.from_settings(models=False)`)."""
+
+    def __init__(self, build):
+        self._build, self._stage, self._lock = build, None, threading.Lock()
+
+    def _get(self):
+        with self._lock:
+            if self._stage is None:
+                self._stage = self._build()
+        return self._stage
+
+    def estimate(self, *args, **kwargs):
+        return self._get().estimate(*args, **kwargs)
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self._get(), name)
+
+
 class Gateway:
     def __init__(self, settings: Settings, tables: FactorTables, extractor: ExtractStage, evidence: EvidenceStage,
                  likelihood: LikelihoodStage, transformer: TransformStage, decision_log: DecisionLog | None = None,
@@ -166,7 +188,11 @@ class Gateway:
         self.fragments = FragmentWindow(settings)  # per-destination window of split values (shared: fragments.py)
 
     @classmethod
-    def from_settings(cls, settings: Settings, with_log: bool = True) -> Gateway:
+    def from_settings(cls, settings: Settings, with_log: bool = True, models: bool = True) -> Gateway:
+        """`models=False`: the proxy process when worker processes evaluate (guardian_proxy/workers.py). Its
+        event-loop fast path decides only requests with nothing personal, which never reach stage 3, so the
+        likelihood model (torch: ~200 MB RSS, ~1 s CPU) is built on first use, not at start; the workers build it
+        at start and report a bad model file there."""
         from .agents import AgentStage, ExperienceLog
         from .anonymize import Transformer
         from .extract import Extractor
@@ -195,7 +221,8 @@ class Gateway:
 
         evidence = PolicyEvidence.for_settings(settings, policies_dir())
         llm = make_backend(settings.llm)  # one back end, shared by the likelihood slow path and the anonymizer
-        return cls(settings, tables, extractor, evidence, make_likelihood(settings, llm),
+        likelihood = make_likelihood(settings, llm) if models else _OnFirstUse(lambda: make_likelihood(settings, llm))
+        return cls(settings, tables, extractor, evidence, likelihood,
                    Transformer(settings.anonymize, detect=extractor.detector.detect, llm=llm),
                    dlog, OverrideStore.for_settings(settings),
                    session=SessionStage(settings, tables, detect=extractor.detector.detect),

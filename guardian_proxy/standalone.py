@@ -39,7 +39,7 @@ def build(config: str | None, state_dir: str | None, log_file: str | None, dashb
 
     processes = pool_for(s)  # the workers load their models while this process builds its gateway
     try:
-        gateway = Gateway.from_settings(s)
+        gateway = Gateway.from_settings(s, models=processes is None)
         gateway.warm_up(models=processes is None)
         if processes is not None:
             processes.start()

@@ -66,3 +66,26 @@ def test_transformers_loaded_first_is_left_alone(tmp_path):
         print(sys.modules["transformers"] is not None and is_available())
     """, tmp_path)
     assert out == "True"
+
+
+
+def test_the_proxy_process_gateway_loads_no_torch_until_stage_3_is_used(tmp_path):
+    """`models=False` (the proxy process when workers evaluate): its fast path decides what has nothing personal
+    without the likelihood model; a request that does reach stage 3 builds it then and decides as before."""
+    out = _run("""
+        from guardian_proxy.types import RawRequest
+        lazy = Gateway.from_settings(settings, models=False)
+        lazy.warm_up(models=False)
+        plain = lazy.evaluate_inline(RawRequest(method="GET", url="https://example.com/"))
+        at_start = "torch" in sys.modules
+        personal = RawRequest(method="POST", url="https://www.google-analytics.com/collect", headers=[
+            ("content-type", "application/json")], body=b'{"email": "maria.keller@example.org", "age": 47}')
+        b = lazy.evaluate(personal, log=False)
+        a = Gateway.from_settings(settings, with_log=False).evaluate(personal, log=False)
+        print(json.dumps({"at_start": at_start, "plain": plain.action, "same": [a.action, a.likelihood.value,
+                          a.risk.R] == [b.action, b.likelihood.value, b.risk.R], "path": b.likelihood.path}))
+    """, tmp_path)
+    got = __import__("json").loads(out)
+    assert got["at_start"] is False and got["plain"] == "allow"
+    assert got["same"] is True, got
+    assert got["path"] not in ("norm", "fixed"), "stage 3 ran: the model was built on first use"
