@@ -216,7 +216,7 @@ def run(
     processes = pool_for(s)  # the workers load their models while this process builds its own gateway
     console.print(f"[dim]loading models{f' ({processes.n} evaluation workers)' if processes else ''} …[/]")
     try:
-        gateway = Gateway.from_settings(s)
+        gateway = Gateway.from_settings(s, models=processes is None)
         gateway.warm_up(models=processes is None)
         if processes is not None:
             processes.start()
