@@ -14,6 +14,11 @@ Scheduling: one queue, first come first served; bodies above `big_bytes` are tak
 so one worker is always free for small requests (a 90 KB free-text body takes seconds of NER; a small personal POST
 takes milliseconds and must not wait behind it). With N = 1 everything shares the one worker.
 
+Workers are spawned, not forked: fork after the models load is unsafe (torch's and OpenMP's thread pools, locks held
+by other threads) and `forkserver` makes them children of a server process, not of the proxy (`ps --ppid`). What
+each one loads is trimmed instead: no transformers (guardian_proxy/extract/ner.py), and the proxy process itself
+loads no torch (Gateway.from_settings(models=False)).
+
 A worker that dies (killed, out of memory, a crash in a native library) is replaced; the request it held is decided
 by the fail rules (`rule: worker-error-fail-…`), never lost; the requests still queued go to the other workers. A
 worker still busy `hard_limit_s` after its deadline (a runaway model or pattern) is killed and replaced the same way.
@@ -50,8 +55,9 @@ class WorkerDied(Exception):
         self.cause = self
 
 
-#: what one worker costs (RSS after warm-up: spaCy, Presidio, torch and the shipped models), for the default count
-WORKER_MB = 600
+#: what one worker costs (RSS after warm-up: spaCy, Presidio without transformers, torch and the shipped models:
+#: ~420 MB, PSS ~335 MB; scripts/profile_memory.py), with room for the growth under traffic, for the default count
+WORKER_MB = 450
 
 
 def _available_mb() -> float | None:
