@@ -150,7 +150,8 @@ def test_an_allowed_remote_mode_banner_names_the_address_really_bound(tmp_path):
             assert _listening(port) == {"0.0.0.0"}
         with socket.create_connection(("127.0.0.1", port), timeout=5):
             pass
-        assert f"HTTPS_PROXY=http://127.0.0.1:{port}" in text  # how a local client reaches a wildcard bind
+        # how a local client reaches a wildcard bind (issue 27: a curl line that works, not SSL_CERT_FILE)
+        assert f"curl -x 127.0.0.1:{port} --proxy-user USER:PASS --cacert" in text and "s3cret" not in text
     finally:
         _stop(proc)
 

@@ -269,7 +269,8 @@ def run(
             say(f'  command-line tools and agents: eval "$({env})" (the proxy variables, and CURL_CA_BUNDLE, '
                 "SSL_CERT_FILE, REQUESTS_CA_BUNDLE, NODE_EXTRA_CA_CERTS with this CA)")
             flag = "-x" if mode_name == "regular" else "--socks5-hostname"
-            say(f"  one request: curl {flag} {client_address(*bound[0])} --cacert {shlex.quote(str(ca))} "
+            auth = " --proxy-user USER:PASS" if s.proxyauth else ""  # never the password itself
+            say(f"  one request: curl {flag} {client_address(*bound[0])}{auth} --cacert {shlex.quote(str(ca))} "
                 "https://example.com/")
 
     if verbose and not quiet:  # the root logger's WARNING would drop them before mitmproxy's handler sees them
