@@ -10,6 +10,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -89,3 +90,32 @@ def test_the_proxy_process_gateway_loads_no_torch_until_stage_3_is_used(tmp_path
     assert got["at_start"] is False and got["plain"] == "allow"
     assert got["same"] is True, got
     assert got["path"] not in ("norm", "fixed"), "stage 3 ran: the model was built on first use"
+
+
+def test_a_real_proxy_keeps_torch_out_of_its_own_process_and_transformers_out_of_its_worker(tmp_path):
+    """`guardian-proxy run` end to end: a personal POST is decided by the worker (the model ran there), while the
+    proxy process maps no libtorch and the worker maps no SciPy / scikit-learn (transformers' companions)."""
+    import httpx
+
+    from tests.support.proxy_process import start_proxy
+    from tests.support.upstream import start_upstream
+    from tests.test_workers import _workers_of
+
+    up = start_upstream()
+    px = start_proxy(tmp_path, up.port)  # one worker (the helper's default)
+    try:
+        with httpx.Client(proxy=px.url, timeout=120) as c:
+            r = c.post("http://www.google-analytics.com/collect", json={"email": "maria.keller@example.org"})
+        assert r.status_code in (200, 403)
+        lines = px.log_lines()
+        assert lines and lines[-1]["host"].endswith("google-analytics.com"), lines[-1:]
+        workers = _workers_of(px.proc.pid)
+        assert len(workers) == 1, workers
+        proxy_maps = (Path(f"/proc/{px.proc.pid}/maps")).read_text()
+        worker_maps = (Path(f"/proc/{workers[0]}/maps")).read_text()
+        assert "libtorch_cpu" not in proxy_maps
+        assert "libtorch_cpu" in worker_maps  # the likelihood model is there
+        assert "/scipy/" not in worker_maps and "/sklearn/" not in worker_maps
+    finally:
+        px.stop()
+        up.close()
