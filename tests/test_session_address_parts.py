@@ -77,10 +77,13 @@ def test_the_parts_of_an_address_held_apart_get_the_parts_of_its_stand_in(gatewa
     assert f"(age {years})" in output  # one age, one stand-in, however it is written
 
     reply = {"candidates": [{"content": {"role": "model", "parts": [
-        {"text": f"Done: Priya now lives at {sur[0]} in {sur[1]} ({sur[3]})."}]}}]}
+        {"text": f"Done: Priya now lives at {sur[0]} in {sur[1]} ({sur[3]})."},
+        {"functionCall": {"name": "add_person", "args": {"age": int(years), "address": {
+            "street": sur[0], "city": sur[1], "zipcode": sur[3]}}}}]}}]}
     shown = gateway.chat_response(d2.extra, json.dumps(reply).encode(), "application/json")
-    text = json.loads(shown)["candidates"][0]["content"]["parts"][0]["text"]
-    assert text == f"Done: Priya now lives at {STREET} in {CITY} ({ZIP}).", text  # the parts put back
+    got = json.loads(shown)["candidates"][0]["content"]["parts"]
+    assert got[0]["text"] == f"Done: Priya now lives at {STREET} in {CITY} ({ZIP}).", got  # the parts put back
+    assert got[1]["functionCall"]["args"] == {"age": 41, "address": {"street": STREET, "city": CITY, "zipcode": ZIP}}
 
 
 CASSETTE = Path(os.environ.get("GUARDIAN_SHARED", Path(__file__).resolve().parents[2] / "shared")) / \
@@ -101,3 +104,29 @@ def test_the_recorded_second_tool_turn_sends_no_raw_address_part(gateway):
                                            headers=[(k, v[0]) for k, v in rq["headers"].items()]), log=False)
     args = json.loads(last.rewrite.body)["contents"][1]["parts"][0]["function_call"]["args"]
     assert "Sample Road" not in args["address"]["street"] and args["address"]["city"] != "San Francisco"
+
+
+def test_a_stand_in_age_in_a_replys_tool_call_comes_back_as_the_persons_own():
+    """The model only saw the stand-in age, so its tool call carries it as a bare number (`"age": 39`), which no
+    text pair can match: under an age key it is put back, in parsed arguments and in arguments sent as JSON text."""
+    from guardian_proxy.session.demask import Demasker
+    from guardian_proxy.session.registry import SessionState
+    from guardian_proxy.session.store import age_numbers
+    from guardian_proxy.session.stream import demask_json
+
+    st = SessionState(sid="s")
+    for real, fake in (("41 years old", "39 years old"), ("age 41", "age 39"), ("Priya Raman", "Ada Brook")):
+        e = st.add("AGE" if "age" in real or "years" in real else "PERSON", real, 1)
+        st.set_surrogate(e, fake)
+    assert age_numbers(st) == {39: 41}
+    dm = Demasker([("39 years old", "41 years old", True), ("Ada Brook", "Priya Raman", True)], age_numbers(st))
+    reply = {"functionCall": {"name": "add_person", "args": {"name": "Ada Brook", "age": 39, "rooms": 39,
+                                                             "owner": {"personAge": 39}}},
+             "tool_calls": [{"function": {"name": "add_person", "arguments": '{"user_age": 39, "floor": 39}'}}]}
+    demask_json(reply, dm)
+    assert reply["functionCall"]["args"] == {"name": "Priya Raman", "age": 41, "rooms": 39, "owner": {"personAge": 41}}
+    assert reply["tool_calls"][0]["function"]["arguments"] == '{"user_age": 41, "floor": 39}'
+    # two real ages behind one stand-in number: ambiguous, left alone
+    e = st.add("AGE", "52 years old", 1)
+    st.set_surrogate(e, "39 years")
+    assert age_numbers(st) == {}

@@ -27,9 +27,16 @@ def _render(real: str, seen: str, surrogate: str) -> str:
     return real
 
 
+#: a JSON key that names a person's age
+_AGE_KEY = re.compile(r"^(?:age|\w*_age|\w*[a-z]Age)$", re.I)
+_AGE_MEMBER = re.compile(r'("(?:age|\w*_age|\w*[a-z]Age)"\s*:\s*)(\d{1,3})(?![\d.])', re.I)
+
+
 class Demasker:
-    def __init__(self, pairs: list[tuple[str, str, bool]]):
-        """pairs: (surrogate, real, case_insensitive)."""
+    def __init__(self, pairs: list[tuple[str, str, bool]], ages: dict[int, int] | None = None):
+        """pairs: (surrogate, real, case_insensitive); ages: the stand-in age → the real one, for a bare number
+        under an age key of the reply's JSON (a tool call's `"age": 39`), which no text pair can match."""
+        self.ages = dict(ages or {})
         self.ci: dict[str, tuple[str, str]] = {}
         self.cs: dict[str, tuple[str, str]] = {}
         for sur, real, ci in pairs:
@@ -57,10 +64,18 @@ class Demasker:
         out = _render(hit[1], seen, hit[0])
         return json.dumps(out, ensure_ascii=False)[1:-1] if json_text else out
 
+    def age(self, key: str, value) -> int | None:
+        """The real age for a stand-in age number held under an age key (`age`, `user_age`, `personAge`), or None."""
+        if self.ages and isinstance(value, int) and not isinstance(value, bool) and _AGE_KEY.search(key):
+            return self.ages.get(value)
+        return None
+
     def full(self, text: str, json_text: bool = False, ctx: str = "") -> str:
         """`text` with every surrogate replaced; `ctx` is the text just before it (word-boundary context)."""
         if self.rx is None or not text:
             return text
+        if json_text and self.ages and not ctx:  # tool-call arguments as a JSON text: `"age": 39`
+            text = _AGE_MEMBER.sub(lambda m: m.group(1) + str(self.ages.get(int(m.group(2)), m.group(2))), text)
         if not ctx:
             return self.rx.sub(lambda m: self._real(m.group(0), json_text), text)
         scan, out, pos = ctx + text, [], len(ctx)

@@ -135,7 +135,7 @@ class SessionStore:
         key = (self._revs.get(st.sid, 0), st.version + len(st.entities))
         cached = self._dm.get(st.sid)
         if cached is None or cached[0] != key:
-            cached = self._dm[st.sid] = (key, Demasker(mapping_pairs(st)))
+            cached = self._dm[st.sid] = (key, Demasker(mapping_pairs(st), age_numbers(st)))
         return cached[1]
 
     def demasker(self, sid: str) -> Demasker:
@@ -160,7 +160,7 @@ class SessionStore:
         if rec is None:
             return Demasker([])
         st = SessionState.from_meta(sid, *rec[1])
-        dm = Demasker(mapping_pairs(st))
+        dm = Demasker(mapping_pairs(st), age_numbers(st))
         self._dm[sid] = ((rec[0], st.version + len(st.entities)), dm)
         return dm
 
@@ -181,6 +181,23 @@ class SessionStore:
         self._bg.shutdown(wait=True)
         if self._vault is not None:
             self._vault.close()
+
+
+def age_numbers(st: SessionState) -> dict[int, int]:
+    """The stand-in age → the real one, from the AGE values with one number each ("39 years old" for "41 years
+    old"); a stand-in number two real ages share is left out (ambiguous)."""
+    out: dict[int, int] = {}
+    clash: set[int] = set()
+    for e in st.entities.values():
+        if e.entity != "AGE" or e.blocked or not e.surrogate or not e.original:
+            continue
+        real, fake = re.findall(r"\d+", e.original), re.findall(r"\d+", e.surrogate)
+        if len(real) == 1 and len(fake) == 1 and real != fake and len(fake[0]) <= 3:
+            f, r = int(fake[0]), int(real[0])
+            if out.get(f, r) != r:
+                clash.add(f)
+            out[f] = r
+    return {f: r for f, r in out.items() if f not in clash}
 
 
 def mapping_pairs(st: SessionState) -> list[tuple[str, str, bool]]:
