@@ -9,7 +9,7 @@ memory (/proc/self/smaps_rollup), the number of modules loaded, and which heavy 
 
 `proxy` starts `guardian-proxy run --port 0` (default settings: the default worker count; a temporary state dir and
 mitmproxy confdir; a local upstream through --redirect-upstream), and prints the time to the banner, to
-runtime.json, to the first personal POST decided, then RSS / PSS / shared / private of the proxy process and of each
+runtime.json, to the first personal POST decided (`--traffic N`: then N more POSTs), then RSS / PSS / shared / private of the proxy process and of each
 of its children (the workers), and the totals. PSS is what the machine really spends (shared pages divided among
 the processes that map them); RSS counts shared libraries once per process.
 
@@ -165,7 +165,7 @@ def _upstream() -> tuple[object, int]:
     return srv, srv.server_address[1]
 
 
-def proxy(extra: list[str], settle_s: float) -> None:
+def proxy(extra: list[str], settle_s: float, traffic: int = 0) -> None:
     import urllib.request
 
     tmp = Path(tempfile.mkdtemp(prefix="gp-mem-"))
@@ -213,6 +213,26 @@ def proxy(extra: list[str], settle_s: float) -> None:
     first = time.perf_counter() - t0
     print(f"banner {banner:.1f} s, runtime.json {runtime or float('nan'):.1f} s, first personal POST decided "
           f"{first:.1f} s (HTTP {status}, {1000 * (time.perf_counter() - t1):.0f} ms itself)")
+    if traffic:
+        import random
+
+        rng = random.Random(7)
+        words = "the order was late and I would like a refund for the blue jacket size medium".split()
+        t2 = time.perf_counter()
+        for k in range(traffic):
+            text = " ".join(rng.choice(words) for _ in range(40))
+            data = json.dumps({"name": f"Maria Keller{k}", "email": f"m{k}@example.org", "text": text}).encode()
+            big = k == traffic // 2  # one ~90 KB free-text body (NER over the whole of it)
+            if big:
+                data = (f"Hello, I am Anna Schmidt from Hamburg. {text} " * 400).encode()
+            r = urllib.request.Request(f"http://shop.example.com/api/{k}", data=data, method="POST", headers={
+                "content-type": "text/plain" if big else "application/json"})
+            try:
+                opener.open(r, timeout=120).close()
+            except urllib.error.HTTPError:
+                pass
+        print(f"{traffic} more POSTs (one with ~90 KB of free text) in "
+              f"{time.perf_counter() - t2:.1f} s")
     time.sleep(settle_s)
     pids = [proc.pid, *descendants(proc.pid)]
     tot = {"rss": 0.0, "pss": 0.0, "shared": 0.0, "private": 0.0}
@@ -248,12 +268,14 @@ def main() -> None:
     sub.add_parser("stages")
     p = sub.add_parser("proxy")
     p.add_argument("--settle", type=float, default=1.0, help="seconds after the first request before measuring")
+    p.add_argument("--traffic", type=int, default=0, help="POSTs to send (one with ~90 KB of free text) before "
+                   "measuring: the footprint after use, not only after start")
     p.add_argument("extra", nargs="*", help="more `guardian-proxy run` arguments (after --)")
     a = ap.parse_args()
     if a.cmd == "stages":
         stages()
     else:
-        proxy(a.extra, a.settle)
+        proxy(a.extra, a.settle, a.traffic)
 
 
 if __name__ == "__main__":
