@@ -330,3 +330,25 @@ def test_log_cli_app_option(tmp_path):
     assert [json.loads(x)["id"] for x in r.output.splitlines()] == ["id1"]
     r = run(cli_app, ["log", "--log", str(log), "--app", "unknown"])
     assert r.exit_code == 0 and "unknown" in r.output and "chromium" not in r.output
+
+
+def test_dashboard_app_filter_and_summary():
+    from guardian_proxy.dashboard.hub import summary
+    from guardian_proxy.dashboard.query import parse
+
+    agent = {"id": "a", "host": "api.openai.com", "action": "allow",
+             "app": {"name": "python3 agent.py", "pid": 978, "exe": "/usr/bin/python3.11", "kind": "tool"}}
+    curl = {"id": "c", "host": "x.example", "action": "deny", "app": {"name": "curl", "pid": 9, "exe": "/usr/bin/curl"}}
+    remote = {"id": "r", "host": "x.example", "action": "allow", "app": {"name": "remote"}}
+    old = {"id": "o", "host": "x.example", "action": "allow"}
+    recs = [agent, curl, remote, old]
+
+    def ids(q):
+        return [r["id"] for r in recs if parse(q)(r)]
+
+    assert ids("app:curl") == ["c"]
+    assert ids("app:agent.py") == ["a"] and ids('app:"python3 agent.py"') == ["a"] and ids("app:python3") == ["a"]
+    assert ids("app:remote") == ["r"] and ids("-app:curl") == ["a", "r", "o"]
+    assert ids("app:curl action:blocked") == ["c"]
+    assert ids("agent.py") == ["a"]  # a plain word finds the app's name too
+    assert summary(agent)["app"]["name"] == "python3 agent.py"  # the live table's row carries it

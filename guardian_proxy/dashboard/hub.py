@@ -28,7 +28,7 @@ from .stats import Stats
 
 SUMMARY_FIELDS = ("ts", "id", "method", "scheme", "host", "path", "recipient", "categories", "purposes", "basis",
                   "L", "l_path", "u", "R", "tier", "action", "start_level", "final_level", "rounds", "latency_ms",
-                  "explanation", "override", "rule", "flags", "spans", "site", "gateway")
+                  "explanation", "override", "rule", "flags", "spans", "site", "gateway", "app")
 
 
 def summary(rec: dict) -> dict:

@@ -5,6 +5,9 @@
     category:contact         the decision carries this category (a prefix is enough: `cat:fin`)
     recipient:ad network     the recipient class contains this text (`_` and space alike): ad_network, analytics …
     site:shop.example        the page that made the request (the per-site view's key)
+    app:curl                 the program that sent it (guardian_proxy/procinfo.py): part of its name (`app:python3`,
+                             `app:agent.py`, `app:"python3 agent.py"`), its executable's name, its pid, or
+                             `app:remote` / `app:unknown`
     data:yes                 the request carried personal data (a category was found); data:no the others
                              (the live table's "only with personal data" switch sends data:yes)
     anything else            a word found in the host, path, recipient, categories, verdict or explanation
@@ -20,7 +23,7 @@ from dataclasses import dataclass, field
 
 KEYS = {"host": "host", "h": "host", "action": "action", "a": "action", "category": "category", "cat": "category",
         "c": "category", "recipient": "recipient", "r": "recipient", "to": "recipient", "site": "site",
-        "page": "site", "data": "data", "personal": "data"}
+        "page": "site", "data": "data", "personal": "data", "app": "app", "program": "app"}
 ACTION_WORDS = {"allow": "allow", "allowed": "allow", "transform": "transform", "rewritten": "transform",
                 "rewrite": "transform", "deny": "deny", "denied": "deny", "blocked": "deny", "block": "deny"}
 
@@ -94,12 +97,21 @@ def _term(rec: dict, key: str, value: str) -> bool:
         return value in _norm(rec.get("site"))
     if key == "recipient":
         return value in _norm(rec.get("recipient"))
+    if key == "app":
+        from ..cli.filters import app_matches
+
+        return app_matches(rec.get("app"), value) or app_matches(rec.get("app"), value.replace(" ", "_"))
     cats = [_norm(c) for c, n in (rec.get("categories") or {}).items() if isinstance(n, int | float) and n > 0]
     if key == "category":
         return any(c.startswith(value) for c in cats)
     hay = " ".join([_norm(rec.get(f)) for f in ("host", "path", "recipient", "site", "verdict", "why", "explanation")]
-                   + cats + [ACTION_WORDS_BACK.get(rec.get("action"), "")])
+                   + cats + [ACTION_WORDS_BACK.get(rec.get("action"), ""), _norm(_app_name(rec))])
     return value in hay
 
 
 ACTION_WORDS_BACK = {"allow": "allowed", "transform": "rewritten", "deny": "blocked"}
+
+
+def _app_name(rec: dict) -> str:
+    app = rec.get("app")
+    return str(app.get("name") or "") if isinstance(app, dict) else ""

@@ -72,6 +72,9 @@ function row(d) {
     h("td", {}, badge(d.action, d.final_level || d.start_level), levelTag(d),
       d.override ? h("span", { class: "tag" }, "override") : null),
     h("td", { class: "req" }, h("b", {}, d.method || ""), " ", d.host || "", h("span", { class: "muted" }, d.path || "")),
+    // the program that sent it (procinfo.py): curl, python3 agent.py, chromium; remote / unknown when not known
+    h("td", { class: "app nowrap", "data-testid": "app", title: d.app && d.app.exe ? d.app.exe : (d.app && d.app.why) || "" },
+      d.app ? d.app.name : "–"),
     h("td", {}, words(d.recipient)),
     h("td", { class: "cats" }, cats(d.categories)),
     h("td", { class: "num" }, fmtNum(d.R)),
