@@ -258,9 +258,14 @@ def personal_values(req: RawRequest) -> dict[str, str]:
     for key, v in _keyed_pairs(req):
         v = v.strip()
         kind = s.classify_key(key) if key else None
+        if kind is None and key and key.lower() in _LOCALITY_KEYS:
+            kind = "locality"
         if not v or not kind:
             continue
-        if kind in ("name", "name_weak"):
+        if kind in ("address", "locality") and len(v) >= 3 and any(
+                k == "address" and re.search(rf",\s?{re.escape(v)}\b", a) for a, k in list(found.items())):
+            found.setdefault(v, "address")  # the city (or postcode) of a stand-in address, held in its own field
+        elif kind in ("name", "name_weak"):
             words = re.findall(r"[^\W\d_]+", v)
             if words and all(w.lower() in pool for w in words) and len(v) <= 60:
                 found.setdefault(v, "name")
@@ -273,6 +278,10 @@ def personal_values(req: RawRequest) -> dict[str, str]:
         elif kind == "address" and s.plausible(kind, v) and re.search(r"\d", v) and len(v) >= 4:
             found.setdefault(v, "address")
     return found
+
+
+#: keys that hold the city of an address in its own field (the scrubber's key table has no kind for them)
+_LOCALITY_KEYS = frozenset({"city", "town", "locality"})
 
 
 #: the prompt names a person: "a person named X", "called X", "Mr X"; "X who is …", "X (age 30)", "X, aged 30"
