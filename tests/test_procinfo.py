@@ -352,3 +352,13 @@ def test_dashboard_app_filter_and_summary():
     assert ids("app:curl action:blocked") == ["c"]
     assert ids("agent.py") == ["a"]  # a plain word finds the app's name too
     assert summary(agent)["app"]["name"] == "python3 agent.py"  # the live table's row carries it
+
+
+def test_detail_sentence_names_the_program_when_no_page_sent_it():
+    from guardian_proxy.dashboard.wording import sentence
+
+    rec = {"host": "api.openai.com", "recipient": "ai_service", "action": "allow"}
+    agent = {"name": "python3 agent.py", "pid": 978, "exe": "/usr/bin/python3.11", "kind": "tool"}
+    assert "sent by python3 agent.py (no web page)" in sentence({**rec, "app": agent})
+    assert "sent by an app or tool (no web page)" in sentence({**rec, "app": {"name": "remote"}})
+    assert "sent by an app or tool (no web page)" in sentence(rec)

@@ -184,7 +184,9 @@ def sentence(rec: dict, types: dict[str, int] | None = None, standin_types: set[
     dest = rec.get("domain") or rec.get("host") or "?"
     to = f"{dest} ({recipient_words(rec.get('recipient'))})"
     site = rec.get("site")
-    by = f", sent by {site}" if site and site != dest else (", sent by an app or tool (no web page)" if not site else "")
+    app = rec.get("app") if isinstance(rec.get("app"), dict) and rec["app"].get("pid") else None  # procinfo.py
+    tool = f"{app['name']} (no web page)" if app else "an app or tool (no web page)"
+    by = f", sent by {site}" if site and site != dest else (f", sent by {tool}" if not site else "")
     data, plural = data_parts(types if types is not None else rec.get("spans"), rec.get("categories"))
     action = rec.get("action")
     rule = f" Your rule decided it: {rec['override']}." if rec.get("override") else ""
