@@ -18,16 +18,16 @@ $(BIN)/python:
 	@echo "==> creating the virtual environment $(VENV) ($(PY))"
 	$(PY) -m venv $(VENV)
 	@echo "==> upgrading pip, setuptools and wheel"
-	$(BIN)/pip install -q --upgrade pip setuptools wheel
+	$(BIN)/pip install --upgrade pip setuptools wheel
 
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	@echo "==> installing guardian-proxy and its dependencies into $(VENV) (the first time takes minutes: torch,"
 	@echo "    spaCy, Presidio, mitmproxy; CPU-only torch: make run TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu)"
 ifneq ($(TORCH_INDEX_URL),)
 	@echo "==> installing $(TORCH_PIN) from $(TORCH_INDEX_URL)"
-	$(BIN)/pip install -q '$(TORCH_PIN)' --index-url $(TORCH_INDEX_URL)
+	$(BIN)/pip install '$(TORCH_PIN)' --index-url $(TORCH_INDEX_URL)
 endif
-	$(BIN)/pip install -q -e .
+	$(BIN)/pip install -e .
 	touch $@
 
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
