@@ -172,11 +172,13 @@ def _term_kind(o: Override) -> str:
 
 
 class Active(list):
-    """The effective list (`OverrideStore.current()`); `claim(o)` records that the proxy applies `o`."""
+    """The effective list (`OverrideStore.current()`); `claim(o)` records that the proxy applies `o`; `peek(o)`:
+    whether `o` would apply now, without counting or spending it (a CORS preflight: guardian_proxy.risk)."""
 
-    def __init__(self, items, claim):
+    def __init__(self, items, claim, peek=None):
         super().__init__(items)
         self.claim = claim
+        self.peek = peek
 
 
 _LIVE: weakref.WeakSet = weakref.WeakSet()
@@ -299,7 +301,7 @@ class OverrideStore:
         """The effective list, in match order (config first, then the store; last match wins), with
         `claim` for guardian_proxy.risk.find_override. Rules that no longer apply are still in it:
         find_override skips them (their term is checked at every request)."""
-        return Active(self.base + self.stored(strict=False), self.claim)
+        return Active(self.base + self.stored(strict=False), self.claim, self.peek)
 
     def _marks(self, strict: bool = True) -> dict:
         """Every spent once rule the back end knows (any process's), plus this process's."""
@@ -378,6 +380,12 @@ class OverrideStore:
             self._pending[key] = (n + 1, stamp)
         self._start_flusher(now=bool(o.once))
         return True
+
+    def peek(self, o: Override) -> bool:
+        """Whether `o` would apply to a request now (a once rule not yet spent here nor, as far as this process
+        knows, elsewhere), without counting it or spending it: for a request that must not use up a once rule
+        (a browser's CORS preflight, which comes before the call the rule is meant for)."""
+        return not (o.once and (o.spent is not None or self.key(o) in self._spent))
 
     def _spend(self, key: str, when, o: Override) -> bool | None:
         if self.backend is None:

@@ -394,7 +394,8 @@ class Gateway:
             action.categories.setdefault("unparsed", 1)
         recipient = ctx.recipient if ctx else action.recipient
         high_risk = recipient in HIGH_RISK_RECIPIENTS
-        override = risk_mod.find_override(self.overrides.current(), action, req.app)
+        override = risk_mod.find_override(self.overrides.current(), action, req.app,
+                                           spend=not risk_mod.is_preflight(req))
         if override is not None and not personal and override.action != "level":
             kind, _, explanation, text = risk_mod.apply_override(override, "no personal data found")
             return Decision(action=kind, six=action, rule="override", explanation=explanation, override=text)

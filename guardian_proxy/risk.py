@@ -206,22 +206,31 @@ def _matches(o: Override, action: Action, app: dict | None = None) -> bool:
     return True
 
 
-def find_override(overrides: list[Override], action: Action, app: dict | None = None) -> Override | None:
+def find_override(overrides: list[Override], action: Action, app: dict | None = None,
+                  spend: bool = True) -> Override | None:
     """The last matching override that still applies wins (config entries come first, then the CLI/dashboard
     store). A rule that expired, was spent or whose proxy run ended is skipped (guardian_proxy.override_terms);
     the store's `claim` (where the list has one) counts the winner and spends a once rule, and a once rule
     another request has just spent is skipped for the next earlier match. A level rule for a request with no
     personal data is not claimed: the pipeline does not apply it. `app`: the program that sent the request
-    (RawRequest.app), for rules that name one."""
+    (RawRequest.app), for rules that name one. `spend` False (a browser's CORS preflight, `is_preflight`): the
+    store's `peek` instead, so the call that follows is the one that uses a once rule up."""
     from .override_terms import state
 
-    claim = getattr(overrides, "claim", None)
+    claim = getattr(overrides, "claim" if spend else "peek", None)
     for o in reversed(overrides):
         if not _matches(o, action, app) or state(o) != "active":
             continue
         if claim is None or (o.action == "level" and not action.personal()) or claim(o):
             return o
     return None
+
+
+def is_preflight(req) -> bool:
+    """A browser's CORS preflight (a RawRequest): OPTIONS with an Origin and Access-Control-Request-Method. It
+    only asks whether the call may follow; the call is the request a user's rule is for."""
+    return req.method.upper() == "OPTIONS" and bool(req.header("origin")) and \
+        bool(req.header("access-control-request-method"))
 
 
 def describe_override(o: Override) -> str:
