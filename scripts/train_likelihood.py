@@ -12,6 +12,10 @@ folds' policies, and the classifier is trained on those out-of-fold readings (th
 trained on every training statement), so the classifier learns how far the reader can be trusted on
 policies it has not read.
 
+Writes --out (a torch checkpoint, .pt) and its numpy twin beside it (.npz, what the proxy loads: the workers run
+the network in numpy and import no torch; likelihood/checkpoint.py). torch is needed here, for training only.
+`--export-npz PT` writes the .npz of an existing .pt and exits.
+
 Only pairs with split "train" are used. The u threshold is chosen on the training split: 5-fold
 out-of-fold predictions (folds grouped by policy), the threshold with the best fast-path accuracy that
 escalates at most --max-escalation of the pairs (of --pairs, not --fill-pairs). The final model is then trained on the whole training
@@ -66,8 +70,10 @@ def stacked_features(pairs, groups: np.ndarray, args):
 
 def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--pairs", type=Path, nargs="+", required=True)
-    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--pairs", type=Path, nargs="+")
+    ap.add_argument("--out", type=Path)
+    ap.add_argument("--export-npz", type=Path, default=None, metavar="PT",
+                    help="write the .npz twin of an existing .pt checkpoint and exit")
     ap.add_argument("--hash-bits", type=int, default=0, help="hashed n-gram block (0 = off: it overfits here)")
     ap.add_argument("--hidden", type=int, default=64)
     ap.add_argument("--dropout", type=float, default=0.2)
@@ -85,6 +91,13 @@ def main(argv: list[str] | None = None) -> dict:
                     help="pairs added only where their action uses a category, recipient or purpose that no "
                          "--pairs action has (OPP-115 knows no credentials, data brokers, AI services, unknown purpose)")
     args = ap.parse_args(argv)
+    if args.export_npz:
+        out = checkpoint.export_npz(args.export_npz)
+        report = {"out": str(out), "from": str(args.export_npz)}
+        print(json.dumps(report))
+        return report
+    if not (args.pairs and args.out):
+        ap.error("--pairs and --out are required (or --export-npz PT)")
 
     import torch
 
@@ -121,7 +134,7 @@ def main(argv: list[str] | None = None) -> dict:
         "pairs_files": [p.name for p in args.pairs + args.fill_pairs], "fill_pairs": len(fill), "reader": reader_meta,
     }
     checkpoint.save(args.out, model, spec, choice["u_threshold"], meta)
-    report = {"out": str(args.out), "fill_pairs": len(fill), "dim": spec.dim, "feature_s": round(t_feat, 2), "train_s": round(t_train, 2),
+    report = {"out": str(args.out), "npz": str(checkpoint.npz_path(args.out)), "fill_pairs": len(fill), "dim": spec.dim, "feature_s": round(t_feat, 2), "train_s": round(t_train, 2),
               **{k: meta[k] for k in ("pairs", "policies", "risky_share", "oof_accuracy", "oof_threshold")}}
     print(json.dumps(report))
     return report

@@ -4,6 +4,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -28,7 +29,7 @@ def test_roundtrip(tmp_path):
     p = saved(tmp_path)
     lm = checkpoint.load(p)
     assert lm.u_threshold == 0.5 and lm.spec.dim == FeatureSpec().dim and lm.meta["trained_on"] == ["test"]
-    x = torch.zeros(2, lm.spec.dim)
+    x = np.zeros((2, lm.spec.dim), np.float32)
     assert lm.model(x).shape == (2, 2)
 
 
@@ -73,7 +74,8 @@ def test_bad_threshold(tmp_path):
 
 def test_stage_from_settings(tmp_path):
     s = load_settings(state_dir=tmp_path)
-    assert model_path(s).name == "likelihood.pt" and model_path(s).is_file()  # the shipped weights
+    # the shipped weights: the numpy twin of likelihood.pt, loaded without torch (issue 27)
+    assert model_path(s).name == "likelihood.npz" and model_path(s).is_file()
     stage = make_stage(s)
     assert 0 < stage.u_threshold <= 1
     s = load_settings(state_dir=tmp_path, likelihood={"mode": "fixed", "fixed_value": 0.3})

@@ -82,7 +82,7 @@ def test_llm_failures_fall_back(answer):
 
 def test_a_model_producing_nan_falls_back_to_one():
     stage = EvidentialLikelihood(SHIPPED)
-    stage.loaded.model.head[-1].bias.data[:] = float("nan")
+    stage.loaded.model.w["head.3.bias"][:] = float("nan")
     lk = stage.estimate(action(), DISCLOSED)
     assert lk.path == "fallback" and lk.value == 1.0 and "model failed" in lk.reason
 
@@ -131,32 +131,25 @@ def test_shipped_model_on_the_shipped_corpus():
     assert disclosed.value < 0.2 and undisclosed.value > 0.8
 
 
-def test_the_fast_path_runs_on_one_thread_and_gives_the_same_values():
-    """Issue 25 item 5: torch's intra-op pool spun ~2 ms of CPU per call for an 8-row batch; the model now runs in
-    the caller's thread alone, with the process's thread count restored and the same outputs as on the pool."""
-    import torch
-
-    stage = EvidentialLikelihood(SHIPPED)
-    before = torch.get_num_threads()
-    items = [action(), action({"health": 1, "contact": 1}, "data_broker", ("advertising", "analytics"))]
-    got = [stage.fast(a, DISCLOSED) for a in items]
-    assert torch.get_num_threads() == before
+def test_the_fast_path_gives_the_torch_models_values():
+    """Issue 27: the fast path runs the network in numpy (infer.py, no torch in the workers); its (m, u) equal the
+    torch model's, read from the .pt the npz was written beside (tests/test_likelihood_numpy.py covers more)."""
+    torch = pytest.importorskip("torch")
     import numpy as np
 
     from guardian_proxy.likelihood.features import featurize
-    from guardian_proxy.likelihood.model import dirichlet_outputs
+    from guardian_proxy.likelihood.model import EvidentialMLP, dirichlet_outputs
     from guardian_proxy.likelihood.router import split_items as split
 
-    seen = []
-    forward = stage.loaded.model.forward
-    stage.loaded.model.forward = lambda x: (seen.append(torch.get_num_threads()), forward(x))[1]
-    try:
-        stage.fast(action(), DISCLOSED)
-    finally:
-        del stage.loaded.model.forward
-    assert seen == [1]
-    for a, (mass, u) in zip(items, got, strict=True):
+    stage = EvidentialLikelihood(SHIPPED)
+    ck = torch.load(SHIPPED.with_suffix(".pt"), map_location="cpu", weights_only=True)
+    ref = EvidentialMLP(ck["model"]["dim"], ck["model"]["hidden"], 0.0, ck["model"]["layout"])
+    ref.load_state_dict({k: v.float() for k, v in ck["state_dict"].items()})
+    ref.eval()
+    items = [action(), action({"health": 1, "contact": 1}, "data_broker", ("advertising", "analytics"))]
+    for a in items:
+        mass, u = stage.fast(a, DISCLOSED)
         x = np.stack([featurize(i, DISCLOSED, stage.loaded.spec) for i in split(a)])
-        with torch.no_grad():  # on the process's pool, as before
-            m, uu = dirichlet_outputs(stage.loaded.model(torch.from_numpy(x)))
-        assert (mass, u) == (max(m.tolist()), max(uu.tolist()))
+        with torch.no_grad():
+            m, uu = dirichlet_outputs(ref(torch.from_numpy(x)))
+        assert abs(mass - max(m.tolist())) <= 1e-5 and abs(u - max(uu.tolist())) <= 1e-5

@@ -3,7 +3,7 @@
 `make_stage(settings, backend)` builds what `likelihood.mode` asks for: `fixed` → FixedLikelihood;
 `model` → EvidentialLikelihood (router.py: evidential fast path, LLM slow path, conservative fallback),
 loading the weights now so a bad file stops the proxy at start with a message naming it.
-torch is imported only when the model is built. `status(settings)` reports for `guardian-proxy doctor`.
+The model runs in numpy (infer.py); torch is needed only to train it or to load a `.pt` file. `status(settings)` reports for `guardian-proxy doctor`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from .fixed import FixedLikelihood
 
 __all__ = ["FixedLikelihood", "make_stage", "model_path", "status"]
 
-DEFAULT_MODEL = "likelihood.pt"
+#: the numpy twin of likelihood.pt (checkpoint.py): loading it needs no torch
+DEFAULT_MODEL = "likelihood.npz"
 
 
 def model_path(settings: Settings) -> Path:
@@ -48,7 +49,7 @@ def status(settings: Settings) -> dict:
         from . import checkpoint
 
         loaded = checkpoint.load(path)
-    except Exception as e:  # ModelLoadError or a missing torch: reported, not raised
+    except Exception as e:  # ModelLoadError (a bad file, or a .pt without torch): reported, not raised
         out.update(ok=False, error=f"{type(e).__name__}: {e}")
         return out
     meta = loaded.meta

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import logging
 import math
-import threading
 from pathlib import Path
+
+import numpy as np
 
 from ..errors import BackendError
 from ..types import Action, Evidence, Likelihood
@@ -25,8 +26,6 @@ from .features import featurize
 
 log = logging.getLogger("guardian_proxy.likelihood")
 MAX_ITEMS = 8
-#: held while the model runs on one thread (torch's thread count is process-wide: set and restored under it)
-_ONE_THREAD = threading.Lock()
 
 
 def fallback_value(mass: float, u: float) -> float:
@@ -48,9 +47,6 @@ class EvidentialLikelihood:
 
     def __init__(self, model_file: Path | str, u_threshold: float | None = None, backend=None,
                  timeout: float = 20.0, max_tokens: int = 128):
-        import torch
-
-        self._torch = torch
         self.loaded = checkpoint.load(model_file)
         self.u_threshold = float(u_threshold) if u_threshold is not None else self.loaded.u_threshold
         self.backend = backend
@@ -59,22 +55,10 @@ class EvidentialLikelihood:
 
     def fast(self, action: Action, evidence: Evidence) -> tuple[float, float]:
         """(risky mass, u) of the riskiest item; raises ValueError on a non-finite output."""
-        import numpy as np
-
-        from .model import dirichlet_outputs
-
         items = split_items(action)
         x = np.stack([featurize(a, evidence, self.loaded.spec) for a in items])
-        torch = self._torch
-        # one thread: a batch of ≤ 8 rows through a small MLP gains nothing from torch's pool, whose threads spin
-        # after every op (≈ 2 ms of CPU per call on 2 cores, against 0.1 ms in the caller's thread alone)
-        with _ONE_THREAD, torch.no_grad():
-            n = torch.get_num_threads()
-            torch.set_num_threads(1)
-            try:
-                m, u = dirichlet_outputs(self.loaded.model(torch.from_numpy(x)))
-            finally:
-                torch.set_num_threads(n)
+        # numpy in the caller's thread (infer.py): a batch of ≤ 8 rows through a small MLP, no torch in the process
+        m, u = self.loaded.model.predict(x)
         mass, unc = m.tolist(), u.tolist()
         if not all(math.isfinite(v) for v in mass + unc):
             raise ValueError("non-finite model output")
