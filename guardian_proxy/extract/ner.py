@@ -103,10 +103,9 @@ class NerEngine:
     def _build(self):
         make_offline()
         quiet_presidio()
-        _register_lower_lemma()
-        import spacy
-
-        with _without_transformers():
+        with _without_torch(self.spacy_model), _without_transformers():
+            _register_lower_lemma()
+            import spacy
             from presidio_analyzer import AnalyzerEngine, RecognizerRegistry
             from presidio_analyzer.nlp_engine import SpacyNlpEngine
             from presidio_analyzer.predefined_recognizers import (
@@ -231,6 +230,25 @@ def _without_transformers():
     finally:
         if sys.modules.get("transformers", 0) is None:
             del sys.modules["transformers"]
+
+
+@contextlib.contextmanager
+def _without_torch(spacy_model: str):
+    """spaCy imports thinc, whose `compat` imports torch when it is installed (`try: import torch … except
+    ImportError`), only for its PyTorch shims, which a CNN pipeline such as the small English model never uses;
+    Presidio's nlp_engine imports it at import time to pick a device (no torch: "cpu"). Together +197 MB RSS in
+    every evaluation worker (issue 27). While spaCy is imported `torch` reads as not installed (thinc
+    records has_torch = False); afterwards the entry is removed, so the transformers LLM back end (llm/hf.py) and
+    training still import the real one. A transformer pipeline (`*_trf`) needs torch: then nothing is hidden."""
+    if "torch" in sys.modules or "thinc.compat" in sys.modules or "trf" in spacy_model.lower():
+        yield  # torch loaded already, thinc decided already, or torch needed: nothing to save
+        return
+    sys.modules["torch"] = None  # `import torch` raises ImportError meanwhile
+    try:
+        yield
+    finally:
+        if sys.modules.get("torch", 0) is None:
+            del sys.modules["torch"]
 
 
 def _register_lower_lemma() -> None:
