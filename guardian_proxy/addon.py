@@ -192,6 +192,21 @@ def _preflight_grant(flow: http.HTTPFlow) -> dict[str, str]:
     return grant
 
 
+def explained(decision: Decision, reason: str) -> str:
+    """The JSON 403's `reason`: what was stopped in words first, as the block page says it (guardian_proxy/
+    dashboard/wording.py `of_decision`, values masked), then the explanation; the explanation alone when the
+    words cannot be made."""
+    from .dashboard.wording import of_decision
+    from .logmask import mask
+
+    try:
+        words, _ = of_decision(decision)
+    except Exception:  # the words must never cost the block itself
+        log.exception("blocked answer: could not word the reason")
+        return reason
+    return f"{mask(words)} Why: {reason}" if words else reason
+
+
 def blocked_response(decision: Decision, flow: http.HTTPFlow, dashboard=None) -> http.Response:
     """The answer to a blocked request, by `block_kind`. The page (kind "page") links to the decision on the
     running dashboard and offers "Allow once" / "for 1 hour" / "always" buttons (guardian_proxy/dashboard/
@@ -226,7 +241,7 @@ def blocked_response(decision: Decision, flow: http.HTTPFlow, dashboard=None) ->
             body, extra = page(decision, real_url(flow), flow.request.headers, None)
         return http.Response.make(403, body, {**head, **extra, "content-type": "text/html; charset=utf-8"})
     body = json.dumps({"error": "blocked_by_guardian_proxy", "decision_id": decision.id,
-                       "host": decision.six.host, "reason": reason}).encode()
+                       "host": decision.six.host, "reason": explained(decision, reason)}).encode()
     return http.Response.make(403, body, {**head, **_cors(flow), "content-type": "application/json"})
 
 

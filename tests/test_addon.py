@@ -49,7 +49,7 @@ def test_deny_answers_403_json_and_html():
         asyncio.run(a.request(f))
         assert f.response.status_code == 403
         body = json.loads(f.response.content)
-        assert body["error"] == "blocked_by_guardian_proxy" and body["reason"] == "because"
+        assert body["error"] == "blocked_by_guardian_proxy" and body["reason"].endswith(" Why: because")  # words first
         f2 = tflow.tflow()
         f2.request.headers["accept"] = "text/html,application/xhtml+xml"
         asyncio.run(a.request(f2))
