@@ -112,7 +112,7 @@ def test_decision_log_and_experience_dirs_are_private(tmp_path):
 
     with umask(0o022):
         DecisionLog(tmp_path / "state" / "logs" / "decisions.jsonl").write({"id": "x"})
-        ExperienceLog(tmp_path / "state2" / "experience")
+        assert ExperienceLog(tmp_path / "state2" / "experience").fernet  # its key and directory: made at the first write
     assert loose(tmp_path / "state") == {} and loose(tmp_path / "state2") == {}
 
 

@@ -37,16 +37,35 @@ def _context(kind: str, data: dict) -> list:
 
 
 class ExperienceLog:
+    """Nothing is written until the first case: the directory and its key are made then (a library caller's
+    Gateway with default settings must not write under ~/.local/state by being constructed)."""
+
     def __init__(self, directory: Path):
-        self.dir = ensure_private_dir(Path(directory))
+        self.dir = Path(directory)
         self.path = self.dir / "cases.jsonl.enc"
-        key_file = self.dir / "key"
-        if not key_file.exists():
-            fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "wb") as f:
-                f.write(Fernet.generate_key())
-        self.fernet = Fernet(key_file.read_bytes().strip())
+        self._fernet: Fernet | None = None
         self._lock = threading.Lock()
+
+    @property
+    def fernet(self) -> Fernet:
+        """The log's key, made (0600, in a private directory) the first time it is needed."""
+        with self._lock:
+            if self._fernet is None:
+                ensure_private_dir(self.dir)
+                key_file = self.dir / "key"
+                if not key_file.exists():  # written whole, then linked: another process never reads half a key
+                    tmp = self.dir / f".key.{os.getpid()}.{threading.get_ident()}"
+                    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                    with os.fdopen(fd, "wb") as f:
+                        f.write(Fernet.generate_key())
+                    try:
+                        os.link(tmp, key_file)
+                    except FileExistsError:
+                        pass  # another process made it just now: theirs is the key
+                    finally:
+                        tmp.unlink()
+                self._fernet = Fernet(key_file.read_bytes().strip())
+            return self._fernet
 
     def record(self, kind: str, context: dict, guidance, tool: str, arguments: str, result) -> None:
         case = {"ts": round(time.time(), 3), "api": kind, "context": _context(kind, context),
