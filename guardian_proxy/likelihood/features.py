@@ -100,28 +100,53 @@ def _match(cats: set[str], rec: str, purs: set[str], st_cats, st_recs, st_purs, 
             f"full_neg_{sfx}": full and neg, f"cat_rec_{sfx}": cat and rec_ok}
 
 
-def _slot(cats: set[str], rec: str, purs: set[str], st, score: float) -> dict[str, float]:
-    r = read(st.text)
-    generic = r.generic or "other" in st.data_categories
-    st_recs = recipients_of(st)  # "we collect …" with no recipient named: the first party
-    lex_recs = set(r.recipients) or ({"first_party"} if r.practices & {"collect", "use"} else set())
-    neg_field = bool(getattr(st, "negated", False))
-    f = {"present": 1.0, "score": score, "generic": generic, "share": "share" in r.practices,
-         "sell": "sell" in r.practices, "collect": "collect" in r.practices, "use": "use" in r.practices,
-         "opt_in": "opt_in" in r.conditions, "opt_out": "opt_out" in r.conditions, "legal": "legal" in r.conditions,
-         "aggregated": "aggregated" in r.conditions}
-    f.update(_match(cats, rec, purs, set(st.data_categories), st_recs, set(st.purposes), neg_field, "field"))
-    f.update(_match(cats, rec, purs, set(r.categories), lex_recs, set(r.purposes), r.negated, "lex"))
+class _Stmt:
+    """What a statement contributes whatever the action: its readings (lexicon, structured fields, statement
+    reader), computed once per statement and shared by every (category, purpose) item of a request."""
+
+    __slots__ = ("st", "score", "r", "st_recs", "lex_recs", "neg_field", "base", "p", "read", "st_cats", "st_purs",
+                 "lex_cats", "lex_purs")
+
+    def __init__(self, st, score: float, reader):
+        r = read(st.text)
+        self.st, self.score, self.r = st, score, r
+        self.st_recs = recipients_of(st)  # "we collect …" with no recipient named: the first party
+        self.lex_recs = set(r.recipients) or ({"first_party"} if r.practices & {"collect", "use"} else set())
+        self.neg_field = bool(getattr(st, "negated", False))
+        self.st_cats, self.st_purs = set(st.data_categories), set(st.purposes)
+        self.lex_cats, self.lex_purs = set(r.categories), set(r.purposes)
+        self.base = {"present": 1.0, "score": score, "generic": r.generic or "other" in st.data_categories,
+                     "share": "share" in r.practices, "sell": "sell" in r.practices,
+                     "collect": "collect" in r.practices, "use": "use" in r.practices,
+                     "opt_in": "opt_in" in r.conditions, "opt_out": "opt_out" in r.conditions,
+                     "legal": "legal" in r.conditions, "aggregated": "aggregated" in r.conditions}
+        self.p = self.read = None
+        if reader is not None:
+            self.p = reader.probs(st.text)
+            self.read = {f"read_{k}": float(v) for k, v in zip(OUTPUTS, self.p.tolist(), strict=True)}
+
+
+def _slot(cats: set[str], rec: str, purs: set[str], st, score: float | _Stmt) -> dict[str, float]:
+    """One statement's slot features for an action; `score` may be the statement's _Stmt (its readings)."""
+    s = score if isinstance(score, _Stmt) else _Stmt(st, float(score), None)
+    r = s.r
+    f = dict(s.base)
+    f.update(_match(cats, rec, purs, s.st_cats, s.st_recs, s.st_purs, s.neg_field, "field"))
+    f.update(_match(cats, rec, purs, s.lex_cats, s.lex_recs, s.lex_purs, r.negated, "lex"))
     f["full_any"] = f["full_field"] or f["full_lex"]
-    f["full_pos_any"] = f["full_any"] and not (neg_field or r.negated)
-    f["full_neg_any"] = f["full_any"] and (neg_field or r.negated)
+    f["full_pos_any"] = f["full_any"] and not (s.neg_field or r.negated)
+    f["full_neg_any"] = f["full_any"] and (s.neg_field or r.negated)
     return {k: float(v) for k, v in f.items()}
 
 
 def _read_slot(reader, cat: str, rec: str, pur: str, st, lex_cat: bool) -> dict[str, float]:
-    """The reader's probabilities for one statement and their reading for a single-item action."""
-    p = reader.probs(st.text)
-    f = {f"read_{k}": float(v) for k, v in zip(OUTPUTS, p.tolist(), strict=True)}
+    """The reader's probabilities for one statement and their reading for a single-item action; `st` may be the
+    statement's _Stmt (its probabilities read once)."""
+    if isinstance(st, _Stmt):
+        p, f = st.p, dict(st.read)
+    else:
+        p = reader.probs(st.text)
+        f = {f"read_{k}": float(v) for k, v in zip(OUTPUTS, p.tolist(), strict=True)}
     named = float(p[INDEX[f"named:{cat}"]]) if cat in READ_CATS else float(lex_cat)
     if rec == "first_party":
         cat_rec = named * float(p[INDEX["first_party"]])
@@ -163,7 +188,9 @@ def _hash_block(block: np.ndarray, bits: int, grams: np.ndarray, key: int, weigh
     np.add.at(block, idx, sign)
 
 
-def featurize(action: Action, evidence: Evidence, spec: FeatureSpec) -> np.ndarray:
+def featurize(action: Action, evidence: Evidence, spec: FeatureSpec, _stmts: list[_Stmt] | None = None) -> np.ndarray:
+    if _stmts is None:
+        _stmts = statements_of(evidence, spec)
     vec = np.zeros(spec.dim, dtype=np.float32)
     head = _onehots(action)
     vec[: spec.n_action] = head
@@ -174,10 +201,10 @@ def featurize(action: Action, evidence: Evidence, spec: FeatureSpec) -> np.ndarr
     names = SLOT_NAMES + (READ_SLOT_NAMES if spec.reader is not None else ())
     cat1 = min(cats) if cats else "other"  # the router scores one (category, purpose) item at a time
     pur1 = min(purs)
-    for i, ss in enumerate(evidence.statements[: spec.slots]):
-        f = _slot(cats, rec, purs, ss.statement, float(ss.score))
+    for i, st in enumerate(_stmts):
+        f = _slot(cats, rec, purs, st.st, st)
         if spec.reader is not None:
-            f.update(_read_slot(spec.reader, cat1, rec, pur1, ss.statement, bool(f["cat_lex"] or f["cat_field"])))
+            f.update(_read_slot(spec.reader, cat1, rec, pur1, st, bool(f["cat_lex"] or f["cat_field"])))
         slots.append(f)
         base = spec.n_action + i * spec.n_slot
         vec[base: base + spec.n_slot] = [f[k] for k in names]
@@ -203,6 +230,18 @@ def featurize(action: Action, evidence: Evidence, spec: FeatureSpec) -> np.ndarr
         if norm > 0:
             block /= norm
     return vec
+
+
+def statements_of(evidence: Evidence, spec: FeatureSpec) -> list[_Stmt]:
+    """The action-independent readings of the evidence's first `spec.slots` statements."""
+    return [_Stmt(ss.statement, float(ss.score), spec.reader) for ss in evidence.statements[: spec.slots]]
+
+
+def featurize_items(actions: list[Action], evidence: Evidence, spec: FeatureSpec) -> np.ndarray:
+    """Rows of `featurize` for several actions against one evidence (the router's category × purpose items):
+    each statement is read once, not once per item; the rows are identical to featurize's."""
+    stmts = statements_of(evidence, spec)
+    return np.stack([featurize(a, evidence, spec, stmts) for a in actions])
 
 
 def featurize_many(items, spec: FeatureSpec) -> np.ndarray:
