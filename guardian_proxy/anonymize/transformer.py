@@ -31,7 +31,7 @@ from .levels import LevelRenderer
 from .llm_rewrite import LLMRewriter
 from .spans import merge, propagate
 from .surrogates import Surrogates
-from .verifier import LexicalVerifier
+from .verifier import LexicalVerifier, own_names
 
 _PROSE_WORDS = 5
 _WRITABLE = ("query:", "path:", "cookie:", "header:")  # besides body paths: what `rewrite` puts back
@@ -63,8 +63,9 @@ class Transformer:
     # ------------------------------------------------------------------ text level
 
     def anonymize(self, fields: list[TextField], spans: list[Span], level: int,
-                  max_rounds: int | None = None) -> Outcome:
-        """Rewrite `fields` from `level` with verified escalation; the Outcome holds the changed fields."""
+                  max_rounds: int | None = None, own: frozenset[str] = frozenset()) -> Outcome:
+        """Rewrite `fields` from `level` with verified escalation; the Outcome holds the changed fields. `own`:
+        the recipient's own names (verifier.own_names), which no guess of theirs alone escalates."""
         s = self.settings
         all_spans = merge(propagate(fields, spans))
         strict = {f.path for f in fields if is_non_english(f.text)}
@@ -88,7 +89,7 @@ class Transformer:
         def view(changed: dict[str, str]) -> str:
             return "\n".join(changed.get(f.path, f.text) for f in prose)
 
-        outcome = escalate(render, view, self.guesser, LexicalVerifier(original), level,
+        outcome = escalate(render, view, self.guesser, LexicalVerifier(original, own), level,
                            threshold=s.confidence_threshold,
                            max_rounds=s.max_rounds if max_rounds is None else max_rounds, verify=s.verify)
         outcome.span_counts = dict(Counter(sp.entity for sp in all_spans))
@@ -106,7 +107,7 @@ class Transformer:
         located = {sp.path for sp in spans}
         containers = {sp.path for sp in action.spans if sp.entity in CONTAINER_ENTITIES}
         fields = [f for f in action.fields if f.path in located or not (f.protocol or f.path in containers)]
-        outcome = self.anonymize(fields, spans, level)
+        outcome = self.anonymize(fields, spans, level, own=own_names(action.domain, action.site))
         rw = self.rewrite(req, action, outcome.texts)
         rw.span_counts = outcome.span_counts
         rw.stats = {"start_level": level, "final_level": outcome.level, "rounds": outcome.rounds,

@@ -4,6 +4,10 @@ A guess counts only if it is a substring of the original text (case- and space-i
 three characters) or shares a content word longer than two characters with it. Guesses built on
 surrogates, placeholders or hallucinations fail the test, so they never raise the level. The original
 stays here: the guesser never sees it.
+
+A guess made only of the recipient's own names (the destination's or the sending page's name: "Hotstar" in the
+page title a request to hotstar.com carries) is no residue either: the recipient knows its own name, and it says
+nothing of who the user is (`own_names`).
 """
 
 from __future__ import annotations
@@ -32,13 +36,28 @@ def content_words(s: str) -> set[str]:
     return {w for w in _WORD.findall(s.lower()) if len(w) > 2 and w not in FUNCTION_WORDS}
 
 
+def own_names(*domains: str | None) -> frozenset[str]:
+    """The names the recipient goes by: the name label of each registrable domain given (the destination's and
+    the sending page's: "hotstar.com" → "hotstar", "bbc.co.uk" → "bbc"), and its parts at a hyphen."""
+    out: set[str] = set()
+    for d in domains:
+        label = (d or "").lower().strip(".").split(".", 1)[0]
+        out |= content_words(label) | content_words(label.replace("-", ""))
+    return frozenset(out)
+
+
 class LexicalVerifier:
-    def __init__(self, original: str):
+    def __init__(self, original: str, own: frozenset[str] | set[str] = frozenset()):
+        """`own`: the recipient's own names (`own_names`); a guess of those alone is not verified."""
         self._text = _norm(original)
         self._words = content_words(original)
+        self._own = frozenset(own)
 
     def verified(self, guess: Guess) -> bool:
         g = _norm(guess.value)
+        words = content_words(g)
+        if self._own and words and words <= self._own:
+            return False  # the destination's or the page's own name: it knows it, and it is not the user
         if len(g) >= 3 and g in self._text:
             return True
-        return bool(content_words(g) & self._words)
+        return bool(words & self._words)
