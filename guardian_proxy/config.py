@@ -216,7 +216,7 @@ class LikelihoodSettings(_Strict):
     mode: Literal["model", "fixed"] = "model"
     fixed_value: float = Field(default=0.7, ge=0, le=1)
     u_threshold: float | None = Field(default=None, gt=0, le=1)  # None = chosen at training, stored with the weights
-    model_file: str | None = None  # None = models/likelihood.npz (numpy; a .pt also loads, with torch)
+    model_file: str | None = None  # None = guardian_proxy/models/likelihood.npz (numpy; a .pt also loads, with torch)
     slow_path: bool = True  # ask the configured LLM (settings.llm) when u ≥ threshold; False = fallback only
 
 

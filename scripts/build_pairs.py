@@ -3,13 +3,13 @@
 
     build_pairs.py opp115 [--opp115 ../shared/data/opp115] [--fields annotations|text] [--out FILE]
                           [--statements-out FILE]   (every statement with its gold annotations)
-    build_pairs.py seed   [--policies guardian_proxy/policies/] [--out models/seed.local.pairs.jsonl]
+    build_pairs.py seed   [--policies guardian_proxy/policies/] [--out guardian_proxy/models/seed.local.pairs.jsonl]
 
 Each line: {"id", "source", "policy", "split", "label" (0 compliant, 1 risky), "why", "action", "evidence"}
 with `action`/`evidence` in the shapes of guardian_proxy.types (Action, Evidence). Evidence is what the
 evidence stage would return: the top 8 statements by the hybrid retriever (guardian_proxy.policy.retrieval).
 
-opp115 (research-only data: the output stays local, hence the git-ignored default models/*.local.*):
+opp115 (research-only data: the output stays local, hence the git-ignored default guardian_proxy/models/*.local.*):
   statements  every sentence / list item of the sanitized policies' segments;
   fields      --fields annotations (default): each statement's structured fields are those of the gold
               annotations whose Personal Information Type span lies in it (the published setup: atomic
@@ -319,7 +319,7 @@ def main(argv: list[str] | None = None) -> None:
     sub = ap.add_subparsers(dest="source", required=True)
     o = sub.add_parser("opp115")
     o.add_argument("--opp115", type=Path, default=ROOT.parent / "shared" / "data" / "opp115")
-    o.add_argument("--out", type=Path, default=ROOT / "models" / "opp115.local.pairs.jsonl")
+    o.add_argument("--out", type=Path, default=ROOT / "guardian_proxy" / "models" / "opp115.local.pairs.jsonl")
     o.add_argument("--per-class", type=int, default=36, help="pairs per label per policy (at most)")
     o.add_argument("--seed", type=int, default=0)
     o.add_argument("--label", choices=("local", "policy"), default="local",
@@ -330,7 +330,7 @@ def main(argv: list[str] | None = None) -> None:
                    help="also write every statement with its gold annotations (the statement reader's data)")
     s = sub.add_parser("seed")
     s.add_argument("--policies", type=Path, default=ROOT / "guardian_proxy" / "policies")
-    s.add_argument("--out", type=Path, default=ROOT / "models" / "seed.local.pairs.jsonl")
+    s.add_argument("--out", type=Path, default=ROOT / "guardian_proxy" / "models" / "seed.local.pairs.jsonl")
     s.add_argument("--per-domain", type=int, default=60, help="pairs per owner (at most)")
     s.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)

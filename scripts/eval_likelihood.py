@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Evaluate the likelihood stage on the OPP-115 test split (policies whose id is divisible by 5).
 
-    eval_likelihood.py [--pairs models/opp115.local.pairs.jsonl] [--model models/opp115.local.pt]
-                       [--shipped models/likelihood.pt] [--llm-backend none|llama_cpp|transformers --llm-model PATH]
+    eval_likelihood.py [--pairs guardian_proxy/models/opp115.local.pairs.jsonl] [--model guardian_proxy/models/opp115.local.pt]
+                       [--shipped guardian_proxy/models/likelihood.pt] [--llm-backend none|llama_cpp|transformers --llm-model PATH]
 
 Every test pair goes through the real router (`EvidentialLikelihood.estimate`, one pair at a time);
 a pair counts as predicted risky when L ≥ 0.5. Prints one JSON object:
@@ -144,10 +144,10 @@ def reliability_svg(masses, title: str) -> str:
 
 def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--pairs", type=Path, default=ROOT / "models" / "opp115.local.pairs.jsonl")
-    ap.add_argument("--model", type=Path, default=ROOT / "models" / "opp115.local.pt")
-    ap.add_argument("--shipped", type=Path, default=ROOT / "models" / "likelihood.pt")
-    ap.add_argument("--shipped-pairs", type=Path, default=ROOT / "models" / "opp115-text.local.pairs.jsonl",
+    ap.add_argument("--pairs", type=Path, default=ROOT / "guardian_proxy" / "models" / "opp115.local.pairs.jsonl")
+    ap.add_argument("--model", type=Path, default=ROOT / "guardian_proxy" / "models" / "opp115.local.pt")
+    ap.add_argument("--shipped", type=Path, default=ROOT / "guardian_proxy" / "models" / "likelihood.pt")
+    ap.add_argument("--shipped-pairs", type=Path, default=ROOT / "guardian_proxy" / "models" / "opp115-text.local.pairs.jsonl",
                     help="pairs for the shipped model: statement fields read from the text, as at run time")
     ap.add_argument("--llm-backend", default="none", choices=("none", "llama_cpp", "transformers"))
     ap.add_argument("--llm-model", default=None)

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Train the evidential likelihood classifier on labelled pairs (scripts/build_pairs.py).
 
-    train_likelihood.py --pairs models/opp115.local.pairs.jsonl --out models/opp115.local.pt
-    train_likelihood.py --pairs models/opp115-text.local.pairs.jsonl \
-        --statements models/opp115-statements.local.jsonl --out models/likelihood.pt    # shipped model
+    train_likelihood.py --pairs guardian_proxy/models/opp115.local.pairs.jsonl --out guardian_proxy/models/opp115.local.pt
+    train_likelihood.py --pairs guardian_proxy/models/opp115-text.local.pairs.jsonl \
+        --statements guardian_proxy/models/opp115-statements.local.jsonl --out guardian_proxy/models/likelihood.pt    # shipped model
 
 With --statements (scripts/build_pairs.py opp115 --statements-out) a statement reader (reader.py) is trained
 on the training policies' statements and its probabilities join the features. It is stacked without

@@ -15,7 +15,9 @@ def test_the_shipped_folders_are_inside_the_package(monkeypatch):
     assert resources.policies_dir() == pkg / "policies" and (pkg / "policies" / "index.json").is_file()
     assert resources.factor_tables_dir() == pkg / "factor_tables"
     assert (pkg / "factor_tables" / "sensitivity.yaml").is_file()
-    assert resources.models_dir().is_dir()
+    from guardian_proxy.likelihood import DEFAULT_MODEL
+
+    assert resources.models_dir() == pkg / "models" and (pkg / "models" / DEFAULT_MODEL).is_file()
 
 
 @pytest.mark.parametrize("name", ["policies", "factor_tables", "models"])
