@@ -55,9 +55,10 @@ class WorkerDied(Exception):
         self.cause = self
 
 
-#: what one worker costs (RSS after warm-up: spaCy, Presidio without transformers, torch and the shipped models:
-#: ~420 MB, PSS ~335 MB; scripts/profile_memory.py), with room for the growth under traffic, for the default count
-WORKER_MB = 450
+#: what one worker costs (RSS after warm-up: spaCy, Presidio without transformers, the shipped models in numpy,
+#: no torch: ~235 MB, PSS ~205 MB; scripts/profile_memory.py), with room for the growth under traffic (a 90 KB
+#: free-text rewrite adds tens of MB), for the default count
+WORKER_MB = 300
 
 
 def _available_mb() -> float | None:
