@@ -64,7 +64,8 @@ MAX_PIECES = 12
 _DIGITS = re.compile(r"\d[\d \-]{1,20}\d")
 #: what joins values in one string: `|`, `,`, `;`, `&`, a JSON array's brackets and quotes, tabs and line ends
 #: (a run of spaces too when no other separator is there; a single space inside a run of digits is the number's own)
-_JOINERS = re.compile(r"""\s*[|,;&\[\]{}"'\t\r\n]+\s*""")
+# a match that begins with white space begins where its run begins, never inside it (linear on long white space)
+_JOINERS = re.compile(r"""(?<!\s)\s+[|,;&\[\]{}"'\t\r\n]+\s*|[|,;&\[\]{}"'\t\r\n]+\s*""")
 _PIECE = re.compile(r"""[^|,;&\[\]{}"'\t\r\n]+""")
 _WORD = re.compile(r"\S+")
 _LOCAL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._%+\-]{0,63}")

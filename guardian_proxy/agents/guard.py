@@ -26,7 +26,8 @@ _SPACES = re.compile(r"[ \t]{2,}")
 _CUT = "\x00"
 #: a line left with nothing but what was cut, a list marker or punctuation goes whole (its line break too)
 _EMPTIED = re.compile(r"(?m)^[ \t]*(?:(?:\d{1,3}[.)]|[-*\u2022+>]|#{1,6})[ \t]*)?(?:\x00[ \t,;:.]*)+\n?")
-_CLAUSES = re.compile(r"\s*;\s*|,\s+(?:and|but|while|plus)\s+|\s+(?:and also|as well as)\s+")
+# a match that begins with white space begins where its run begins, never inside it (linear on long white space)
+_CLAUSES = re.compile(r"(?<!\s)\s+;\s*|;\s*|(?<!\s)\s+(?:and also|as well as)\s+|,\s+(?:and|but|while|plus)\s+")
 _BLANKS = re.compile(r"\n\s*\n+")
 MATCH = 0.6
 MIN_SHARED = 3
