@@ -34,16 +34,9 @@ BLOCK_REASON = "Blocked by guardian-proxy"
 
 def _data(decision) -> str:
     """The kinds of personal data, in words ("e-mail address and phone number"), "" when none was found."""
-    from .dashboard.wording import data_words
+    from .dashboard.wording import data_words, span_types
 
-    a = decision.six
-    types: dict[str, int] = {}
-    if decision.rewrite is not None and decision.rewrite.span_counts:
-        types = dict(decision.rewrite.span_counts)
-    else:
-        for sp in a.spans:
-            types[sp.entity] = types.get(sp.entity, 0) + 1
-    words = data_words(types, dict(a.categories), limit=2)
+    words = data_words(span_types(decision), dict(decision.six.categories), limit=2)
     return words.removeprefix("your ")
 
 

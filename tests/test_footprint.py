@@ -2,7 +2,7 @@
 
 Presidio imports `transformers` (and with it scikit-learn, SciPy, tokenizers, SymPy: +164 MB RSS, ~2 s CPU per
 worker) for a Hugging Face engine the detector never uses; the detector imports Presidio without it
-(guardian_proxy/extract/ner.py `_without_transformers`). Each check runs in a fresh interpreter: what a worker has
+(guardian_proxy/extract/ner.py `_hidden`). Each check runs in a fresh interpreter: what a worker has
 loaded is a property of a process. Numbers: scripts/profile_memory.py."""
 
 from __future__ import annotations

@@ -210,15 +210,20 @@ def sentence(rec: dict, types: dict[str, int] | None = None, standin_types: set[
     return f"{data[0].upper()}{data[1:]} went to {to} as it was{by}.{rule}"
 
 
+def span_types(d) -> dict[str, int]:
+    """A Decision's personal data by type and count: what the rewrite replaced, else what extraction found."""
+    if d.rewrite is not None and d.rewrite.span_counts:
+        return dict(d.rewrite.span_counts)
+    types: dict[str, int] = {}
+    for sp in d.six.spans:
+        types[sp.entity] = types.get(sp.entity, 0) + 1
+    return types
+
+
 def of_decision(d) -> tuple[str, str | None]:
     """(sentence, numbers) for a Decision: the block page's reason in words, then its numbers."""
     a = d.six
-    types: dict[str, int] = {}
-    if d.rewrite is not None and d.rewrite.span_counts:
-        types = dict(d.rewrite.span_counts)
-    else:
-        for sp in a.spans:
-            types[sp.entity] = types.get(sp.entity, 0) + 1
+    types = span_types(d)
     rec = {"action": d.action, "host": a.host, "domain": a.domain or a.host, "recipient": a.recipient,
            "site": a.site, "categories": dict(a.categories), "override": d.override}
     _, tail, after = split_explanation(d.explanation or "")

@@ -103,7 +103,8 @@ class NerEngine:
     def _build(self):
         make_offline()
         quiet_presidio()
-        with _without_torch(self.spacy_model), _without_transformers():
+        torch_needed = "thinc.compat" in sys.modules or "trf" in self.spacy_model.lower()  # thinc decided already
+        with _hidden("torch", keep=torch_needed), _hidden("transformers"):
             _register_lower_lemma()
             import spacy
             from presidio_analyzer import AnalyzerEngine, RecognizerRegistry
@@ -214,41 +215,30 @@ def _lemma(lower: str, tag: str) -> str:
 
 
 @contextlib.contextmanager
-def _without_transformers():
-    """Presidio's package imports `transformers` at import time, inside `try: … except ImportError`, only for
-    its Hugging Face NER engine and chunker, which this detector never uses (spaCy engine, the recognizers
-    above). Importing it pulls in transformers, scikit-learn, SciPy, tokenizers and SymPy: +164 MB RSS and ~2 s of
-    CPU in every evaluation worker (scripts/profile_memory.py). While Presidio is imported `transformers` reads as
-    not installed; afterwards the entry is removed, so the transformers LLM back end (guardian_proxy/llm/hf.py)
-    still imports the real one when it is configured."""
-    if "transformers" in sys.modules:  # loaded already (an LLM back end): nothing to save
+def _hidden(module: str, keep: bool = False):
+    """While the block runs, `import <module>` raises ImportError (the package reads as not installed);
+    afterwards the entry is removed, so a later import gets the real package. Nothing is hidden when the module
+    is loaded already or `keep` says it is needed.
+
+    Used for two imports that load heavy packages only for code paths this detector never takes:
+    - `transformers`: Presidio's package imports it at import time, inside `try: … except ImportError`, only for
+      its Hugging Face NER engine and chunker (this detector uses the spaCy engine and the recognizers above).
+      It pulls in transformers, scikit-learn, SciPy, tokenizers and SymPy: +164 MB RSS and ~2 s of CPU in every
+      evaluation worker (scripts/profile_memory.py); the transformers LLM back end (llm/hf.py) still imports the
+      real one when it is configured.
+    - `torch`: spaCy imports thinc, whose `compat` imports torch when it is installed, only for its PyTorch shims,
+      which a CNN pipeline such as the small English model never uses (thinc records has_torch = False);
+      Presidio's nlp_engine imports it to pick a device (no torch: "cpu"). +197 MB RSS per worker (issue 27).
+      A transformer pipeline (`*_trf`) needs torch: then nothing is hidden."""
+    if keep or module in sys.modules:
         yield
         return
-    sys.modules["transformers"] = None  # `import transformers` raises ImportError meanwhile
+    sys.modules[module] = None  # type: ignore[assignment]  # `import module` raises ImportError meanwhile
     try:
         yield
     finally:
-        if sys.modules.get("transformers", 0) is None:
-            del sys.modules["transformers"]
-
-
-@contextlib.contextmanager
-def _without_torch(spacy_model: str):
-    """spaCy imports thinc, whose `compat` imports torch when it is installed (`try: import torch … except
-    ImportError`), only for its PyTorch shims, which a CNN pipeline such as the small English model never uses;
-    Presidio's nlp_engine imports it at import time to pick a device (no torch: "cpu"). Together +197 MB RSS in
-    every evaluation worker (issue 27). While spaCy is imported `torch` reads as not installed (thinc
-    records has_torch = False); afterwards the entry is removed, so the transformers LLM back end (llm/hf.py) and
-    training still import the real one. A transformer pipeline (`*_trf`) needs torch: then nothing is hidden."""
-    if "torch" in sys.modules or "thinc.compat" in sys.modules or "trf" in spacy_model.lower():
-        yield  # torch loaded already, thinc decided already, or torch needed: nothing to save
-        return
-    sys.modules["torch"] = None  # `import torch` raises ImportError meanwhile
-    try:
-        yield
-    finally:
-        if sys.modules.get("torch", 0) is None:
-            del sys.modules["torch"]
+        if sys.modules.get(module, 0) is None:
+            del sys.modules[module]
 
 
 def _register_lower_lemma() -> None:
