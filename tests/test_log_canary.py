@@ -417,8 +417,8 @@ def test_e2e_canary_no_value_in_log_dashboard_or_console(tmp_path):
                                                            "--dashboard-port", "0"])
     try:
         with httpx.Client(proxy=px2.url, timeout=httpx.Timeout(60, read=3)) as client:
-            r = client.post("http://support.zendesk.com/api/tickets", json={
-                "text": f"{c.email('deadline')} {c.ssn('deadline')} {c.card('deadline', ' ')}"})
+            r = client.post("http://support.zendesk.com/api/tickets", json={  # answered by the proxy: no short read
+                "text": f"{c.email('deadline')} {c.ssn('deadline')} {c.card('deadline', ' ')}"}, timeout=60)
             assert r.status_code == 403 and "deadline" in r.json()["reason"]
             try:  # contact data fails open at the deadline: it goes to the upstream, which never answers
                 r = client.get(f"http://u-{c.phone('timeout')}.shop.example.com/u/{quote(c.email('timeout'))}",

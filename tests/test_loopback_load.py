@@ -126,7 +126,7 @@ async def _wait_progress(count, target: int, what: str, counts_of=None) -> None:
 
 def test_a_thousand_concurrent_loopback_connections_are_all_answered(tmp_path):
     _raise_open_files(3 * N + 512)
-    up = GatedUpstream(expect=N)
+    up = GatedUpstream(expect=N + 1)  # never opens by itself: release() after the plain GET, so none can finish early
     # the defaults for connections (a per-client cap used to refuse or replace honest loopback clients)
     px = start_proxy(tmp_path, up.port, extra=proxy_args(write_config(tmp_path)))
     try:
