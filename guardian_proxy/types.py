@@ -230,6 +230,8 @@ class Action(BaseModel):
     flags: list[str] = Field(default_factory=list)  # unparsed, truncated, too_large, binary ...
     site: str | None = None  # registrable domain of the initiating page, if known
     role: str | None = None  # the destination's role in the user's own flows: identity_provider | payment_processor | platform
+    #: the program that sent it (RawRequest.app, guardian_proxy/procinfo.py): the block page's words name it
+    app: dict | None = None
     _parsed: object = PrivateAttr(default=None)  # bodies.ParsedBody, kept for write-back
 
     @property

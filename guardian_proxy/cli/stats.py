@@ -4,6 +4,11 @@ On a terminal the tables fit its width; piped or redirected they are never wrapp
 (a destination, its counts and categories), as wide as it needs, without escape codes unless `--color`.
 `--json` prints one JSON object on one line.
 
+`--by app`: the decisions per program that sent them (the dashboard's Apps tab, in its words: guardian_proxy/
+dashboard/apps.py): requests, how many carried personal data, allowed / rewritten / blocked, the destinations it
+talked to, the data types that left as is or rewritten and those stopped (counts, never a value), and the name
+`allow|deny DOMAIN --app NAME` takes; `apps` in --json. Read like every other view: the log and its rotated files.
+
 `--fleet` (state.backend redis) counts the decisions of every gateway of the fleet from the shared feed (the
 latest `state.recent_decisions`), with a table of the decisions per gateway (`gateways` in --json). The local
 back end has one gateway, whose log is the fleet: there `--fleet` is an error.
@@ -18,7 +23,8 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from ..dashboard.stats import ACTIONS, Stats, summarize
+from ..dashboard.apps import Apps
+from ..dashboard.stats import ACTIONS, Stats
 from ..state import StateUnavailable
 from .app import app
 from .common import COLOR, CONFIG, STATE_DIR, existing_log, fail, json_line, one_line, stdout_console, warn
@@ -81,6 +87,27 @@ def tables(s: Stats, top: int = 10) -> list[Table]:
     return [acts, gws, dest, cats, blocked]
 
 
+def _talked_to(dests: list[dict], more: int, limit: int = 4) -> str:
+    text = " ".join(f"{d['domain']}×{d['requests']}" for d in dests[:limit])
+    rest = len(dests) - limit + more
+    return (text + (f" +{rest}" if rest > 0 else "")) if text else "-"
+
+
+def apps_table(apps: list[dict], top: int = 10) -> Table:
+    """The per-app table (`--by app`): the busiest `top` programs, found ones first."""
+    t = Table(title="Apps (the program that sent it)", title_justify="left", show_edge=False)
+    for col, just in (("app", "left"), ("req", "right"), ("with data", "right"), ("allow", "right"),
+                      ("rewr", "right"), ("block", "right"), ("talked to", "left"), ("sent as is", "left"),
+                      ("sent rewritten", "left"), ("stopped", "left"), ("override names it", "left")):
+        t.add_column(col, justify=just, overflow="fold")
+    for a in apps[:top]:
+        t.add_row(_cell(a["label"]), str(a["requests"]), str(a["with_data"]),
+                  *(str(a["actions"][x]) for x in ACTIONS), _cell(_talked_to(a["destinations"], a["more_destinations"])),
+                  _cell(_counts(a["as_is"])), _cell(_counts(a["rewritten"])), _cell(_counts(a["blocked"])),
+                  _cell(f"--app {a['rule_app']}" if a["rule_app"] else "-"))
+    return t
+
+
 @app.command("stats")
 def stats_cmd(
     since: str = typer.Option("24h", "--since", help="Window: 24h, 30m, 7d, an ISO time, or 'all'."),
@@ -89,6 +116,8 @@ def stats_cmd(
     log_file: Path = typer.Option(None, "--log", help="Decision log (default <state-dir>/decisions.jsonl)."),
     fleet: bool = typer.Option(False, "--fleet", help="Every gateway of the fleet (state.backend redis): the "
                                                       "shared decision feed, counted per gateway too."),
+    by: str = typer.Option("destination", "--by", help="destination (default) | app: the decisions per program "
+                                                          "that sent them."),
     color: bool = COLOR,
     state_dir: Path = STATE_DIR,
     config: Path = CONFIG,
@@ -100,15 +129,23 @@ def stats_cmd(
         start = None if since.strip().lower() == "all" else parse_since(since)
     except ValueError as e:
         fail(str(e))
+    if by not in ("destination", "app"):
+        fail(f"--by {by}? use destination or app")
     keep = RecordFilter(since=start)
+    s, apps = Stats(), Apps()
     try:
-        s = summarize(r for r in reader.records() if keep(r))
+        for r in reader.records():
+            if keep(r):
+                s.add(r)
+                if by == "app":
+                    apps.add(r)
     except StateUnavailable as e:
         fail(f"the fleet's decision feed cannot be read: {e}", 1)
     if reader.note():
         warn(reader.note())
+    per_app = apps.to_list() if by == "app" else None
     if as_json:
-        print(json_line(s.to_dict(top)))
+        print(json_line({**s.to_dict(top), **({"apps": per_app[:top]} if per_app is not None else {})}))
         return
     out = stdout_console(color)
     window = "all time" if start is None else f"since {time.strftime('%Y-%m-%d %H:%M', time.localtime(start))}"
@@ -122,6 +159,7 @@ def stats_cmd(
     out.print(head, highlight=False)
     if not s.total:
         return
-    for t in tables(s, top):
+    shown = tables(s, top) if per_app is None else [tables(s, top)[0], apps_table(per_app, top)]
+    for t in shown:
         out.print()
         out.print(t)

@@ -6,7 +6,7 @@ may carry a filter (query.py): it is sent only the decisions that match. Every s
 verdict and reason (wording.py), so the row and the detail read alike.
 
 A fleet (state.backend redis): the hub also holds the decisions of the other gateways (`publish_remote`, from the
-shared feed: guardian_proxy/state/decisions.py), each with its `gateway`; they count in the stats and the sites
+shared feed: guardian_proxy/state/decisions.py), each with its `gateway`; they count in the stats, the sites and apps
 and reach the subscribers like this gateway's own. Their detail is kept by the gateway that decided them: here
 the detail is the log record and says which gateway that was.
 """
@@ -23,6 +23,7 @@ from pathlib import Path
 
 from ..logmask import mask_record
 from . import wording
+from .apps import group_by_app
 from .sites import group_by_site
 from .stats import Stats
 
@@ -139,6 +140,12 @@ class Hub:
         with self._lock:
             recent = list(self.recent)
         return group_by_site(s for s in recent if keep is None or keep(s))
+
+    def apps(self, keep=None) -> list[dict]:
+        """The recent decisions grouped by the program that sent them (apps.py), those `keep` matches."""
+        with self._lock:
+            recent = list(self.recent)
+        return group_by_app(s for s in recent if keep is None or keep(s))
 
     def stats_dict(self) -> dict:
         with self._lock:

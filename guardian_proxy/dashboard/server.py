@@ -9,11 +9,13 @@ never touches the proxy's event loop. Routes:
     GET  /api/events?q=F        server-sent events: one `decision` event per decision (that F matches); a new
                                 token ends the stream with one `token` event
     GET  /api/sites?q=F         recent decisions grouped by the page that made them (sites.py)
+    GET  /api/apps?q=F          recent decisions grouped by the program that sent them (apps.py)
     GET  /api/decision/<id>     the log-safe detail of one decision
     GET  /api/config            settings (secrets masked), mode, model status
     GET  /api/overrides         overrides in force
-    POST /api/overrides         {"action": "allow"|"deny", "domain": D, "category": C?, "for": T?}  → immediate,
-                                persisted; T: forever (default) | once | restart | a duration (30m, 1h, 2d)
+    POST /api/overrides         {"action": "allow"|"deny", "domain": D, "category": C?, "for": T?, "app": A?}
+                                → immediate, persisted; T: forever (default) | once | restart | a duration (30m,
+                                1h, 2d); A: only what that program sends (the Apps tab: `python3 agent.py`)
     POST /api/overrides/remove  {"id": ID}  (or, from old pages, {"number": n}: a position, which shifts)
     GET  /block/view?grant=G    one decision, from the block page's link (block_actions.py: G is its proof)
     POST /block/allow           the block page's buttons (form: grant, for=once|1h|forever) → 303 to the blocked URL
@@ -114,7 +116,7 @@ class Handler(BaseHTTPRequestHandler):
         if not g.can_read(self.path, self.headers):
             return self._error(401, "token required")
         a = self.app
-        if path in ("/api/snapshot", "/api/events", "/api/sites"):
+        if path in ("/api/snapshot", "/api/events", "/api/sites", "/api/apps"):
             try:
                 keep = query_mod.parse((parse_qs(urlsplit(self.path).query).get("q") or [""])[0]) or None
             except ValueError as e:
@@ -123,6 +125,8 @@ class Handler(BaseHTTPRequestHandler):
                 return self._json(a.hub.snapshot(keep=keep))
             if path == "/api/sites":
                 return self._json({"sites": a.hub.sites(keep)})
+            if path == "/api/apps":
+                return self._json({"apps": a.hub.apps(keep)})
             return self._events(keep)
         if path == "/api/stats":
             return self._json(a.hub.stats_dict())
@@ -160,9 +164,10 @@ class Handler(BaseHTTPRequestHandler):
         try:
             if path == "/api/overrides":
                 if body.get("action") not in ("allow", "deny") or not isinstance(body.get("domain"), str) or \
-                        not isinstance(body.get("for") or "", str):
-                    return self._error(400, "expected {action: allow|deny, domain, category?, for?}")
-                o = store.add(body["action"], body["domain"], body.get("category"), body.get("for"))
+                        not isinstance(body.get("for") or "", str) or not isinstance(body.get("app") or "", str):
+                    return self._error(400, "expected {action: allow|deny, domain, category?, for?, app?}")
+                o = store.add(body["action"], body["domain"], body.get("category"), body.get("for"),
+                              **({"app": body["app"]} if body.get("app") else {}))
                 log.warning("dashboard override %s: %s", o.id, describe_override(o))
             elif path == "/api/overrides/remove":
                 store.remove(str(body["id"]) if body.get("id") is not None else int(body.get("number", -1)))

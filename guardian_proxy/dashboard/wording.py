@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from ..risk import decide, stated_rule
 from ..types import Risk
+from .apps import sender
 
 _ACTION = {"allow": "allowed as is", "transform": "rewritten", "deny": "blocked"}
 _BAND = {"allow": "allow band", "transform": "rewrite band", "deny": "block band"}
@@ -184,8 +185,8 @@ def sentence(rec: dict, types: dict[str, int] | None = None, standin_types: set[
     dest = rec.get("domain") or rec.get("host") or "?"
     to = f"{dest} ({recipient_words(rec.get('recipient'))})"
     site = rec.get("site")
-    app = rec.get("app") if isinstance(rec.get("app"), dict) and rec["app"].get("pid") else None  # procinfo.py
-    tool = f"{app['name']} (no web page)" if app else "an app or tool (no web page)"
+    app = sender(rec.get("app"))  # the program, when procinfo.py found it: an unknown one is never named
+    tool = f"{app} (no web page)" if app else "an app or tool (no web page)"
     by = f", sent by {site}" if site and site != dest else (f", sent by {tool}" if not site else "")
     data, plural = data_parts(types if types is not None else rec.get("spans"), rec.get("categories"))
     action = rec.get("action")
@@ -204,8 +205,7 @@ def sentence(rec: dict, types: dict[str, int] | None = None, standin_types: set[
         return (f"{data[0].upper()}{data[1:]} {'were' if plural else 'was'} {how} before "
                 f"{'the request' if plural else 'it'} went to {to}{by}.{rule}")
     if action == "deny":
-        where = f"sent by {site} to {recipient_a(rec.get('recipient'))} ({dest})" if site else \
-            f"sent by an app or tool to {recipient_a(rec.get('recipient'))} ({dest})"
+        where = f"sent by {site or app or 'an app or tool'} to {recipient_a(rec.get('recipient'))} ({dest})"
         return f"{data[0].upper()}{data[1:]}, {where}, {'were' if plural else 'was'} stopped before {'they' if plural else 'it'} left this machine.{rule}"
     return f"{data[0].upper()}{data[1:]} went to {to} as it was{by}.{rule}"
 
@@ -221,11 +221,13 @@ def span_types(d) -> dict[str, int]:
 
 
 def of_decision(d) -> tuple[str, str | None]:
-    """(sentence, numbers) for a Decision: the block page's reason in words, then its numbers."""
+    """(sentence, numbers) for a Decision: the block page's reason in words, then its numbers. The program that
+    sent it (the action's `app`, procinfo.py) is named when it was found and no page is known: "your e-mail address,
+    sent by python3 agent.py to a data broker"; one that cannot be known is not mentioned."""
     a = d.six
     types = span_types(d)
     rec = {"action": d.action, "host": a.host, "domain": a.domain or a.host, "recipient": a.recipient,
-           "site": a.site, "categories": dict(a.categories), "override": d.override}
+           "site": a.site, "categories": dict(a.categories), "override": d.override, "app": a.app}
     _, tail, after = split_explanation(d.explanation or "")
     numbers = band_words(d.risk) if d.risk is not None else (tail or None)
     if after:

@@ -105,7 +105,7 @@ class Extractor:
         except Exception:  # the stage never raises: a bare tuple with a flag
             log.exception("extract failed for %s", req.host)
             return Action(domain=registrable_domain(req.host), host=req.host, flags=["extract_error", "unparsed"],
-                          body_format="unparsed")
+                          body_format="unparsed", app=req.app)
 
     def _extract(self, req: RawRequest) -> Action:
         parsed = self.parse(req)
@@ -143,6 +143,7 @@ class Extractor:
                                      + (["host_mismatch"] if req.claimed_host else []))),
             site=site,
             role=rec.role,
+            app=req.app,
         )
         action._parsed = parsed
         return action

@@ -4,7 +4,7 @@
 const TOKEN = document.querySelector('meta[name="guardian-token"]').content;
 const MAX_ROWS = 200;
 const WORDS = { allow: "allowed", transform: "rewritten", deny: "blocked" };
-const state = { rows: [], gateway: null, statsTimer: null, sitesTimer: null, es: null, q: "", paused: false, pending: [],
+const state = { rows: [], gateway: null, statsTimer: null, sitesTimer: null, appsTimer: null, es: null, q: "", paused: false, pending: [],
                 lost: false, retryTimer: null, backoff: 1000, filterTimer: null, tokenChanged: false };
 const RETRY_MAX_MS = 10000;
 
@@ -163,6 +163,7 @@ function connect() {
     } else {
       addDecision(d, true);
       scheduleSites();
+      scheduleApps();
     }
     scheduleStats();
   });
@@ -227,6 +228,7 @@ async function applyFilter() {
     input.title = "";
     connect();
     if (!document.getElementById("tab-sites").classList.contains("hidden")) loadSites().catch(console.warn);
+    if (!document.getElementById("tab-apps").classList.contains("hidden")) loadApps().catch(console.warn);
   } catch (e) {
     input.classList.add("invalid");
     input.title = e.message;
@@ -253,6 +255,7 @@ function togglePause() {
     for (const d of state.pending) addDecision(d, true);
     state.pending = [];
     scheduleSites();
+    scheduleApps();
   }
   renderPending();
 }
@@ -307,6 +310,65 @@ function showSite(site) {
   applyFilter();
 }
 
+// ------------------------------------------------------------------ per-app view
+
+const appTitle = (a) => (a.known ? `${a.label}${a.kind ? ` (${a.kind})` : ""}` : a.label);
+
+function appOverride(a, t) {
+  if (!a.rule_app) return "";
+  const btn = (action, label) => h("button", { class: `ov ${action}`, "data-testid": `app-${action}-${t.domain}`,
+    title: `guardian-proxy ${action} ${t.domain} --app "${a.rule_app}"`,
+    onclick: () => setOverride(action, t.domain, null, null, a.rule_app) }, label);
+  return h("span", { class: "nowrap" }, btn("allow", "Always allow"), " ", btn("deny", "Always deny"));
+}
+
+function renderApps(list) {
+  const box = document.getElementById("apps");
+  if (!list.length) return box.replaceChildren(h("p", { class: "muted", "data-testid": "apps-empty" }, "no decisions yet"));
+  box.replaceChildren(...list.map((a) => h("section", { class: "appgroup", "data-app": a.app || "", "data-testid": "app-group" },
+    h("h3", { title: a.exe || "" }, appTitle(a),
+      h("span", { class: "muted" }, ` · ${a.requests} request${a.requests === 1 ? "" : "s"}, ${a.with_data} with personal ` +
+        `data · ${a.actions.allow} allowed / ${a.actions.transform} rewritten / ${a.actions.deny} blocked `),
+      a.preflights ? h("span", { class: "muted" }, `· ${a.preflights} CORS preflight${a.preflights === 1 ? "" : "s"} apart `) : null,
+      a.filter ? h("button", { class: "ov", "data-testid": "app-filter", title: a.filter, onclick: () => showApp(a.filter) },
+                   "show requests") : null),
+    kv([["sent as is", cats(a.as_is)], ["sent rewritten", cats(a.rewritten)], ["stopped", cats(a.blocked)],
+        ["recipients", Object.keys(a.recipients).map(words).join(", ") || "–"],
+        ["pages", Object.keys(a.sites).join(", ") || undefined]]),
+    a.destinations.length ? h("div", { class: "tablewrap" }, h("table", { class: "grid" },
+      h("thead", {}, h("tr", {}, ...["talked to", "recipient", "requests", "allowed / rewritten / blocked",
+        "sent as is", "sent rewritten", "stopped", a.rule_app ? `override for ${a.rule_app}` : ""].map((t) => h("th", {}, t)))),
+      h("tbody", {}, ...a.destinations.map((t) => h("tr", { "data-domain": t.domain },
+        h("td", {}, t.domain, h("div", { class: "hosts" }, hostsOf(t))),
+        h("td", {}, words(t.recipient)),
+        h("td", { class: "num" }, t.requests),
+        h("td", { class: "nowrap" }, `${t.actions.allow} / ${t.actions.transform} / ${t.actions.deny}`),
+        h("td", { class: "cats" }, cats(t.as_is)),
+        h("td", { class: "cats" }, cats(t.rewritten)),
+        h("td", { class: "cats" }, cats(t.blocked)),
+        h("td", {}, appOverride(a, t)))))))
+      : null,
+    a.more_destinations ? h("p", { class: "muted" }, `and ${a.more_destinations} more destinations`) : null)));
+}
+
+async function loadApps() {
+  renderApps((await api(withQ("/api/apps"))).apps);
+}
+
+function scheduleApps() {
+  if (state.appsTimer || document.getElementById("tab-apps").classList.contains("hidden")) return;
+  state.appsTimer = setTimeout(() => {
+    state.appsTimer = null;
+    if (!state.paused) loadApps().catch(console.warn);
+  }, 500);
+}
+
+function showApp(filter) {
+  document.getElementById("filter").value = filter;
+  showTab("overview");
+  applyFilter();
+}
+
 // ------------------------------------------------------------------ detail view
 
 function kv(pairs) {
@@ -330,13 +392,13 @@ function overrideButtons(domain, categories) {
   return wrap;
 }
 
-async function setOverride(action, domain, category, term) {
+async function setOverride(action, domain, category, term, app) {
   try {
     const res = await api("/api/overrides", { method: "POST", body: JSON.stringify({ action, domain, category,
-                                                                                    ...(term ? { for: term } : {}) }) });
+      ...(term ? { for: term } : {}), ...(app ? { app } : {}) }) });
     renderOverrides(res.overrides);
     const when = term === "once" ? "once" : term ? `for ${term}` : "always";
-    flash(`Override saved: ${action} ${category ? words(category) + " to " : ""}${domain} ${when} — applies to the next request`);
+    flash(`Override saved: ${action} ${app ? `${app} to send ` : ""}${category ? words(category) + " to " : ""}${domain} ${when} — applies to the next request`);
   } catch (e) {
     flash(`Override failed: ${e.message}`, "err");
   }
@@ -553,6 +615,7 @@ function showTab(name) {
   if (name === "overrides") api("/api/overrides").then((r) => renderOverrides(r.overrides)).catch(console.warn);
   if (name === "config") loadConfig().catch(console.warn);
   if (name === "sites") loadSites().catch(console.warn);
+  if (name === "apps") loadApps().catch(console.warn);
 }
 
 document.querySelectorAll("nav .tab").forEach((b) => b.addEventListener("click", () => showTab(b.dataset.tab)));
