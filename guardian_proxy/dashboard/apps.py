@@ -66,6 +66,16 @@ def identity(app) -> dict:
             "filter": "app:" + shlex.quote(name), "rule_app": name}
 
 
+def _key(app) -> str:
+    """identity(app)["key"], without making the rest."""
+    if not isinstance(app, dict) or not app.get("name"):
+        return ""
+    name = str(app["name"])
+    if app.get("pid") is not None:
+        return f"app:{name}"
+    return "remote" if name == "remote" else f"unknown:{app.get('why') or ''}"
+
+
 def sender(app) -> str | None:
     """The program's shown name when it was found on this machine, else None (words never name an unknown one)."""
     return str(app["name"]) if isinstance(app, dict) and app.get("name") and app.get("pid") is not None else None
@@ -99,9 +109,9 @@ class Apps:
 
     def add(self, rec: dict) -> None:
         app = rec.get("app")
-        who = identity(app)
-        g = self.groups.get(who["key"])
+        g = self.groups.get(_key(app))
         if g is None:
+            who = identity(app)
             if len(self.groups) >= self.max_apps:
                 who = {"key": "other", "app": None, "label": "other programs", "known": False, "kind": None,
                        "filter": None, "rule_app": None}
