@@ -11,7 +11,7 @@ from guardian_proxy.agents.instructor import JUDGE_BAND
 from guardian_proxy.config import LLMSettings, load_settings
 from guardian_proxy.llm import make_backend
 from tests.support.openai_compatible_server import start_server
-from tests.test_agents_items import INSTR, ROOM, ROSTER, SHAPES, copy_all, request
+from tests.unit.agents.test_items import INSTR, ROOM, ROSTER, SHAPES, copy_all, request
 
 
 @pytest.fixture

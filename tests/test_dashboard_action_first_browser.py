@@ -42,7 +42,7 @@ def narrow(tmp_path, chromium):
     from guardian_proxy.config import load_settings
     from guardian_proxy.dashboard import Dashboard
     from guardian_proxy.types import Rewrite
-    from tests.test_dashboard_live import decision, raw
+    from tests.unit.dashboard.test_dashboard_live import decision, raw
 
     dash = Dashboard(load_settings(state_dir=tmp_path / "state"), port=0)
     assert dash.start(), dash.error

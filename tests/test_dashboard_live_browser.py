@@ -34,7 +34,7 @@ def solo(tmp_path, chromium):
     """A real Dashboard on a fixed port with the shop.example decisions, and a page open on it."""
     from guardian_proxy.config import load_settings
     from guardian_proxy.dashboard import Dashboard
-    from tests.test_dashboard_live import publish_shop
+    from tests.unit.dashboard.test_dashboard_live import publish_shop
 
     settings = load_settings(state_dir=tmp_path / "state")
     box = {"dash": Dashboard(settings, port=0), "settings": settings}  # the kernel's choice of port
@@ -59,7 +59,7 @@ def rows(page, sel: str = "") -> int:
 
 
 def test_filter_narrows_the_rows_and_the_live_stream(solo):
-    from tests.test_dashboard_live import decision, raw
+    from tests.unit.dashboard.test_dashboard_live import decision, raw
 
     page, dash = solo["page"], solo["dash"]
     wait_until(lambda: rows(page) == 6)
@@ -85,7 +85,7 @@ def test_filter_narrows_the_rows_and_the_live_stream(solo):
 
 
 def test_pause_holds_new_rows_until_resume(solo):
-    from tests.test_dashboard_live import decision, raw
+    from tests.unit.dashboard.test_dashboard_live import decision, raw
 
     page, dash = solo["page"], solo["dash"]
     wait_until(lambda: rows(page) == 6)
@@ -123,7 +123,7 @@ def test_sites_view_shows_what_a_page_talked_to(solo):
 
 def test_detail_puts_plain_words_and_what_left_first(solo):
     from guardian_proxy.types import Rewrite
-    from tests.test_dashboard_live import decision, raw
+    from tests.unit.dashboard.test_dashboard_live import decision, raw
 
     page, dash = solo["page"], solo["dash"]
     rw = Rewrite(url="https://t.example/c?name=%5BPERSON%5D&ev=view", body=b'{"a":{"b":1}}', span_counts={"PERSON": 1})
@@ -148,7 +148,7 @@ def test_detail_puts_plain_words_and_what_left_first(solo):
 
 def test_the_page_reconnects_after_the_dashboard_restarts(solo):
     from guardian_proxy.dashboard import Dashboard
-    from tests.test_dashboard_live import decision, raw
+    from tests.unit.dashboard.test_dashboard_live import decision, raw
 
     page = solo["page"]
     solo["dash"].stop()
@@ -203,7 +203,7 @@ def test_a_new_token_while_the_page_is_open_says_so_at_once(solo):
     "token changed — reopen from `guardian-proxy dashboard`" (not "live", not "reconnecting"), and a decision made
     afterwards never reaches the page."""
     from guardian_proxy.dashboard.security import TokenFile
-    from tests.test_dashboard_live import decision, raw
+    from tests.unit.dashboard.test_dashboard_live import decision, raw
 
     page, dash = solo["page"], solo["dash"]
     TokenFile.for_state_dir(solo["settings"].state_dir).rotate()  # `guardian-proxy dashboard --new-token`

@@ -21,7 +21,7 @@ from guardian_proxy.cli import app
 from guardian_proxy.config import load_settings
 from guardian_proxy.dashboard import Dashboard
 from guardian_proxy.dashboard.security import TokenFile
-from tests.test_dashboard_live import decision, raw
+from tests.unit.dashboard.test_dashboard_live import decision, raw
 
 END = object()
 

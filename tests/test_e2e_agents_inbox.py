@@ -13,7 +13,7 @@ import pytest
 
 from tests.support.agent_server import start_agent_server
 from tests.support.proxy_process import start_proxy
-from tests.test_agents_items import NEWS, ROOM, ROSTER, SHAPES
+from tests.unit.agents.test_items import NEWS, ROOM, ROSTER, SHAPES
 
 pytestmark = pytest.mark.slow
 

@@ -261,7 +261,7 @@ def _slow_path_stage(b, timeout=5.0):
 
 
 def _action_and_evidence():
-    from tests.test_likelihood_router import DISCLOSED, action
+    from tests.unit.likelihood.test_router import DISCLOSED, action
 
     return action(), DISCLOSED
 

@@ -23,7 +23,7 @@ def test_app_column_and_filter(tmp_path):
     sync_api = pytest.importorskip("playwright.sync_api")
     from guardian_proxy.config import load_settings
     from guardian_proxy.dashboard import Dashboard
-    from tests.test_dashboard_live import decision, raw
+    from tests.unit.dashboard.test_dashboard_live import decision, raw
 
     dash = Dashboard(load_settings(state_dir=tmp_path / "state"), port=0)
     assert dash.start(), dash.error

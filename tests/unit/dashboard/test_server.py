@@ -19,7 +19,7 @@ from guardian_proxy.dashboard import Dashboard, pac_text
 from guardian_proxy.dashboard.hub import Hub
 from guardian_proxy.types import Action, Decision, RawRequest
 
-FIXTURE = Path(__file__).parent / "fixtures" / "log"
+FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "log"
 RAW = ("john.smith@example.com", "John Smith", "4111 1111 1111 1111", "4111111111111111")
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from guardian_proxy.bodies import files as F
 from guardian_proxy.types import RawRequest
 
-FIX = Path(__file__).parent / "fixtures" / "files"
+FIX = Path(__file__).resolve().parents[2] / "fixtures" / "files"
 NAME, EMAIL, SSN = "Maria Jensen", "maria.jensen@example.org", "536-22-1987"
 
 

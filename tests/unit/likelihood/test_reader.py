@@ -20,7 +20,7 @@ from guardian_proxy.likelihood.features import READ_SLOT_NAMES, SLOT_NAMES, Feat
 from guardian_proxy.likelihood.model import EvidentialMLP
 from guardian_proxy.types import Action, Evidence, ScoredStatement, Statement
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 OPP = ROOT.parent / "shared" / "data" / "opp115"
 
 

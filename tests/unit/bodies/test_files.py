@@ -20,7 +20,7 @@ import pytest
 from guardian_proxy import bodies
 from guardian_proxy.bodies import files as F
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 FIX = ROOT / "tests" / "fixtures" / "files"
 NAME, EMAIL, SSN = "Maria Jensen", "maria.jensen@example.org", "536-22-1987"
 NEW = {NAME: "Nora Quist", EMAIL: "nora.quist@example.com", SSN: "[BLOCKED]"}

@@ -11,7 +11,7 @@ import pytest
 from guardian_proxy.likelihood.weak import seed_actions, weak_label
 from guardian_proxy.types import Statement
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def st(cats, recs=(), purs=(), practice="share", negated=False):

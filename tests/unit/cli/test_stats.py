@@ -12,7 +12,7 @@ from guardian_proxy.cli import app
 from guardian_proxy.dashboard.stats import summarize
 from guardian_proxy.decision_log import read_all
 
-FIXTURE = Path(__file__).parent / "fixtures" / "log"
+FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "log"
 
 
 @pytest.fixture

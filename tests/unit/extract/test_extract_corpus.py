@@ -20,7 +20,7 @@ from guardian_proxy.extract import Extractor
 from guardian_proxy.extract.detector import Detector
 
 _spec = importlib.util.spec_from_file_location(
-    "request_fixtures", Path(__file__).parent / "fixtures" / "requests" / "loader.py")
+    "request_fixtures", Path(__file__).resolve().parents[2] / "fixtures" / "requests" / "loader.py")
 fixtures = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(fixtures)
 

@@ -86,7 +86,7 @@ def test_the_parts_of_an_address_held_apart_get_the_parts_of_its_stand_in(gatewa
     assert got[1]["functionCall"]["args"] == {"age": 41, "address": {"street": STREET, "city": CITY, "zipcode": ZIP}}
 
 
-CASSETTE = Path(os.environ.get("GUARDIAN_SHARED", Path(__file__).resolve().parents[2] / "shared")) / \
+CASSETTE = Path(os.environ.get("GUARDIAN_SHARED", Path(__file__).resolve().parents[4] / "shared")) / \
     "data/realtraffic/cassettes/simonw__llm-gemini/test_gemini__test_tools_with_nested_pydantic_models.yaml"
 
 

@@ -14,7 +14,7 @@ from guardian_proxy import chatapi
 from guardian_proxy.agents.shapes import inject
 from guardian_proxy.agents.step import detect
 
-CASSETTES = Path(__file__).resolve().parents[2] / "shared" / "data" / "realtraffic" / "cassettes"
+CASSETTES = Path(__file__).resolve().parents[4] / "shared" / "data" / "realtraffic" / "cassettes"
 G = "Privacy guidance for your next action (test)."
 
 

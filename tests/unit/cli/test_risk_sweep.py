@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from guardian_proxy.cli import app
 
-BENCH = Path(__file__).resolve().parents[2] / "shared" / "data" / "bench" / "panorama531.dev.subjects.jsonl"
+BENCH = Path(__file__).resolve().parents[4] / "shared" / "data" / "bench" / "panorama531.dev.subjects.jsonl"
 runner = CliRunner()
 FIELDS = {"R_mean", "allow", "transform", "deny", "start_level_mean", "final_level_mean"}
 
