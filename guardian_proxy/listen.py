@@ -53,7 +53,7 @@ NO_SOCKET = ("local", "tun")
 def split_listen(spec: str) -> tuple[str, str | None, int | None]:
     """`mode[:data][@[HOST:]PORT]` → (mode name, HOST or None, PORT or None), split exactly as mitmproxy 11
     splits it (mode_specs.ProxyMode.parse: the last '@', then the last ':'). The spec must be valid
-    (addon.check_mode) — a bad port here is a ValueError."""
+    (mitm/serve.py `check_mode`) — a bad port here is a ValueError."""
     head, _, listen_at = spec.rpartition("@")
     if not head:
         head, listen_at = listen_at, ""

@@ -12,7 +12,7 @@ from __future__ import annotations
 from mitmproxy import ctx, exceptions, http
 from mitmproxy.proxy import server_hooks
 
-from guardian_proxy.addon import UpstreamRedirect
+from guardian_proxy.mitm.redirect import UpstreamRedirect
 
 
 class RedirectUpstream:

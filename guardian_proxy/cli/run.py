@@ -182,7 +182,7 @@ def run(
                       proxyauth=proxyauth, dashboard_port=dashboard_port, workers=workers)
     specs = []
     for spec in mode or []:
-        from ..addon import check_mode
+        from ..mitm.serve import check_mode
 
         try:
             name = check_mode(spec)
@@ -202,40 +202,32 @@ def run(
     try:
         check_state(s)  # before any model loads: one line naming the file and the fix
         if mitm_sets:
-            from ..addon import check_sets
+            from ..mitm.serve import check_sets
 
             check_sets(mitm_sets)  # an unknown key or a bad value, named, before the models load
     except GuardianError as e:
         fail(str(e))
     given_state = state_dir
 
-    from ..addon import ca_cert_path, run_proxy
-    from ..pipeline import Gateway
-    from ..workers import pool_for
+    from ..mitm.app import dashboard_for, open_gateway
+    from ..mitm.serve import ca_cert_path, run_proxy
 
-    processes = pool_for(s)  # the workers load their models while this process builds its own gateway
-    console.print(f"[dim]loading models{f' ({processes.n} evaluation workers)' if processes else ''} …[/]")
-    try:
-        gateway = Gateway.from_settings(s, models=processes is None)
-        gateway.warm_up(models=processes is None)
-        if processes is not None:
-            processes.start()
+    def loading(processes) -> None:
+        console.print(f"[dim]loading models{f' ({processes.n} evaluation workers)' if processes else ''} …[/]")
+
+    try:  # the one start-up path (mitm/app.py), shared with the mitmproxy script
+        gateway, processes = open_gateway(s, loading)
     except GuardianError as e:
-        if processes is not None:
-            processes.close()
         fail(f"cannot start: {e}")
 
     dash = None
     if s.dashboard_port:
-        from ..dashboard import Dashboard
-
         first = addrs[0] if addrs else Listen(s.host, s.port, mode_name, spec)
         chost = client_address(first.host, first.port).rsplit(":", 1)[0].strip("[]")
-        dash = Dashboard(gateway.settings, port=s.dashboard_port, proxy=(chost, first.port), mode=spec,
-                         overrides=getattr(gateway, "overrides", None),
-                         run_options={"ssl_insecure": ssl_insecure, "redirect_upstream": redirect_upstream,
-                                      "confdir": str(Path(confdir).expanduser()),
-                                      "ca": str(ca_cert_path(confdir))})
+        dash = dashboard_for(gateway, s.dashboard_port, (chost, first.port), spec,
+                             run_options={"ssl_insecure": ssl_insecure, "redirect_upstream": redirect_upstream,
+                                          "confdir": str(Path(confdir).expanduser()),
+                                          "ca": str(ca_cert_path(confdir))})
 
     def say(text: str) -> None:  # one line each, never wrapped (the banner is read by scripts and tests)
         console.print(text, soft_wrap=True, highlight=False)
@@ -296,4 +288,4 @@ def addon_path() -> None:
     """Print the path of the mitmproxy script: `mitmdump -s "$(guardian-proxy addon-path)"` (or mitmweb -s)."""
     from importlib.util import find_spec
 
-    typer.echo(find_spec("guardian_proxy.mitmproxy_addon").origin)
+    typer.echo(find_spec("guardian_proxy.mitm.script").origin)

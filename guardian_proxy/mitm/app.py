@@ -1,0 +1,141 @@
+"""The addon chain for every launcher (`build`) and the one start-up path that opens a gateway (`open_gateway`).
+
+    `guardian-proxy run`            cli/run.py: settings and checks, `open_gateway`, then mitm/serve.py `run_proxy`,
+                                    which adds `build(gateway, …)` to its master
+    `mitmdump -s` / `mitmweb -s`    guardian_proxy/mitmproxy_addon.py: `addons = build()`; the guardian opens its
+                                    gateway from its `guardian_*` options once mitmproxy runs (`from_options`)
+
+    mitmdump -s "$(guardian-proxy addon-path)" --set guardian_state_dir=/var/lib/guardian
+    mitmweb  -s "$(guardian-proxy addon-path)" --set guardian_dashboard_port=0
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..config import LimitSettings, load_settings
+from ..connections import ConnectionGuard
+from ..dns_answer import DnsAnswer, ScriptDnsAnswer
+from ..pipeline import Gateway
+from ..procinfo import AppLookup
+from .hooks import GuardianAddon
+from .redirect import UpstreamRedirect
+from .serve import close_client
+
+log = logging.getLogger("guardian_proxy")
+
+
+def build(gateway: Gateway | None = None, *, redirect: tuple[str, int] | None = None, dashboard=None,
+          processes=None, mode: str | None = None) -> list:
+    """The addons, in order: which program sent a request (procinfo.AppLookup, read by the guardian), the guardian
+    (mitm/hooks.py), the upstream redirect (mitm/redirect.py: after the guardian, so it sees only what was let
+    through), the proxy's own DNS answer (dns_answer.py: the CNAME chain for the evaluation) and the connection
+    guard (connections.py: header and idle timeouts, connection caps).
+
+    `gateway` None (the mitmproxy script): the guardian builds its gateway from its options, the DNS answer waits
+    for it, and the connection guard has the default limits. Otherwise `redirect`, `dashboard` (started or None),
+    `processes` (a started workers.WorkerPool or None) and `mode` (the mode spec) are `guardian-proxy run`'s."""
+    upstream = UpstreamRedirect(redirect)
+    limits = gateway.settings.limits if gateway is not None else LimitSettings()
+    guardian = GuardianAddon(gateway, upstream, eval_timeout_s=limits.eval_timeout_s, dashboard=dashboard,
+                             processes=processes)
+    chain: list = [AppLookup(), guardian, upstream]
+    if gateway is None:
+        chain.append(ScriptDnsAnswer(guardian))
+    elif gateway.settings.detector.cname_lookup and not (mode or "").startswith(("upstream", "reverse")):
+        # the CNAME chain of the proxy's own DNS answer; the connection to its address only with dns_connect
+        from ..extract.cname import CnameResolver, parse_nameserver
+
+        det = gateway.settings.detector
+        chain.append(DnsAnswer(CnameResolver(parse_nameserver(det.dns_server)),
+                               connect=redirect is None and det.dns_connect))
+    chain.append(ConnectionGuard.from_limits(close_client, limits))
+    return chain
+
+
+def open_gateway(settings, loading: Callable[[object | None], None] | None = None):
+    """(gateway, worker pool or None) for `settings`, models loaded and warmed up: the worker processes
+    (workers.pool_for) load their models while this process builds its gateway. `loading(pool)` is called once the
+    pool is launched (the banner's "loading models" line). What was started is closed when it fails."""
+    from ..workers import pool_for
+
+    processes = pool_for(settings)
+    if loading is not None:
+        loading(processes)
+    try:
+        gateway = Gateway.from_settings(settings, models=processes is None)
+        gateway.warm_up(models=processes is None)
+        if processes is not None:
+            processes.start()
+    except BaseException:
+        if processes is not None:
+            processes.close()
+        raise
+    return gateway, processes
+
+
+def dashboard_for(gateway: Gateway, port: int, proxy: tuple[str, int], mode: str | None, run_options=None):
+    """The dashboard (not started) of `gateway`'s settings and overrides, for the proxy at `proxy`."""
+    from ..dashboard import Dashboard
+
+    return Dashboard(gateway.settings, port=port, proxy=proxy, mode=mode,
+                     overrides=getattr(gateway, "overrides", None), run_options=run_options)
+
+
+@dataclass
+class Built:
+    gateway: Gateway
+    dashboard: object | None  # guardian_proxy.dashboard.Dashboard, started, or None
+    processes: object | None = None  # guardian_proxy.workers.WorkerPool, started, or None (threads)
+
+
+def from_options(config: str | None, state_dir: str | None, log_file: str | None, dashboard_port: int,
+                 proxy: tuple[str, int], mode: str | None = None, workers: int | None = None) -> Built:
+    """The script's gateway, from the guardian's option values (mitm/startup.py `_build`, in a thread): settings,
+    the same checks as `guardian-proxy run` (cli/startup.py), models and the dashboard; raises GuardianError (one
+    line naming the file and the fix)."""
+    from ..cli.startup import check_state
+
+    logging.getLogger("presidio-analyzer").setLevel(logging.WARNING)  # one line per recognizer at INFO
+    s = load_settings(Path(config).expanduser() if config else None,
+                      state_dir=Path(state_dir).expanduser() if state_dir else None,
+                      log_file=Path(log_file).expanduser() if log_file else None, dashboard_port=dashboard_port,
+                      workers=workers)
+    check_state(s)
+    gateway, processes = open_gateway(s)
+    dash = None
+    if s.dashboard_port:
+        dash = dashboard_for(gateway, dashboard_port_free(s.dashboard_port), proxy, mode)
+        if not dash.start():
+            dash = None
+    return Built(gateway, dash, processes)
+
+
+DASHBOARD_TRIES = 10  # ports after a taken one tried before the system's choice
+
+
+def dashboard_port_free(port: int, host: str = "127.0.0.1") -> int:
+    """`port` when it is free, else the next free one of the following DASHBOARD_TRIES, else 0 (the system's choice),
+    said in one log line: mitmweb's own web interface holds 8081, the dashboard's default, and the dashboard moves
+    off it by itself (the port it got is in the `deciding every request` line and in `<state dir>/runtime.json`)."""
+    for p in range(port, min(port + DASHBOARD_TRIES, 65535) + 1):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the dashboard's server: not TIME_WAIT
+            try:
+                sock.bind((host, p))
+            except OSError as e:
+                if e.errno == errno.EADDRINUSE:
+                    continue
+                return port  # another problem: Dashboard.start says it
+        if p != port:
+            log.warning("guardian-proxy: dashboard port %d is taken (mitmweb's own interface?): the dashboard uses %d "
+                        "(--set guardian_dashboard_port=N to choose, 0: off)", port, p)
+        return p
+    log.warning("guardian-proxy: dashboard ports %d-%d are taken: the dashboard uses a port the system chose "
+                "(--set guardian_dashboard_port=N to choose, 0: off)", port, port + DASHBOARD_TRIES)
+    return 0
