@@ -11,9 +11,9 @@ exception in the proxy; it becomes a decision with a stated, logged rule:
 | likelihood model error, LLM timeout       | likelihood              | the tier's fail mode                     |
 | risk table lookup error                   | risk                    | the tier's fail mode                     |
 | rewrite error                             | transform               | the tier's fail mode                     |
-| evaluation past `limits.eval_timeout_s`   | deadline (addon)        | the tier's fail mode, unknown-tier rule  |
+| evaluation past `limits.eval_timeout_s`   | deadline (evaluator)    | the tier's fail mode, unknown-tier rule  |
 |                                           |                         | when extraction had not finished         |
-| evaluation worker process died or hung    | worker (addon)          | the unknown-tier rule (the worker's      |
+| evaluation worker process died or hung    | worker (evaluator)      | the unknown-tier rule (the worker's      |
 |                                           |                         | extraction is lost with it)              |
 | decision log write error                  | log                     | closed tier: allow/transform become deny |
 |                                           |                         | open tier: the decision stands           |
@@ -46,6 +46,7 @@ from urllib.parse import urlsplit
 
 from .config import FactorTables
 from .domains import registrable_domain
+from .evaluator import Ticket  # noqa: F401 (until the request hooks call the evaluator)
 from .types import Action, Decision, RawRequest
 
 log = logging.getLogger("guardian_proxy")
@@ -94,23 +95,6 @@ def where(exc: BaseException) -> str:
         return "?"
     f = tb[-1]
     return f"{f.filename.rsplit('/', 1)[-1]}:{f.lineno}"
-
-
-class Ticket:
-    """Shared between the addon (which may give up at a deadline) and the worker thread evaluating a
-    request: it records how far extraction got, and `claim()` lets exactly one of them write the log line."""
-
-    def __init__(self):
-        self.action: Action | None = None
-        self._claimed = False
-        self._lock = threading.Lock()
-
-    def claim(self) -> bool:
-        with self._lock:
-            if self._claimed:
-                return False
-            self._claimed = True
-            return True
 
 
 class FailureRules:
@@ -170,6 +154,13 @@ class FailureRules:
                         f"{'blocked' if kind == 'deny' else 'passed unchanged'} by rule",
             extra={"fail_stage": stage, "fail_tier": tier, "fail_mode": mode},
         )
+
+    def raised(self, req: RawRequest, exc: BaseException, action: Action | None = None) -> Decision:
+        """The decision for an evaluation that raised outside a stage (a worker that died: its `stage` is
+        "worker"; a bug: "decide") or passed its deadline (TimeoutError: "deadline"), after extraction when
+        `action`."""
+        stage = "deadline" if isinstance(exc, TimeoutError) else getattr(exc, "stage", "decide")
+        return self.decision(req, stage, None if stage == "deadline" else getattr(exc, "cause", exc), action)
 
     def after_log_error(self, req: RawRequest, d: Decision, exc: BaseException) -> Decision:
         """The decision log could not be written: a closed-tier release becomes a block."""

@@ -25,9 +25,10 @@ from .bodies import BodyLimits
 from .bodies.files import known_binary
 from .bodies.headers import carries_text
 from .config import FactorTables, Settings, load_factor_tables
-from .decision_log import DecisionLog, record
+from .decision_log import DecisionLog
 from .errors import GuardianError
-from .failure import FailureRules, StageFailed, Ticket, run_stage
+from .evaluator import Ticket, write_line
+from .failure import FailureRules, StageFailed, run_stage
 from .flow_norms import FlowNorms
 from .fragments import FragmentWindow
 from .overrides import OverrideStore
@@ -266,7 +267,12 @@ class Gateway:
 
     def evaluate(self, req: RawRequest, context: str | None = None, likelihood: float | None = None,
                  log: bool = True, ticket: Ticket | None = None) -> Decision:
-        """Never raises for a stage failure: it becomes the tier's fail mode (guardian_proxy/failure.py)."""
+        """The stages for one request, in the calling thread: the synchronous in-process entry (the CLI, the
+        benchmarks, a worker process, the evaluator's threads with `log=False`; guardian_proxy/evaluator.py decides
+        where a proxied request is evaluated). A `ticket` carries an extraction done already (the event loop's fast
+        path) and takes this one's, for the fail rules at a deadline. With `log`, the decision's line
+        (`evaluator.write_line`). Never raises for a stage failure: it becomes the tier's fail mode
+        (guardian_proxy/failure.py)."""
         t0 = time.perf_counter()
         ctx: Context | None = self.scorer.context(context) if context else None
         action: Action | None = None
@@ -297,44 +303,16 @@ class Gateway:
             decision.explanation += "; its Host header names another host: decided on where it really goes"
         decision.latency_ms = (time.perf_counter() - t0) * 1000
         if log:
-            decision = self.write_log(req, decision, ticket)
+            decision = write_line(self, req, decision, ticket)
         return decision
 
     def write_log(self, req: RawRequest, decision: Decision, ticket: Ticket | None = None) -> Decision:
-        """Append the decision's line, once per request (a `ticket` already claimed by the deadline path, or by
-        evaluation that finished late, is not logged again); a write error never propagates (closed tiers turn
-        it into a block). What is logged is what was done: after a write error the final decision (the block,
-        with its rule) is the one handed to the log, written once the log can be written again.
-
-        The log's `feed` (guardian_proxy/state/decisions.py; None for the local back end) is handed each record
-        the log was handed, the deferred final one included: queued there, never waited for."""
-        if self.decision_log is None or (ticket is not None and not ticket.claim()):
-            return decision
-        try:
-            rec = record(req, decision)
-            self.decision_log.write(rec)
-        except Exception as e:
-            rec = None
-            decision = self.failures.after_log_error(req, decision, e)
-            defer = getattr(self.decision_log, "defer", None)
-            if defer is not None:
-                try:
-                    rec = record(req, decision)
-                    defer(rec)
-                except Exception:  # never propagates (after_log_error has warned already)
-                    rec = None
-        feed = getattr(self.decision_log, "feed", None)
-        if feed is not None and rec is not None:
-            feed.publish(rec)
-        return decision
+        """The decision's line for a decision made elsewhere (a test's, a tool's): `evaluator.write_line`."""
+        return write_line(self, req, decision, ticket)
 
     def failure_decision(self, req: RawRequest, exc: BaseException, ticket: Ticket | None = None) -> Decision:
-        """Evaluation raised outside a stage or passed its deadline (exc is TimeoutError): fail rules, logged."""
-        stage = "deadline" if isinstance(exc, TimeoutError) else getattr(exc, "stage", "decide")
-        cause = getattr(exc, "cause", exc)
-        d = self.failures.decision(req, stage, None if stage == "deadline" else cause,
-                                   ticket.action if ticket is not None else None)
-        return self.write_log(req, d, ticket)
+        """Until the request hooks call the evaluator: its fail rule, logged."""
+        return write_line(self, req, self.failures.raised(req, exc, ticket.action if ticket else None), ticket)
 
     def chat_stream(self, meta: dict, content_type: str | None, content_encoding: str | None):
         """Stage 7 on a streamed chat response: a callable that de-masks chunks (SSE/NDJSON), or None."""
@@ -368,9 +346,10 @@ class Gateway:
         return not req.body and "?" not in req.url and req.cookie is None and not carries_text(req.headers)
 
     def evaluate_inline(self, req: RawRequest, ticket: Ticket | None = None) -> Decision | None:
-        """The addon's event-loop fast path: for an `inline_ok` request with nothing personal in it the
-        decision is made and logged here (tens of µs); anything else (personal data in the path, an
-        extraction problem) returns None and is evaluated in the pool. Never raises."""
+        """The event loop's fast path (guardian_proxy/evaluator.py): an `inline_ok` request with nothing personal
+        in it is decided here (tens of µs; not logged: the evaluator writes the line); anything else (personal data
+        in the path, an extraction problem) returns None, its extraction kept on the `ticket` for the thread or
+        worker that goes on from it. Never raises."""
         if not self.inline_ok(req):
             return None
         t0 = time.perf_counter()
@@ -378,13 +357,13 @@ class Gateway:
             action = self.extractor.extract(req)
             if set(action.flags) - WHO_FLAGS or action.personal():
                 if ticket is not None:
-                    ticket.action = action  # `evaluate` in the pool goes on from this extraction
+                    ticket.action = action  # the thread or worker goes on from this extraction
                 return None
             decision = self._decide(req, action, None, None)
         except Exception:
             return None
         decision.latency_ms = (time.perf_counter() - t0) * 1000
-        return self.write_log(req, decision, ticket)
+        return write_line(self, req, decision, ticket)  # until the request hooks call the evaluator
 
     def _decide(self, req: RawRequest, action: Action, ctx: Context | None, fixed_l: float | None,
                 run_transform: bool = True) -> Decision:

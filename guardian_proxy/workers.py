@@ -1,16 +1,17 @@
 """Evaluation in worker processes (`workers: N`, default one per core): the stages run off mitmproxy's process and
 its GIL, so a machine's every core decides requests.
 
-    mitmproxy process                          worker process ×N (spawned; each loads its models once)
-      to_raw(flow) ── RawRequest ──pipe──▶        Gateway.evaluate(raw, log=False)
-      write_log, apply_decision ◀──pipe── Decision (+ what the reply needs: the agent guard's guidance)
+    mitmproxy process                                  worker process ×N (spawned; each loads its models once)
+      Evaluator.evaluate ── RawRequest (+ the Action ──pipe──▶  Gateway.evaluate(raw, log=False), going on from
+                            the event loop extracted)             that Action instead of extracting again
+      the line, apply    ◀──pipe── Decision (+ what the reply needs: the agent guard's guidance)
 
-The mitmproxy process keeps the decision log (one writer: a worker that dies can neither lose nor repeat a line),
-the deadline and the fail rules, exactly as with threads: past `limits.eval_timeout_s` the request gets its tier's
-fail mode and a late answer is dropped. State the workers share (sessions, overrides, policies, split values) lives
+The mitmproxy process's evaluator (guardian_proxy/evaluator.py) keeps the decision log (one writer: a worker that
+dies can neither lose nor repeat a line), the deadline and the fail rules, exactly as with threads: past
+`limits.eval_timeout_s` the request gets its tier's fail mode and a late answer is dropped. State the workers share (sessions, overrides, policies, split values) lives
 in the state store (guardian_proxy/state), never in one process's memory.
 
-Scheduling: one queue, first come first served; bodies above `big_bytes` are taken only by the first N−1 workers,
+Scheduling: one queue, first come first served; big bodies (`evaluator.is_big`) are taken only by the first N−1 workers,
 so one worker is always free for small requests (a 90 KB free-text body takes seconds of NER; a small personal POST
 takes milliseconds and must not wait behind it). With N = 1 everything shares the one worker.
 
@@ -38,6 +39,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 from .errors import GuardianError
+from .evaluator import Ticket, is_big
 
 log = logging.getLogger("guardian_proxy")
 
@@ -117,9 +119,9 @@ def _serve(settings, conn) -> None:
             break
         if msg is None:
             break
-        job, raw = msg
+        job, raw, action = msg
         try:
-            decision = gateway.evaluate(raw, log=False)
+            decision = gateway.evaluate(raw, log=False, ticket=Ticket(action))  # from the proxy's extraction, if any
             decision.six._parsed = None  # the parsed body stays here: the proxy has the wire bytes
             kept = gateway.agents.handoff(decision.id) if gateway.agents is not None else None
             conn.send((job, decision, kept))
@@ -139,6 +141,7 @@ def _serve(settings, conn) -> None:
 class _Job:
     raw: object
     big: bool
+    action: object = None  # what the proxy's event loop extracted already (guardian_proxy.types.Action) or None
     future: Future = field(default_factory=Future)
     id: int = 0
 
@@ -218,7 +221,7 @@ class _Slot:
             if job.future.cancelled():
                 continue  # its deadline passed while it waited: the fail rules decided it already
             try:
-                self.conn.send((job.id, job.raw))
+                self.conn.send((job.id, job.raw, job.action))
                 sent = self.proc.is_alive()
             except (OSError, EOFError):
                 sent = False
@@ -270,12 +273,12 @@ class _Slot:
 
 
 class WorkerPool:
-    """N worker processes deciding requests. `submit(raw)` → a Future of (Decision, the agent guard's handoff)."""
+    """N worker processes deciding requests. `submit(raw, action)` → a Future of (Decision, the agent guard's
+    handoff)."""
 
-    def __init__(self, settings, n: int | None = None, big_bytes: int = 16 * 1024, hard_limit_s: float | None = None):
+    def __init__(self, settings, n: int | None = None, hard_limit_s: float | None = None):
         self.settings = settings
         self.n = n or default_count()
-        self.big_bytes = big_bytes
         self.hard_limit_s = hard_limit_s or settings.limits.eval_timeout_s * 2 + 10
         self.closed = False
         self._jobs: deque[_Job] = deque()
@@ -306,8 +309,10 @@ class WorkerPool:
     def pids(self) -> list[int | None]:
         return [s.pid for s in self.slots]
 
-    def submit(self, raw) -> Future:
-        job = _Job(raw, len(raw.body) > self.big_bytes, id=next(self._ids))
+    def submit(self, raw, action=None) -> Future:
+        """Queue `raw` for the next free worker; `action`: its extraction, done already (the event loop's fast
+        path), which the worker goes on from."""
+        job = _Job(raw, is_big(raw), action, id=next(self._ids))
         with self._cv:
             if self.closed:
                 raise RuntimeError("the worker pool is closed")
@@ -362,6 +367,4 @@ def pool_for(settings) -> WorkerPool | None:
     n = settings.workers if settings.workers is not None else default_count()
     if not n:
         return None
-    from .addon import BIG_BODY_BYTES
-
-    return WorkerPool(settings, n, big_bytes=BIG_BODY_BYTES).launch()
+    return WorkerPool(settings, n).launch()

@@ -12,7 +12,8 @@ import pytest
 from guardian_proxy.config import load_factor_tables
 from guardian_proxy.decision_log import DecisionLog
 from guardian_proxy.errors import BackendError, PolicyError
-from guardian_proxy.failure import FailureRules, StageFailed, Ticket, run_stage
+from guardian_proxy.evaluator import Ticket
+from guardian_proxy.failure import FailureRules, StageFailed, run_stage
 from guardian_proxy.pipeline import Gateway
 from guardian_proxy.types import Action, RawRequest
 

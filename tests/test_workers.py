@@ -17,6 +17,7 @@ import httpx
 import pytest
 
 from guardian_proxy.config import load_settings
+from guardian_proxy.evaluator import BIG_BODY_BYTES
 from guardian_proxy.types import RawRequest
 from guardian_proxy.workers import WorkerDied, WorkerPool, default_count, pool_for
 
@@ -33,9 +34,9 @@ def _settings(tmp: Path, **kw):
 
 
 def test_large_bodies_leave_the_last_worker_to_small_requests(tmp_path):
-    pool = WorkerPool(_settings(tmp_path), 2, big_bytes=100)
+    pool = WorkerPool(_settings(tmp_path), 2)
     assert [s.big_ok for s in pool.slots] == [True, False]
-    big, small = SimpleNamespace(body=b"x" * 500), SimpleNamespace(body=b"y")
+    big, small = SimpleNamespace(body=b"x" * (BIG_BODY_BYTES + 1)), SimpleNamespace(body=b"y")
     pool.submit(big)
     pool.submit(small)
     first = pool.take(big_ok=False)  # the reserved worker skips the older large body
@@ -74,6 +75,14 @@ def test_a_worker_decides_as_the_proxy_process_would_and_is_replaced_when_killed
         assert decision.action == "transform"
         assert decision.rewrite is not None and b"john.smith@example.com" not in decision.rewrite.body
         assert decision.six._parsed is None  # the parsed body stays in the worker
+
+        # what the event loop extracted goes with the request: the worker decides from it, never extracts again
+        mail = RawRequest(method="GET", url="https://api.example-crm.com/u/john.smith%40example.com/orders")
+        handed = gateway.extractor.extract(mail)
+        assert handed.personal() and pool.submit(mail).result(120)[0].six.categories == handed.categories
+        handed.categories = {**handed.categories, "health": 1}  # not in the request: only the hand-off has it
+        decision, _ = pool.submit(mail, handed).result(120)
+        assert decision.six.categories == handed.categories
 
         # killed while it evaluates a large body: that request fails by rule, the pool goes on with a new worker
         old = pool.pids()[0]
