@@ -134,7 +134,7 @@ def test_action_first_detail_at_800px(narrow):
 def test_see_this_decision_opens_the_dashboards_detail_view(narrow):
     from mitmproxy.test import tflow
 
-    from guardian_proxy.addon import blocked_response
+    from guardian_proxy.mitm.blocking import blocked_response
 
     page, dash, made = narrow["page"], narrow["dash"], narrow["made"]
     d = made["blocked"][1]

@@ -84,3 +84,61 @@ def test_missing_log_and_bad_since(log_path):
     assert CliRunner().invoke(app, ["stats", "--log", str(log_path.parent / "nope.jsonl")]).exit_code == 2
     r = CliRunner().invoke(app, ["stats", "--log", str(log_path), "--since", "a while"])
     assert r.exit_code == 2 and "--since expects" in r.output
+
+
+# --------------------------------------------------------------------------- --by app (the dashboard's Apps tab)
+
+AGENT = {"name": "python3 agent.py", "pid": 978, "exe": "/usr/bin/python3.11", "kind": "tool"}
+CURL = {"name": "curl", "pid": 977, "exe": "/usr/bin/curl", "kind": "tool"}
+
+
+@pytest.fixture
+def app_log(tmp_path):
+    """A rotated log (decisions.jsonl.1, then decisions.jsonl) whose records name the sending program."""
+    old = [{"ts": 1000.0, "id": "a1", "host": "api.openai.com", "action": "transform", "recipient": "ai_service",
+            "categories": {"identity": 1}, "app": AGENT},
+           {"ts": 1001.0, "id": "a2", "host": "t.broker.example", "action": "deny", "recipient": "data_broker",
+            "categories": {"contact": 2}, "app": AGENT}]
+    new = [{"ts": 1002.0, "id": "c1", "host": "px.tracker.example", "action": "allow", "recipient": "ad_network",
+            "categories": {}, "app": CURL},
+           {"ts": 1003.0, "id": "r1", "host": "www.example.org", "action": "allow", "recipient": "unknown_third_party",
+            "categories": {"contact": 1}, "app": {"name": "unknown", "why": "no-permission"}},
+           {"ts": 1004.0, "id": "n1", "host": "old.example", "action": "allow", "categories": {}}]
+    (tmp_path / "decisions.jsonl.1").write_text("".join(json.dumps(r) + "\n" for r in old))
+    (tmp_path / "decisions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in new))
+    return tmp_path / "decisions.jsonl"
+
+
+def test_by_app_json_reads_the_rotated_log_too(app_log):
+    s = stats_json("--log", str(app_log), "--since", "all", "--by", "app")
+    assert s["total"] == 5  # the destination aggregates stay
+    assert [a["app"] for a in s["apps"]] == ["python3 agent.py", "curl", "unknown", None]
+    agent = s["apps"][0]
+    assert agent["requests"] == 2 and agent["with_data"] == 2 and agent["actions"] == {"allow": 0, "transform": 1,
+                                                                                        "deny": 1}
+    assert agent["rewritten"] == {"identity": 1} and agent["blocked"] == {"contact": 2} and agent["as_is"] == {}
+    assert [d["domain"] for d in agent["destinations"]] == ["broker.example", "openai.com"]  # equal: by name
+    assert agent["rule_app"] == "python3 agent.py"
+    assert s["apps"][2]["label"].startswith("this machine, program not known: no permission")
+    assert "apps" not in stats_json("--log", str(app_log), "--since", "all")  # only asked for
+
+
+def test_by_app_table_uses_the_dashboards_words(app_log):
+    from guardian_proxy.dashboard.apps import REMOTE, WHY
+
+    r = CliRunner().invoke(app, ["stats", "--log", str(app_log), "--since", "all", "--by", "app"],
+                           env={"COLUMNS": "250"})
+    assert r.exit_code == 0, r.output
+    out = r.output
+    assert "Apps (the program that sent it)" in out and "Top 10 destinations" not in out
+    agent = next(line for line in out.splitlines() if line.lstrip().startswith("python3 agent.py"))
+    assert "openai.com×1" in agent and "broker.example×1" in agent and "identity×1" in agent
+    assert "contact×2" in agent and "--app python3 agent.py" in agent
+    assert WHY["no-permission"] in out and REMOTE not in out and "not recorded" in out
+    bad = CliRunner().invoke(app, ["stats", "--log", str(app_log), "--by", "host"])
+    assert bad.exit_code == 2 and "--by host?" in bad.output
+
+
+def test_by_app_on_a_log_without_the_field(log_path):
+    s = stats_json("--log", str(log_path), "--since", "all", "--by", "app")
+    assert [(a["app"], a["requests"]) for a in s["apps"]] == [(None, 9)]

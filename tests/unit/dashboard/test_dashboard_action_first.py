@@ -99,7 +99,7 @@ def _blocked():
 def test_the_block_pages_reason_names_the_data_and_the_page_then_the_numbers(tmp_path):
     from mitmproxy.test import tflow
 
-    from guardian_proxy.addon import blocked_response
+    from guardian_proxy.mitm.blocking import blocked_response
 
     f = _nav_flow(tflow)
     body = blocked_response(_blocked(), f).content.decode()
@@ -116,10 +116,10 @@ def test_see_this_decision_opens_the_dashboards_own_detail_view(tmp_path):
     import httpx
     from mitmproxy.test import tflow
 
-    from guardian_proxy.addon import blocked_response
     from guardian_proxy.config import load_settings
     from guardian_proxy.dashboard import Dashboard
     from guardian_proxy.decision_log import record
+    from guardian_proxy.mitm.blocking import blocked_response
 
     dash = Dashboard(load_settings(state_dir=tmp_path / "state"), port=0)
     assert dash.start(), dash.error

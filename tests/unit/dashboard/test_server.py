@@ -256,7 +256,7 @@ def test_override_from_the_api_persists_and_reaches_the_gateway_store(dash, tmp_
 def test_addon_publishes_each_decision(tmp_path):
     from mitmproxy.test import taddons, tflow
 
-    from guardian_proxy.addon import GuardianAddon
+    from guardian_proxy.mitm.hooks import GuardianAddon
 
     class FakeGateway:
         settings = load_settings(state_dir=tmp_path)

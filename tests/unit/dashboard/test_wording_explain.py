@@ -7,9 +7,9 @@ import json
 
 from mitmproxy.test import tflow
 
-from guardian_proxy.addon import blocked_response
 from guardian_proxy.config import load_settings
 from guardian_proxy.dashboard.wording import of_decision
+from guardian_proxy.mitm.blocking import blocked_response
 from guardian_proxy.pipeline import Gateway
 from guardian_proxy.types import RawRequest
 
