@@ -10,7 +10,7 @@ import httpx
 import pytest
 from mitmproxy.test import tflow, tutils
 
-from guardian_proxy.addon import destination, to_raw
+from guardian_proxy.mitm.flows import destination, to_raw
 from guardian_proxy.overrides import Override, OverrideStore
 from guardian_proxy.types import RawRequest
 from tests.support.proxy_process import start_proxy

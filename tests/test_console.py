@@ -75,7 +75,7 @@ def test_levels_blocked_and_rewritten_are_warnings_allowed_is_info(caplog):
 def test_mitmweb_marks_a_blocked_and_a_rewritten_flow_and_leaves_an_allowed_one():
     from mitmproxy.test import tflow
 
-    from guardian_proxy.addon import apply_decision
+    from guardian_proxy.mitm.blocking import apply_decision
 
     f = tflow.tflow()
     f.request.headers["sec-fetch-dest"] = "image"
@@ -100,7 +100,7 @@ def test_mitmweb_marks_a_blocked_and_a_rewritten_flow_and_leaves_an_allowed_one(
     ("body_size_limit=12q", "--set body_size_limit=12q: Invalid body_size_limit"),
 ])
 def test_a_bad_set_names_its_key(spec, said):
-    from guardian_proxy.addon import check_sets
+    from guardian_proxy.mitm.serve import check_sets
 
     with pytest.raises(GuardianError) as e:
         check_sets([spec])
@@ -109,7 +109,7 @@ def test_a_bad_set_names_its_key(spec, said):
 
 
 def test_good_sets_pass_and_leave_no_log_handler():
-    from guardian_proxy.addon import check_sets
+    from guardian_proxy.mitm.serve import check_sets
 
     before = list(logging.getLogger().handlers)
     check_sets(["ignore_hosts=example.com", "termlog_verbosity=debug", "upstream_cert=false"])
@@ -117,7 +117,7 @@ def test_good_sets_pass_and_leave_no_log_handler():
 
 
 def test_the_dashboard_moves_off_a_taken_port():
-    from guardian_proxy.standalone import dashboard_port_free
+    from guardian_proxy.mitm.app import dashboard_port_free
 
     with socket.socket() as held:
         held.bind(("127.0.0.1", 0))

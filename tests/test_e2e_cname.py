@@ -155,7 +155,7 @@ def test_the_connection_is_verified_for_the_name_not_the_address(stack):
 
 
 def test_under_mitmdump_the_chain_is_read_too(tmp_path):
-    """`mitmdump -s` (guardian_proxy/mitmproxy_addon.py): the same chain, read once the gateway is built; the request
+    """`mitmdump -s` (guardian_proxy/mitm/script.py): the same chain, read once the gateway is built; the request
     itself goes where `guardian_redirect_upstream` sends it (plain HTTP)."""
     from tests.support.mitmdump_process import start_mitm
     from tests.support.upstream import start_upstream

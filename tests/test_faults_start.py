@@ -8,14 +8,14 @@ import re
 import shutil
 import socket
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from guardian_proxy.cli import app
-from tests.support.proxy_process import BIN, free_port, stop_process
+from tests.support.mitmdump_process import listening_on
+from tests.support.proxy_process import BIN, free_port, stop_process, wait_until
 
 runner = CliRunner()
 
@@ -97,21 +97,6 @@ def test_brackets_leave_the_spec_mitmproxy_gets():
     assert listen_addresses(["local"], "127.0.0.1", 8080) == []  # redirects this machine: no socket
 
 
-def _listening(port: int) -> set[str]:
-    """Local addresses with a TCP socket listening on `port` (from /proc/net/tcp and tcp6)."""
-    found = set()
-    for name in ("tcp", "tcp6"):
-        p = Path("/proc/net") / name
-        if not p.exists():
-            continue
-        for row in p.read_text().splitlines()[1:]:
-            cols = row.split()
-            addr, hexport = cols[1].split(":")
-            if cols[3] == "0A" and int(hexport, 16) == port:
-                found.add("0.0.0.0" if addr == "0" * 8 else "::" if addr == "0" * 32 else addr)
-    return found
-
-
 def _fast_config(tmp_path: Path) -> Path:
     cfg = tmp_path / "fast.yaml"
     cfg.write_text("detector: {ner: false}\nlikelihood: {mode: fixed}\n")
@@ -124,12 +109,13 @@ def _start(tmp_path: Path, *args: str, timeout: float = 180) -> tuple[subprocess
                              "--state-dir", str(tmp_path / "state"), "--confdir", str(tmp_path / "mitm"),
                              "--dashboard-port", "0"], stdout=out.open("wb"), stderr=subprocess.STDOUT,
                             env=dict(os.environ, HF_HUB_OFFLINE="1"))
-    deadline = time.time() + timeout
-    while "command-line tools" not in out.read_text(errors="replace"):
-        if proc.poll() is not None or time.time() > deadline:
-            proc.kill()
-            raise AssertionError(out.read_text())
-        time.sleep(0.2)
+    try:
+        started = wait_until(proc, lambda: "command-line tools" in out.read_text(errors="replace"), timeout)
+    except TimeoutError:
+        started = False
+    if not started:
+        proc.kill()
+        raise AssertionError(out.read_text())
     return proc, out
 
 
@@ -147,7 +133,7 @@ def test_an_allowed_remote_mode_banner_names_the_address_really_bound(tmp_path):
         port = int(m.group(1))  # the kernel's choice: no port picked beforehand that another process could take
         assert f"listening on http://0.0.0.0:{port}" in text and "127.0.0.1:8080" not in text, text
         if Path("/proc/net/tcp").exists():
-            assert _listening(port) == {"0.0.0.0"}
+            assert listening_on(port) == {"0.0.0.0"}
         with socket.create_connection(("127.0.0.1", port), timeout=5):
             pass
         # how a local client reaches a wildcard bind (issue 27: a curl line that works, not SSL_CERT_FILE)

@@ -1,4 +1,4 @@
-"""mitmproxy stays inside addon.py: a ruff banned-api rule and a clean import of the pipeline."""
+"""mitmproxy stays inside the guardian_proxy/mitm package: a ruff banned-api rule and a clean import of the pipeline."""
 
 import subprocess
 import sys
@@ -8,12 +8,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_pipeline_import_does_not_load_mitmproxy():
-    code = ("import sys; import guardian_proxy.pipeline, guardian_proxy.cli; "
+    code = ("import sys; import guardian_proxy.pipeline, guardian_proxy.cli, guardian_proxy.testing; "
             "bad = [m for m in sys.modules if m.split('.')[0] == 'mitmproxy']; print(bad); assert not bad")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
 
 
-def test_ruff_bans_mitmproxy_outside_addon(tmp_path):
+def test_ruff_bans_mitmproxy_outside_the_mitm_package(tmp_path):
     probe = ROOT / "guardian_proxy" / "_probe_banned.py"
     probe.write_text("import mitmproxy\n")
     try:

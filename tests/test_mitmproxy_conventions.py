@@ -18,11 +18,11 @@ import pytest
 from mitmproxy import exceptions
 from mitmproxy.test import taddons
 
-from guardian_proxy.addon import GuardianAddon
+from guardian_proxy.mitm.hooks import GuardianAddon
 from tests.support.proxy_process import BIN, free_port, start_proxy
 from tests.support.upstream import start_upstream
 
-SCRIPT = Path(__file__).resolve().parents[1] / "guardian_proxy" / "mitmproxy_addon.py"
+SCRIPT = Path(__file__).resolve().parents[1] / "guardian_proxy" / "mitm" / "script.py"
 VENV_BIN = Path(sys.executable).parent
 
 
@@ -46,7 +46,7 @@ def test_requests_before_the_gateway_is_built_are_refused_not_passed(monkeypatch
 
     from mitmproxy.test import tflow
 
-    from guardian_proxy import addon as addon_module
+    from guardian_proxy.mitm import startup as addon_module
 
     monkeypatch.setattr(addon_module, "READY_WAIT_S", 0.2)  # a request waits for the gateway that long, then 503
     addon = GuardianAddon()

@@ -11,9 +11,10 @@ from mitmproxy import exceptions, hooks
 from mitmproxy.addons import proxyauth, proxyserver
 from mitmproxy.test import taddons, tflow
 
-from guardian_proxy import addon as addon_module
-from guardian_proxy.addon import GuardianAddon, GuardianOptionsError
-from guardian_proxy.standalone import listen_rule, option_problem
+from guardian_proxy.mitm import startup as addon_module
+from guardian_proxy.mitm.hooks import GuardianAddon
+from guardian_proxy.mitm.options import GuardianOptionsError
+from guardian_proxy.mitm.options import listen_rule, option_problem
 
 
 @pytest.mark.parametrize(("name", "value", "ok"), [

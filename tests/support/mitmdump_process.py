@@ -12,19 +12,19 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.support.proxy_process import stop_process
+from tests.support.proxy_process import Local, stop_process, wait_until
 from tests.support.upstream import Upstream, start_upstream
 
 #: the script mitmproxy loads (GUARDIAN_ADDON_SCRIPT: another copy's, to run these tests against an older tree)
 SCRIPT = Path(os.environ.get("GUARDIAN_ADDON_SCRIPT")
-              or Path(__file__).resolve().parents[2] / "guardian_proxy" / "mitmproxy_addon.py")
+              or Path(__file__).resolve().parents[2] / "guardian_proxy" / "mitm" / "script.py")
 VENV_BIN = Path(sys.executable).parent
 READY = "deciding every request"  # the addon's line once its gateway is built
 _LISTENING = re.compile(r"proxy(?: \([^)]*\))? listening at (\S+?):(\d+)\.?\s*$", re.M)
 
 
 @dataclass
-class Mitm:
+class Mitm(Local):
     proc: subprocess.Popen
     output: Path
     state_dir: Path
@@ -41,24 +41,12 @@ class Mitm:
     def port(self) -> int:
         return self.listening()[0][1]
 
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def ca(self) -> Path:
-        return self.confdir / "mitmproxy-ca-cert.pem"
-
     def wait_for(self, what, timeout: float = 240.0) -> bool:
         """Wait until `what(self)` holds (True) or the process exits (False)."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if what(self):
-                return True
-            if self.proc.poll() is not None:
-                return bool(what(self))
-            time.sleep(0.1)
-        raise TimeoutError(f"mitmproxy: condition not met in {timeout}s:\n{self.text()}")
+        try:
+            return wait_until(self.proc, lambda: what(self), timeout)
+        except TimeoutError:
+            raise TimeoutError(f"mitmproxy: condition not met in {timeout}s:\n{self.text()}") from None
 
     def wait_ready(self, timeout: float = 240.0) -> None:
         if not self.wait_for(lambda m: READY in m.text(), timeout):

@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,15 +39,26 @@ def stop_process(proc: subprocess.Popen) -> None:
             proc.wait(5)
 
 
-@dataclass
-class ProxyProcess:
-    proc: subprocess.Popen
+def wait_until(proc: subprocess.Popen, holds: Callable[[], bool], timeout: float) -> bool:
+    """Until `holds()` (True) or `proc` exits (then whether it holds now); TimeoutError after `timeout` s. Waits on
+    the process's exit, never on a fixed pause."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if holds():
+            return True
+        try:
+            proc.wait(0.1)  # wakes at once when it exits
+        except subprocess.TimeoutExpired:
+            continue
+        return bool(holds())
+    raise TimeoutError(f"condition not met in {timeout}s")
+
+
+class Local:
+    """A proxy on this machine with a `port` and mitmproxy's `confdir`: its URL and its CA certificate."""
+
     port: int
-    state_dir: Path
     confdir: Path
-    log_path: Path
-    output: Path
-    dashboard_url: str | None = None  # the dashboard's address with its token (the banner's), None: no dashboard
 
     @property
     def url(self) -> str:
@@ -55,6 +67,17 @@ class ProxyProcess:
     @property
     def ca(self) -> Path:
         return self.confdir / "mitmproxy-ca-cert.pem"
+
+
+@dataclass
+class ProxyProcess(Local):
+    proc: subprocess.Popen
+    port: int
+    state_dir: Path
+    confdir: Path
+    log_path: Path
+    output: Path
+    dashboard_url: str | None = None  # the dashboard's address with its token (the banner's), None: no dashboard
 
     @property
     def dashboard_base(self) -> str | None:
@@ -85,21 +108,18 @@ def _gives_port(args: list[str]) -> bool:
 def _wait_for_banner(proc: subprocess.Popen, out: Path, timeout: float) -> str:
     """The output up to the end of the banner (its `CA certificate:` line), waiting on the process's output and
     its exit; RuntimeError when it exits first or says nothing in `timeout` s (a bound against a hang)."""
-    deadline = time.monotonic() + timeout
-    while True:
+    def banner() -> bool:
         text = out.read_text(errors="replace")
-        if "listening on" in text and "CA certificate:" in text:
-            return text
-        try:
-            proc.wait(0.1)  # wakes at once when it exits
-        except subprocess.TimeoutExpired:
-            pass
-        else:
-            raise RuntimeError(f"proxy exited with {proc.returncode}:\n{out.read_text(errors='replace')}")
-        if time.monotonic() > deadline:
-            proc.kill()
-            proc.wait(10)
-            raise RuntimeError(f"proxy did not start in {timeout}s:\n{out.read_text(errors='replace')}")
+        return "listening on" in text and "CA certificate:" in text
+
+    try:
+        if wait_until(proc, banner, timeout):
+            return out.read_text(errors="replace")
+    except TimeoutError:
+        proc.kill()
+        proc.wait(10)
+        raise RuntimeError(f"proxy did not start in {timeout}s:\n{out.read_text(errors='replace')}") from None
+    raise RuntimeError(f"proxy exited with {proc.returncode}:\n{out.read_text(errors='replace')}")
 
 
 def start_proxy(tmp: Path, upstream_port: int | None = None, extra: list[str] | None = None,

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from mitmproxy.test import tflow
 
 from guardian_proxy import codec
-from guardian_proxy.addon import apply_decision
+from guardian_proxy.mitm.blocking import apply_decision
 from guardian_proxy.bodies import (
     BodyLimits,
     parse_body,

@@ -1,32 +1,16 @@
-"""The addon with mitmproxy's own test helpers and a fake gateway (the real path is in test_e2e_proxy)."""
+"""The addon with mitmproxy's own test helpers and the fake gateway of guardian_proxy/testing.py (the real path is in
+test_e2e_proxy)."""
 
 import asyncio
 import json
 
 from mitmproxy.test import taddons, tflow
 
-from guardian_proxy.addon import GuardianAddon, apply_decision
+from guardian_proxy.mitm.blocking import apply_decision
+from guardian_proxy.mitm.hooks import GuardianAddon
+from guardian_proxy.testing import FakeGateway
+from guardian_proxy.testing import decision as _decision
 from guardian_proxy.types import Action, Decision, Rewrite
-
-
-class FakeGateway:
-    def __init__(self, decision):
-        self.decision = decision
-        self.seen = []
-
-    def evaluate_inline(self, raw, ticket=None):
-        return None  # no event-loop fast path: every request goes through `evaluate`
-
-    def evaluate(self, raw, **kw):
-        self.seen.append(raw)
-        return self.decision
-
-    def failure_decision(self, raw, exc, ticket=None):
-        return Decision(action="deny", six=Action(domain="x", host="x"), rule="error-fail-closed")
-
-
-def _decision(kind, **kw):
-    return Decision(action=kind, six=Action(domain="example.com", host="example.com"), explanation="because", **kw)
 
 
 def test_allow_leaves_flow_untouched():
@@ -75,7 +59,7 @@ def test_guard_skips_flows_with_response():
 
 
 def test_stream_that_holds_back_never_sends_an_empty_chunk():
-    from guardian_proxy.addon import never_empty
+    from guardian_proxy.mitm.replies import never_empty
 
     held = never_empty(lambda data: b"" if data != b"x" else b"x")
     assert held(b"partial") == [] and held(b"x") == b"x" and held(b"") == []
