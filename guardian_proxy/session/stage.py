@@ -35,6 +35,7 @@ from ..types import ENTITIES, Decision, RawRequest, Rewrite, Span, TextField
 from . import files
 from .context import PartContext
 from .registry import SessionState, normalise
+from .reply import read_whole
 from .rewrite import (
     BLOCKED,
     HARD_BLOCK,
@@ -48,7 +49,7 @@ from .rewrite import (
     trim_possessive,
 )
 from .store import SessionStore
-from .stream import DECODABLE, StreamDemasker, demask_body
+from .stream import DECODABLE, StreamDemasker
 from .surrogates import _NAME_PART, _TITLES, ADDRESS_TYPES, SurrogateMaker, address_parts, overlaps_real
 from .vault import Vault
 
@@ -430,17 +431,9 @@ class SessionStage:
                               lambda a: self.store.alias(a, sid))
 
     def demask_response(self, meta: dict, body: bytes, content_type: str | None) -> bytes | None:
-        sid, kind = meta.get("session"), meta.get("chat_api")
-        if not sid or chatapi.dialects.get(kind) is None or not body:
-            return None
-        framer = chatapi.dialects.get(kind).framer(content_type)
-        if framer is not None:  # a whole body in a stream's framing (AWS event-stream, length-prefixed frames)
-            sd = StreamDemasker(kind, self.store.demasker(sid), framer, None, lambda a: self.store.alias(a, sid))
-            out = sd(body) + sd(b"")
-            return out if out != body else None
-        if "json" not in (content_type or "").lower():
-            return None
-        return demask_body(kind, body, self.store.demasker(sid), lambda a: self.store.alias(a, sid))
+        """A whole decoded chat answer de-masked (the reply filter's whole-body reader, `reply.read_whole`,
+        without the agent guard); None when nothing changed."""
+        return read_whole(self, meta, content_type, body)
 
     def close(self) -> None:
         self.store.close()

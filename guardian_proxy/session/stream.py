@@ -24,7 +24,7 @@ import zlib
 from collections.abc import Callable
 
 from .. import chatapi
-from ..chatapi.sse import Event, SSEFramer
+from ..chatapi.sse import Event, MessageFramer, SSEFramer
 from .demask import Channel, Demasker
 
 log = logging.getLogger("guardian_proxy")
@@ -327,14 +327,33 @@ class StreamDemasker:
 
 
 def demask_body(kind: str, body: bytes, dm: Demasker, on_alias: Callable[[str], None] | None = None) -> bytes | None:
-    """A whole JSON response de-masked; None when it is not JSON or nothing changed."""
+    """A whole JSON response de-masked; None when it is not JSON or nothing changed. An array of the dialect's
+    stream events (Gemini's streamGenerateContent without `alt=sse`) is the stream it was sent as: its items go
+    through a `StreamDemasker` as events, so a surrogate split across two of them is still found."""
     try:
         obj = json.loads(body)
     except (ValueError, UnicodeDecodeError):
         return None
+    dialect = chatapi.dialects.get(kind)
+    if isinstance(obj, list) and any(dialect.deltas(None, item) for item in obj if isinstance(item, dict)):
+        return _demask_events(kind, obj, dm, on_alias)
     if on_alias is not None:
-        for alias in chatapi.dialects.get(kind).aliases(obj):
+        for alias in dialect.aliases(obj):
             on_alias(alias)
     if demask_json(obj, dm) == 0:
         return None
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def _demask_events(kind: str, items: list, dm: Demasker, on_alias: Callable[[str], None] | None) -> bytes | None:
+    """A JSON array of stream events, de-masked event by event (held text flushed as synthetic events at the
+    end, as a stream's end does); None when nothing changed."""
+    before = json.dumps(items, ensure_ascii=False, separators=(",", ":"))
+    sd = StreamDemasker(kind, dm, MessageFramer(), None, on_alias)
+    out: list[bytes] = []
+    for item in items:
+        out += sd.message(json.dumps(item, ensure_ascii=False, separators=(",", ":")).encode())
+    if not sd.passthrough:
+        out += sd._flush((), None)
+    after = "[" + ",".join(m.decode() for m in out) + "]"
+    return after.encode() if after != before else None
