@@ -217,7 +217,8 @@ def _command_lines(path: list[str], cmd, parent) -> list[str]:
         lines += ["| argument / option | help |", "|---|---|"]
         for p, (name, help_text) in records:
             required = " (required)" if p.required else ""
-            lines.append(f"| `{_cell(name)}`{required} | {_cell(' '.join(help_text.split()))} |")
+            code = name.replace("|", "\\|")  # a code span: no entities inside
+            lines.append(f"| `{code}`{required} | {_cell(' '.join(help_text.split()))} |")
         lines.append("")
     if hasattr(cmd, "list_commands"):
         for name in sorted(cmd.list_commands(ctx)):
