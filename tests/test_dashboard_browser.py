@@ -6,31 +6,23 @@ another site cannot read or change anything, and a screenshot is saved as a test
 
 from __future__ import annotations
 
-import os
 import re
-import time
-from pathlib import Path
 
 import httpx
 import pytest
 
+from tests.support.browser import ARGS, ARTIFACTS, CHROMIUM, launch, sync_api, wait_until  # noqa: F401 (preflight)
 from tests.support.proxy_process import start_proxy
 from tests.support.upstream import start_upstream
 
 pytestmark = pytest.mark.slow
-CHROMIUM = os.environ.get("GUARDIAN_CHROMIUM", "/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--no-first-run"]
-ARTIFACTS = Path(os.environ.get("GUARDIAN_TEST_ARTIFACTS", Path(__file__).resolve().parents[1] / "build" / "test-artifacts"))
 CARD = "4111 1111 1111 1111"
 EMAIL = "john.smith@example.com"
 
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory):
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} not installed (apt-get install -y chromium; .ci/run installs it)")
-    sync_api = pytest.importorskip("playwright.sync_api")
+    sync_api()  # skips without Chromium or Playwright
     tmp = tmp_path_factory.mktemp("dash")
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     up = start_upstream()
@@ -38,27 +30,16 @@ def stack(tmp_path_factory):
     m = re.search(r"dashboard: (http://127\.0\.0\.1:(\d+)/\?token=\S+)", px.output.read_text())
     assert m, px.output.read_text()
     url, port = m.group(1), int(m.group(2))
-    pw = sync_api.sync_playwright().start()
-    browser = pw.chromium.launch(executable_path=CHROMIUM,
-                                 args=[*ARGS, f"--proxy-pac-url=http://127.0.0.1:{port}/proxy.pac"])
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
     try:
-        yield {"up": up, "px": px, "url": url, "base": f"http://127.0.0.1:{port}", "page": page,
-               "browser": browser, "errors": errors}
+        with launch(f"--proxy-pac-url=http://127.0.0.1:{port}/proxy.pac") as browser:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            errors: list[str] = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            yield {"up": up, "px": px, "url": url, "base": f"http://127.0.0.1:{port}", "page": page,
+                   "browser": browser, "errors": errors}
     finally:
-        browser.close()
-        pw.stop()
         px.stop()
         up.close()
-
-
-def wait_until(cond, timeout: float = 15.0) -> None:
-    deadline = time.time() + timeout
-    while not cond():
-        assert time.time() < deadline, "condition not met in time"
-        time.sleep(0.1)
 
 
 def via_proxy(px, method, url, **kw):

@@ -6,27 +6,12 @@ dashboard is stopped and started again on the same state dir. (Its own module: o
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import pytest
 
-from tests.test_dashboard_browser import ARGS, ARTIFACTS, CHROMIUM, wait_until
+from tests.support.browser import ARTIFACTS, chromium_browser, wait_until  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def chromium():
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} not installed (apt-get install -y chromium; .ci/run installs it)")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    pw = sync_api.sync_playwright().start()
-    browser = pw.chromium.launch(executable_path=CHROMIUM, args=[*ARGS, "--no-proxy-server"])
-    try:
-        yield browser
-    finally:
-        browser.close()
-        pw.stop()
 
 
 @pytest.fixture

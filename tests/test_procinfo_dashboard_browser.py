@@ -3,11 +3,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from tests.test_dashboard_browser import ARGS, CHROMIUM, wait_until
+from tests.support.browser import chromium_browser, wait_until  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.slow
 
@@ -17,22 +15,17 @@ APPS = [("api.openai.com", "allow", {"name": "python3 agent.py", "pid": 978, "ex
         ("www.example.org", "allow", {"name": "remote"})]
 
 
-def test_app_column_and_filter(tmp_path):
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} not installed")
-    sync_api = pytest.importorskip("playwright.sync_api")
+def test_app_column_and_filter(tmp_path, chromium):
     from guardian_proxy.config import load_settings
     from guardian_proxy.dashboard import Dashboard
     from tests.unit.dashboard.test_dashboard_live import decision, raw
 
     dash = Dashboard(load_settings(state_dir=tmp_path / "state"), port=0)
     assert dash.start(), dash.error
-    pw = sync_api.sync_playwright().start()
-    browser = pw.chromium.launch(executable_path=CHROMIUM, args=[*ARGS, "--no-proxy-server"])
     try:
         for host, action, app in APPS:
             dash.publish(raw(host).model_copy(update={"app": app}), decision(host, action))
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page = chromium.new_page(viewport={"width": 1400, "height": 1000})
         page.goto(dash.url)
         page.wait_for_selector("#live.on", timeout=15000)
 
@@ -47,6 +40,4 @@ def test_app_column_and_filter(tmp_path):
         page.fill("#filter", "app:remote")
         wait_until(lambda: shown() == ["remote"])
     finally:
-        browser.close()
-        pw.stop()
         dash.stop()

@@ -398,7 +398,8 @@ async function setOverride(action, domain, category, term, app) {
       ...(term ? { for: term } : {}), ...(app ? { app } : {}) }) });
     renderOverrides(res.overrides);
     const when = term === "once" ? "once" : term ? `for ${term}` : "always";
-    flash(`Override saved: ${action} ${app ? `${app} to send ` : ""}${category ? words(category) + " to " : ""}${domain} ${when} — applies to the next request`);
+    const what = `${category ? words(category) + " to " : ""}${domain}`;
+    flash(`Override saved: ${action} ${app ? `what ${app} sends to ${domain}` : what} ${when} — applies to the next request`);
   } catch (e) {
     flash(`Override failed: ${e.message}`, "err");
   }
