@@ -288,7 +288,7 @@ class Override(_Strict):
     Each rule has a stable `id` (given on the first write; never reused for another rule) and a term:
     forever (no term field), `once` (the next matching request, then `spent` is set), `expires` (a time),
     or `run` (until the proxy restarts: the run "pid:start" of the proxy it was made for). `created` is
-    when it was made. The term rules are in guardian_proxy/override_terms.py."""
+    when it was made. The term rules are in guardian_proxy/overrides/terms.py."""
 
     action: Literal["allow", "deny", "level"]
     domain: str | None = None

@@ -307,3 +307,35 @@ def read(path: Path) -> Iterator[dict]:
                 yield json.loads(line)
             except ValueError:
                 continue
+
+
+def tail_lines(path: Path, stop: threading.Event | None = None, poll: float = 0.25) -> Iterator[bytes]:
+    """The complete lines appended to a log from now on (raw bytes, newline included); follows the log across a
+    rotation or truncation (the new file is read from its start). A partial last line waits for its newline."""
+    f = open(path, "rb")
+    f.seek(0, 2)
+    ino = os.fstat(f.fileno()).st_ino
+    buf = b""
+    try:
+        while stop is None or not stop.is_set():
+            chunk = f.readline()
+            if chunk:
+                buf += chunk
+                if not buf.endswith(b"\n"):
+                    continue
+                line, buf = buf, b""
+                yield line
+                continue
+            try:
+                st = os.stat(path)
+            except FileNotFoundError:
+                time.sleep(poll)
+                continue
+            if st.st_ino != ino or st.st_size < f.tell():  # rotated or truncated: start the new file
+                f.close()
+                f = open(path, "rb")
+                ino, buf = os.fstat(f.fileno()).st_ino, b""
+                continue
+            time.sleep(poll)
+    finally:
+        f.close()

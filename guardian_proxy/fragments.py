@@ -215,8 +215,7 @@ class FragmentWindow:
         """One atomic swap: this request's states in, the previous request's out; a second write only when a
         field completed a value (its states are then not kept)."""
         if self._scratch is None:
-            from .state import fleet_key
-            from .state.scratch import open_scratch
+            from .state import fleet_key, open_scratch
 
             with self._lock:
                 if self._scratch is None:

@@ -15,7 +15,7 @@ escalation). Three stated rules on top (not in the paper; `decide`): identifiers
 request, it is rewritten from L1 (an identify call or a pixel carrying an e-mail must not pass even when a
 policy discloses the practice and L is low); pseudonymous measurement alone has no rewrite band; a prompt to
 an AI service is rewritten from L4 where the thresholds would block it.
-A user override (guardian_proxy.overrides) replaces the decision and says so.
+A user override replaces the decision and says so (guardian_proxy/overrides/match.py).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import re
 
-from .config import FactorTables, Override
+from .config import FactorTables
 from .types import CATEGORIES, TRACKER_CLASSES, Action, Context, Evidence, Likelihood, Risk
 
 #: recipients that never receive an identifier as is, and the categories that count as identifiers
@@ -184,77 +184,6 @@ def decide(risk: Risk, action: Action | None = None, context: Context | None = N
     if action is not None and context is None and pseudonymous_only(action):  # real traffic, not a what-if
         return "allow", None
     return "transform", start_level(risk)
-
-
-# --------------------------------------------------------------------------- overrides
-
-
-def _matches(o: Override, action: Action, app: dict | None = None) -> bool:
-    d = (o.domain or "").lower()
-    if d and not (action.domain == d or action.host == d or action.host.endswith("." + d)):
-        return False  # a domain covers its subdomains
-    if o.owner and (action.owner or "").lower() != o.owner.lower():
-        return False
-    if o.category and action.categories.get(o.category, 0) <= 0:
-        return False
-    if o.recipient and action.recipient != o.recipient:
-        return False
-    if o.app:
-        from .procinfo import app_matches_rule
-
-        return app_matches_rule(app, o.app)
-    return True
-
-
-def find_override(overrides: list[Override], action: Action, app: dict | None = None,
-                  spend: bool = True) -> Override | None:
-    """The last matching override that still applies wins (config entries come first, then the CLI/dashboard
-    store). A rule that expired, was spent or whose proxy run ended is skipped (guardian_proxy.override_terms);
-    the store's `claim` (where the list has one) counts the winner and spends a once rule, and a once rule
-    another request has just spent is skipped for the next earlier match. A level rule for a request with no
-    personal data is not claimed: the pipeline does not apply it. `app`: the program that sent the request
-    (RawRequest.app), for rules that name one. `spend` False (a browser's CORS preflight, `is_preflight`): the
-    store's `peek` instead, so the call that follows is the one that uses a once rule up."""
-    from .override_terms import state
-
-    claim = getattr(overrides, "claim" if spend else "peek", None)
-    for o in reversed(overrides):
-        if not _matches(o, action, app) or state(o) != "active":
-            continue
-        if claim is None or (o.action == "level" and not action.personal()) or claim(o):
-            return o
-    return None
-
-
-def is_preflight(req) -> bool:
-    """A browser's CORS preflight (a RawRequest): OPTIONS with an Origin and Access-Control-Request-Method. It
-    only asks whether the call may follow; the call is the request a user's rule is for."""
-    return req.method.upper() == "OPTIONS" and bool(req.header("origin")) and \
-        bool(req.header("access-control-request-method"))
-
-
-def describe_override(o: Override) -> str:
-    """'always deny (domain=x)', 'allow once (domain=x)', 'allow until 2025-05-01 14:05 (domain=x)',
-    'level L4 until restart (recipient=ad_network)'."""
-    from .override_terms import term_of
-
-    target = ", ".join(f"{k}={v}" for k, v in (("domain", o.domain), ("owner", o.owner), ("category", o.category),
-                                                ("recipient", o.recipient), ("app", o.app)) if v)
-    term = term_of(o)
-    if o.action == "level":
-        what = f"level L{o.level}" + ("" if term == "forever" else f" {term}")
-    else:
-        what = f"always {o.action}" if term == "forever" else f"{o.action} {term}"
-    return f"{what} ({target})"
-
-
-def apply_override(o: Override, explanation: str) -> tuple[str, int | None, str, str]:
-    """(action, start level, explanation, override text) once a user override replaces a decision; the text
-    names the rule's id where it has one."""
-    text = describe_override(o)
-    kind = "transform" if o.action == "level" else o.action
-    rule = f" [rule {o.id}]" if o.id else ""
-    return kind, (o.level if o.action == "level" else None), f"override: {text}{rule} — {explanation}", text
 
 
 # --------------------------------------------------------------------------- explanation

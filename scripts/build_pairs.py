@@ -289,7 +289,7 @@ def opp115_statements(opp: Path) -> list[dict]:
 
 def seed_pairs(policies: Path, per_domain: int, seed: int) -> list[dict]:
     from guardian_proxy.likelihood.weak import seed_actions, weak_label
-    from guardian_proxy.policy.store import PolicyStore
+    from guardian_proxy.policy.store import PolicyStore, policy_index
 
     pairs: list[dict] = []
     for policy in PolicyStore(policies).all():
@@ -299,7 +299,7 @@ def seed_pairs(policies: Path, per_domain: int, seed: int) -> list[dict]:
         for cat, rec, pur in seed_actions(policy.statements, rng, 6 * per_domain):
             action = {"domain": policy.domain, "host": policy.domain, "categories": {cat: 1}, "recipient": rec,
                       "purposes": [pur], "basis": rng.choice(("user", "default", "background"))}
-            evidence = retrieve(action, policy.index)
+            evidence = retrieve(action, policy_index(policy))
             if rng.random() < 0.04:  # a destination with no known policy
                 evidence = Evidence(transparency="none").model_dump(exclude_defaults=True)
             shown = [Statement.model_validate(s["statement"]) for s in evidence.get("statements", [])]

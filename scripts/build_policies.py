@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 from guardian_proxy.domains import registrable_domain  # noqa: E402
 from guardian_proxy.policy.documents import to_text  # noqa: E402
 from guardian_proxy.policy.segment import Segmenter  # noqa: E402
-from guardian_proxy.policy.store import Policy, index_json, statement_json  # noqa: E402
+from guardian_proxy.state.policies import Policy, index_json, statement_json  # noqa: E402
 from guardian_proxy.types import Statement  # noqa: E402
 
 # (primary domain, name, kind, OTA documents, extra domains, WhoTracks.Me company ids)

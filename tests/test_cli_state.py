@@ -22,8 +22,7 @@ from guardian_proxy.cli import app
 from guardian_proxy.config import load_factor_tables, load_settings
 from guardian_proxy.decision_log import DecisionLog
 from guardian_proxy.pipeline import Gateway
-from guardian_proxy.state import fleet_key
-from guardian_proxy.state.decisions import feed_for
+from guardian_proxy.state import feed_for, fleet_key
 from guardian_proxy.types import Action, Decision, RawRequest
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -16,13 +16,11 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from guardian_proxy import override_terms as terms
-from guardian_proxy import overrides as overrides_mod
 from guardian_proxy.cli import app
 from guardian_proxy.config import Override, load_settings
-from guardian_proxy.overrides import OverrideStore
+from guardian_proxy.overrides import COUNTS_NAME, OverrideStore, describe_override, find_override, terms
+from guardian_proxy.overrides import store as overrides_mod
 from guardian_proxy.pipeline import Gateway
-from guardian_proxy.risk import describe_override, find_override
 from guardian_proxy.types import Action, RawRequest
 
 runner = CliRunner()
@@ -178,17 +176,17 @@ def test_counts_are_written_at_most_once_every_flush_interval(tmp_path, monkeypa
     store = OverrideStore(tmp_path / "overrides.yaml")
     rule = store.add_rule(Override(action="deny", domain="ads.example"))
     writes = []
-    real = store._atomic
-    monkeypatch.setattr(store, "_atomic", lambda p, t: (writes.append(p.name), real(p, t)))
+    real = store.backend.atomic
+    monkeypatch.setattr(store.backend, "atomic", lambda p, t: (writes.append(p.name), real(p, t)))
     current = store.current()
     t0 = time.monotonic()
     while time.monotonic() - t0 < 1.3:
         assert find_override(current, action()) is not None
         time.sleep(0.005)
     time.sleep(1.0)
-    counts = [w for w in writes if w == overrides_mod.COUNTS_NAME]
+    counts = [w for w in writes if w == COUNTS_NAME]
     assert 1 <= len(counts) <= 6, counts  # ~2.3 s of matches at ≥0.4 s between writes, not one per match
-    data = json.loads((tmp_path / overrides_mod.COUNTS_NAME).read_text())
+    data = json.loads((tmp_path / COUNTS_NAME).read_text())
     assert data["rules"][rule.id]["matched"] == store.counts()[rule.id]["matched"] > 100
     assert not any(w == "overrides.yaml" for w in writes)  # a count never rewrites the rules
 

@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 
 from guardian_proxy.cli import app
 from guardian_proxy.config import load_settings
+from guardian_proxy.overrides import is_preflight
 from guardian_proxy.pipeline import Gateway
-from guardian_proxy.risk import is_preflight
 from guardian_proxy.types import RawRequest
 
 TRACKER = "www.google-analytics.com"

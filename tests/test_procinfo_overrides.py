@@ -8,9 +8,9 @@ from typer.testing import CliRunner
 
 from guardian_proxy.cli import app
 from guardian_proxy.config import Override, load_settings
+from guardian_proxy.overrides import describe_override, find_override
 from guardian_proxy.pipeline import Gateway
 from guardian_proxy.procinfo import app_matches_rule
-from guardian_proxy.risk import describe_override, find_override
 from guardian_proxy.types import Action, RawRequest
 
 AGENT = {"name": "python3 agent.py", "pid": 978, "exe": "/usr/bin/python3.11", "kind": "tool"}

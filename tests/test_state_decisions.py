@@ -16,8 +16,7 @@ import pytest
 from guardian_proxy.config import load_factor_tables, load_settings
 from guardian_proxy.decision_log import DecisionLog, read_all
 from guardian_proxy.pipeline import Gateway
-from guardian_proxy.state import StateUnavailable, new_key, redis_client
-from guardian_proxy.state.decisions import feed_for, open_feed
+from guardian_proxy.state import StateUnavailable, feed_for, new_key, open_feed, redis_client
 from guardian_proxy.types import Action, Decision, RawRequest
 
 RAW_EMAIL = "john.smith@example.com"

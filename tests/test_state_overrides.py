@@ -17,10 +17,8 @@ from typer.testing import CliRunner
 from guardian_proxy import state
 from guardian_proxy.cli import app
 from guardian_proxy.config import Override, load_settings
-from guardian_proxy.dashboard.override_store import DashboardOverrides
 from guardian_proxy.errors import ConfigError
-from guardian_proxy.overrides import OverrideStore
-from guardian_proxy.risk import find_override
+from guardian_proxy.overrides import DashboardOverrides, OverrideStore, find_override
 from guardian_proxy.state.overrides_redis import CHECK_S
 from guardian_proxy.types import Action
 

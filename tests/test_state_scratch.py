@@ -9,8 +9,7 @@ import time
 import pytest
 
 from guardian_proxy.fragments import FragmentWindow
-from guardian_proxy.state import redis_client
-from guardian_proxy.state.scratch import open_scratch
+from guardian_proxy.state import open_scratch, redis_client
 from guardian_proxy.types import Action, RawRequest, TextField
 from tests.support.state_backends import backend_settings, unreachable_settings
 

@@ -166,8 +166,7 @@ LOCAL_FLEET = ("--fleet reads the decision feed that a Redis fleet shares (state
 
 def open_fleet(settings):
     """The fleet's feed for `--fleet`, or a ValueError naming why not (the local back end)."""
-    from ..state import uses_redis
-    from ..state.decisions import open_feed
+    from ..state import open_feed, uses_redis
 
     if not uses_redis(settings):
         raise ValueError(LOCAL_FLEET)

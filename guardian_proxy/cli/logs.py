@@ -22,9 +22,9 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
+from ..decision_log import tail_lines
 from ..errors import GuardianError
 from ..state import StateUnavailable
-from ..state.decisions import tail_lines
 from ..types import CATEGORIES
 from .app import app
 from .common import (

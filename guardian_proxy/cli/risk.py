@@ -11,10 +11,7 @@ from pydantic import ValidationError
 
 from ..config import Override
 from ..errors import GuardianError
-from ..override_targets import check_owner
-from ..override_terms import with_term
-from ..overrides import OverrideStore, normalize_domain
-from ..risk import describe_override
+from ..overrides import OverrideStore, check_owner, describe_override, normalize_domain, with_term
 from ..state import StateUnavailable
 from ..types import RawRequest
 from .app import app

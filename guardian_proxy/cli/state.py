@@ -16,8 +16,8 @@ import typer
 from rich.markup import escape
 
 from ..errors import GuardianError
-from ..state import StateUnavailable, gateway_id, new_key, uses_redis, where
-from ..state.decisions import SEEN_WINDOW_S, open_feed
+from ..state import StateUnavailable, gateway_id, new_key, open_feed, open_sessions, uses_redis, where
+from ..state.decisions import SEEN_WINDOW_S
 from .app import app
 from .common import CONFIG, STATE_DIR, DataOut, fail, json_line, settings_from
 
@@ -57,9 +57,7 @@ def _reach(settings) -> str | None:
 
 def _sessions(settings) -> int:
     if uses_redis(settings):
-        from ..state.sessions_redis import RedisSessions
-
-        return len(RedisSessions(settings).sessions())
+        return len(open_sessions(settings).sessions())
     if not (Path(settings.state_dir) / "sessions.db").exists():
         return 0
     from ..session.vault import Vault

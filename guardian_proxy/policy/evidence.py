@@ -14,13 +14,14 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from ..domains import registrable_domain
+from ..state.policies import Policy
 from ..types import Action, Evidence, ScoredStatement
 from . import transparency
 from .documents import policy_url_kind
 from .ingest import IngestReport, ingest
 from .retrieval import ALPHA, TOP_K, Query, query_from_action
 from .segment import Segmenter
-from .store import Policy, PolicyStore
+from .store import PolicyStore, policy_index
 
 log = logging.getLogger("guardian_proxy.policy")
 
@@ -66,7 +67,7 @@ class EvidenceStage:
         return Evidence(statements=list(statements), transparency=level, policy_source=f"{policy.source}:{policy.domain}")
 
     def lookup(self, policy: Policy, q: Query) -> tuple[list[ScoredStatement], str]:
-        index = policy.index
+        index = policy_index(policy)
         hit = index.cache.get(q)
         if hit is not None:
             return hit

@@ -1,7 +1,7 @@
 """The policy store: statements per owner, from the shipped corpus (`guardian_proxy/policies/`) and the user's policies
 (added with `policy add` or learned while browsing): the directory `<state_dir>/policies` in the format
-policies/README.md describes (state.backend local), or the fleet's Redis (state.backend redis,
-guardian_proxy/state/policies_redis.py).
+policies/README.md describes (state.backend local), or the fleet's Redis (state.backend redis); the back end
+and the record type are guardian_proxy/state/policies.py.
 
 A domain is looked up in the user store first, then through the shipped corpus's domain → owner map
 (`doubleclick.net` → `google.com`); a user policy for the owner's domain wins over the shipped one.
@@ -14,179 +14,30 @@ an exclusive lock (a file lock; a Redis lock).
 
 from __future__ import annotations
 
-import fcntl
-import json
 import logging
-import os
 import threading
 import time
-from collections.abc import Callable
-from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass, field
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Protocol
 
 from ..errors import PolicyError
-from ..private import make_dirs, open_append, write_atomic
-from ..state import StateUnavailable
+from ..state import StateUnavailable, open_policies
+from ..state.policies import Policy, PolicyBackend, load_index
 from ..types import Statement
 from .retrieval import PolicyIndex
 
 log = logging.getLogger("guardian_proxy.policy")
 
-FORMAT = 1
 RETRY_S = 5.0  # a shared store that did not answer is asked again after this long
 _STALE = object()
 
 
-@dataclass
-class Policy:
-    domain: str
-    name: str
-    file: Path
-    source: str  # shipped | user
-    domains: list[str] = field(default_factory=list)
-    documents: list[dict] = field(default_factory=list)
-    count: int = 0
-    kind: str | None = None
-    loader: Callable[[], list[Statement]] | None = field(default=None, repr=False, compare=False)  # no file
-    _statements: list[Statement] | None = field(default=None, repr=False)
-    _index: PolicyIndex | None = field(default=None, repr=False)
-
-    @property
-    def statements(self) -> list[Statement]:
-        if self._statements is None:
-            self._statements = self.loader() if self.loader is not None else read_statements(self.file)
-        return self._statements
-
-    @property
-    def index(self) -> PolicyIndex:
-        if self._index is None:
-            self._index = PolicyIndex(self.statements)
-        return self._index
-
-    def summary(self) -> dict:
-        return {"domain": self.domain, "statements": self.count, "source": self.source, "name": self.name,
-                "domains": self.domains, "documents": [d.get("title") or d.get("origin") for d in self.documents]}
-
-
-def read_statements(path: Path) -> list[Statement]:
-    out = []
-    try:
-        with open(path, encoding="utf-8") as f:
-            for line in f:
-                line = line.strip()
-                if line:
-                    out.append(Statement.model_validate(json.loads(line)))
-    except (OSError, ValueError) as e:
-        raise PolicyError(f"cannot read policy statements {path}: {e}") from e
-    return out
-
-
-def statement_json(s: Statement) -> str:
-    d = s.model_dump(exclude_defaults=True)
-    d["practice"] = s.practice
-    order = ["id", "domain", "practice", "negated", "text", "data_categories", "recipients", "purposes", "condition",
-             "retention", "section", "source", "start", "end"]
-    return json.dumps({k: d[k] for k in order if k in d}, ensure_ascii=False)
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    """Through a 0600 temporary file and a rename; new directories 0700 (guardian_proxy/private.py)."""
-    write_atomic(path, text)
-
-
-def _load_index(directory: Path, source: str) -> dict[str, Policy]:
-    path = directory / "index.json"
-    if not path.exists():
-        return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        raise PolicyError(f"cannot read policy index {path}: {e}") from e
-    out = {}
-    for p in data.get("policies", []):
-        dom = p["domain"]
-        out[dom] = Policy(domain=dom, name=p.get("name") or dom, file=directory / p.get("file", f"statements/{dom}.jsonl"),
-                          source=source, domains=sorted(set(p.get("domains") or []) | {dom}),
-                          documents=p.get("documents") or [], count=int(p.get("statements", 0)), kind=p.get("kind"))
-    return out
-
-
-def index_json(policies: list[Policy], extra: dict | None = None) -> str:
-    entries = [{"domain": p.domain, "name": p.name, "file": str(p.file.relative_to(p.file.parent.parent)),
-                "domains": p.domains, **({"kind": p.kind} if p.kind else {}), "documents": p.documents,
-                "statements": p.count} for p in sorted(policies, key=lambda p: p.domain)]
-    return json.dumps({"format": FORMAT, **(extra or {}), "policies": entries}, indent=1, ensure_ascii=False) + "\n"
-
-
-class PolicyBackend(Protocol):
-    """Where the user's policies live (`LocalPolicies` below; guardian_proxy/state/policies_redis.py). Every
-    method may raise StateUnavailable (Redis down or slow, bounded by state.timeout_s)."""
-
-    where: str  # in words, for messages
-    check_s: float  # how often a reader asks `stamp` (0: at every lookup)
-
-    def stamp(self) -> object:
-        """Cheap: a value that changes whenever a policy was added or changed."""
-
-    def load(self) -> dict[str, Policy]:
-        """domain → Policy (statements read lazily); PolicyError when the index cannot be used."""
-
-    def writing(self) -> AbstractContextManager:
-        """An exclusive lock against every other writer (process or gateway)."""
-
-    def statements_file(self, domain: str) -> Path:
-        """The policy's statements file (its name only, for a store without files)."""
-
-    def save(self, policy: Policy, statements: list[Statement], users: dict[str, Policy]) -> None:
-        """Store one policy's statements and its index entry (`users`: every user policy, it included)."""
-
-    def append_log(self, record: dict) -> None:
-        """One automatic ingestion (domains and counts, no page text)."""
-
-
-class LocalPolicies:
-    """`<state_dir>/policies`: index.json and statements/<domain>.jsonl, written atomically under `.lock`.
-    The change check is the index's (inode, size, mtime): one stat per lookup."""
-
-    check_s = 0.0
-
-    def __init__(self, user_dir: Path):
-        self.user_dir = Path(user_dir)
-        self.where = str(self.user_dir)
-        self._index = os.fspath(self.user_dir / "index.json")
-
-    def stamp(self) -> object:
-        try:
-            st = os.stat(self._index)
-        except OSError:
-            return None
-        return (st.st_ino, st.st_size, st.st_mtime_ns)
-
-    def load(self) -> dict[str, Policy]:
-        return _load_index(self.user_dir, "user")
-
-    @contextmanager
-    def writing(self):
-        make_dirs(self.user_dir)
-        with os.fdopen(open_append(self.user_dir / ".lock"), "w") as lf:
-            fcntl.flock(lf, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(lf, fcntl.LOCK_UN)
-
-    def statements_file(self, domain: str) -> Path:
-        return self.user_dir / "statements" / f"{domain}.jsonl"
-
-    def save(self, policy: Policy, statements: list[Statement], users: dict[str, Policy]) -> None:
-        _atomic_write(policy.file, "".join(statement_json(s) + "\n" for s in statements))  # before the index
-        _atomic_write(self.user_dir / "index.json", index_json(list(users.values())))
-
-    def append_log(self, record: dict) -> None:
-        with self.writing(), os.fdopen(open_append(self.user_dir / "learned.jsonl"), "a", encoding="utf-8") as f:
-            f.write(json.dumps(record, ensure_ascii=False) + "\n")
+def policy_index(policy: Policy) -> PolicyIndex:
+    """The policy's retrieval index, built once per policy record (a changed policy is a new record)."""
+    index = policy.derived.get("index")
+    if index is None:
+        index = policy.derived["index"] = PolicyIndex(policy.statements)
+    return index
 
 
 def _same(a: Policy, b: Policy) -> bool:
@@ -196,8 +47,8 @@ def _same(a: Policy, b: Policy) -> bool:
 
 
 class PolicyStore:
-    """The shipped corpus plus the user's policies (`backend`: LocalPolicies on `user_dir`, the default, or
-    the fleet's Redis). Several processes and gateways share the user's policies; none trusts its copy: every
+    """The shipped corpus plus the user's policies (`backend`: the local back end on `user_dir`, the default,
+    or the fleet's Redis: guardian_proxy.state.open_policies). Several processes and gateways share the user's policies; none trusts its copy: every
     lookup asks the back end whether they changed (local: a stat; Redis: a generation counter, at most every
     0.5 s) and reloads only the entries that changed. The store not answering keeps the last good policies
     (one warning)."""
@@ -206,9 +57,10 @@ class PolicyStore:
                  backend: PolicyBackend | None = None):
         self.shipped_dir = shipped_dir
         self.user_dir = user_dir
-        self.backend = backend if backend is not None else LocalPolicies(user_dir) if user_dir is not None else None
+        self.backend = backend if backend is not None else \
+            open_policies(directory=user_dir) if user_dir is not None else None
         self._lock = threading.RLock()
-        self.shipped = _load_index(shipped_dir, "shipped") if shipped_dir else {}
+        self.shipped = load_index(shipped_dir, "shipped") if shipped_dir else {}
         self.alias = {d: p.domain for p in self.shipped.values() for d in p.domains}
         self.user: dict[str, Policy] = {}
         self._user_mtime: object = _STALE
@@ -219,13 +71,7 @@ class PolicyStore:
     @classmethod
     def for_settings(cls, settings, shipped_dir: Path | None = None) -> PolicyStore:
         """The configured back end (`settings.state`): `<state_dir>/policies`, or the fleet's Redis."""
-        from ..state import uses_redis
-
-        if uses_redis(settings):
-            from ..state.policies_redis import RedisPolicies
-
-            return cls(shipped_dir, None, RedisPolicies(settings))
-        return cls(shipped_dir, Path(settings.state_dir) / "policies")
+        return cls(shipped_dir, backend=open_policies(settings))
 
     # ------------------------------------------------------------------ reading
 

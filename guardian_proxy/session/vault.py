@@ -35,6 +35,7 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from ..private import make_dirs
+from ..state import fleet_key, open_sessions, uses_redis
 from ..state.filelock import exclusive
 from ..state.sessions import SessionRows
 
@@ -79,15 +80,13 @@ class Vault:
     def __init__(self, state_dir: Path | None = None, *, rows: SessionRows | None = None,
                  secret: bytes | None = None):
         if rows is None:
-            from ..state.sessions_sqlite import SqliteSessions
-
             state_dir = Path(state_dir)
             make_dirs(state_dir)  # 0700, like every directory the gateway creates
             self.path = state_dir / "sessions.db"
             self.key_path = state_dir / "vault.key"
             with exclusive(state_dir / "vault.lock"):  # several processes start at once: one key, one schema
                 secret = _load_key(self.key_path, self.path)
-                rows = SqliteSessions(state_dir)
+                rows = open_sessions(state_dir=state_dir)
         elif secret is None or len(secret) != 32:
             raise ValueError("a vault back end needs the 32-byte vault key")
         self.rows = rows
@@ -98,13 +97,9 @@ class Vault:
     def for_settings(cls, settings) -> Vault:
         """The vault of `settings.state`: local under the state dir, or the fleet's in Redis (its key from
         `state.key_file` / $GUARDIAN_VAULT_KEY: ConfigError naming the fix when there is none)."""
-        from ..state import fleet_key, uses_redis
-
         if not uses_redis(settings):
             return cls(settings.state_dir)
-        from ..state.sessions_redis import RedisSessions
-
-        return cls(rows=RedisSessions(settings), secret=fleet_key(settings))
+        return cls(rows=open_sessions(settings), secret=fleet_key(settings))
 
     @property
     def _db(self):

@@ -4,115 +4,112 @@
             process of the gateway shares them)
     redis   one Redis server (the `redis` client library) shared by several gateways, so they act as one
 
-What lives here, one Protocol per kind of state and one module per back end (the consumer opens its back end
-from the settings; nothing else in the gateway knows which one it has):
+Per kind of state: one module with its interface (a Protocol) and record types, one module per back end, and
+one factory here that opens the back end `settings.state` names. A consumer calls the factory and never imports
+a back end; a back end imports its kind's module and base.py (what every back end shares), never this module
+nor a consumer, so no import goes in a circle.
 
-    kind                 interface (Protocol)               opened by                      local / redis module
-    sessions             state.sessions.SessionRows         session.vault.Vault.for_settings   sessions_sqlite / sessions_redis
-    overrides            overrides.OverrideBackend          OverrideStore.for_settings     overrides_local / overrides_redis
-    learned policies     policy.store.PolicyBackend         PolicyStore.for_settings       policy.store.LocalPolicies / policies_redis
-    recent decisions     state.decisions.DecisionFeed       open_feed, feed_for            decisions.LocalFeed / decisions_redis
-    split values         state.scratch.Scratch              open_scratch                   scratch_sqlite / scratch_redis
+    kind               interface, records             factory                  local / redis back end
+    sessions           sessions.SessionRows, Record   open_sessions            sessions_sqlite / sessions_redis
+    overrides          overrides.OverrideBackend      open_overrides           overrides_local / overrides_redis
+    user policies      policies.PolicyBackend, Policy open_policies            policies_local / policies_redis
+    recent decisions   decisions.DecisionFeed         open_feed, feed_for      decisions_local / decisions_redis
+    split values       scratch.Scratch                open_scratch             scratch_sqlite / scratch_redis
 
-Keys never hold a raw value: session ids and lookups are HMACs under the vault key, destinations are hashed.
-This module holds what every back end shares: the Redis connection and key names, the vault key of a fleet,
-and the gateway's name in the fleet view.
+The local back ends also open on a path alone (`open_overrides(path=...)`, `open_policies(directory=...)`,
+`open_sessions(state_dir=...)`), for the tools and tests that have no settings.
 """
 
 from __future__ import annotations
 
-import base64
-import os
-import socket
-import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..errors import ConfigError
+from .base import (
+    StateUnavailable,
+    fleet_key,
+    gateway_id,
+    key,
+    new_key,
+    redis_client,
+    uses_redis,
+    where,
+)
 
-_clients: dict[tuple, object] = {}
-_clients_lock = threading.Lock()
+if TYPE_CHECKING:
+    from .decisions import DecisionFeed
+    from .overrides import OverrideBackend
+    from .policies import PolicyBackend
+    from .scratch import Scratch
+    from .sessions import SessionRows
 
-
-class StateUnavailable(Exception):
-    """The shared store cannot be reached or answered out of time; the stage's fail rule applies."""
-
-
-def uses_redis(settings) -> bool:
-    return settings.state.backend == "redis"
-
-
-def redis_client(settings):
-    """One `redis.Redis` per (url, process), thread-safe (its own connection pool). Raises ConfigError for a
-    URL the client cannot use; never connects here (the first command does)."""
-    st = settings.state
-    key = (st.url, st.timeout_s, os.getpid())
-    with _clients_lock:
-        client = _clients.get(key)
-        if client is None:
-            try:
-                import redis
-            except ImportError as e:  # a dependency of the package: only a broken install lacks it
-                raise ConfigError("state.backend redis needs the redis client library: pip install redis") from e
-            try:
-                client = redis.Redis.from_url(st.url, socket_timeout=st.timeout_s, socket_connect_timeout=st.timeout_s,
-                                              health_check_interval=30)
-            except ValueError as e:
-                raise ConfigError(f"state.url is not a Redis URL ({e}); use redis://HOST:PORT/DB") from None
-            _clients[key] = client
-        return client
+__all__ = ["StateUnavailable", "feed_for", "fleet_key", "gateway_id", "key", "new_key", "open_feed",
+           "open_overrides", "open_policies", "open_scratch", "open_sessions", "redis_client", "uses_redis", "where"]
 
 
-def key(settings, *parts: str) -> str:
-    """A Redis key under the fleet's prefix: `guardian:sessions:<sid>`. Parts are ids or HMACs, never values."""
-    return ":".join((settings.state.prefix, *parts))
+def open_sessions(settings=None, *, state_dir: Path | None = None) -> SessionRows:
+    """The vault's rows: `<state_dir>/sessions.db`, or the fleet's Redis. `state_dir` instead of settings: the
+    local back end under that directory. Open the local one under the state dir's start-up lock
+    (guardian_proxy/session/vault.py holds it: creating the schema is not safe to race)."""
+    if settings is not None and uses_redis(settings):
+        from .sessions_redis import RedisSessions
+
+        return RedisSessions(settings)
+    from .sessions_sqlite import SqliteSessions
+
+    return SqliteSessions(Path(state_dir) if state_dir is not None else Path(settings.state_dir))
 
 
-def where(settings) -> str:
-    """The store in words, without a password: `redis 127.0.0.1:6379/0 (prefix guardian)` or the state dir."""
-    st = settings.state
-    if st.backend != "redis":
-        return f"local files in {settings.state_dir}"
-    from urllib.parse import urlsplit
+def open_overrides(settings=None, *, path: Path | None = None) -> OverrideBackend:
+    """The stored override rules: `<state_dir>/overrides.yaml`, or the fleet's list in Redis. `path` instead of
+    settings: the local back end on that file. Raises ConfigError for an unusable Redis URL."""
+    if settings is not None and uses_redis(settings):
+        from .overrides_redis import RedisOverrides
 
-    u = urlsplit(st.url or "")
-    return f"redis {u.hostname or '?'}:{u.port or 6379}{u.path or '/0'} (prefix {st.prefix})"
+        return RedisOverrides(settings)
+    from .overrides import FILE_NAME
+    from .overrides_local import LocalOverrides
 
-
-def fleet_key(settings) -> bytes | None:
-    """The vault key every gateway of a Redis fleet is given: the file `state.key_file`, else the environment
-    variable `state.key_env` (base64 of 32 bytes). None for the local back end (the key is <state_dir>/vault.key,
-    created on first use). Raises ConfigError naming the fix when a Redis fleet has none or a bad one."""
-    st = settings.state
-    if st.backend != "redis":
-        return None
-    fix = ("give every gateway of the fleet the same key: `guardian-proxy state new-key > FILE`, then "
-           f"state.key_file: FILE (mode 0600) or the environment variable {st.key_env}")
-    if st.key_file is not None:
-        path = Path(st.key_file).expanduser()
-        try:
-            text = path.read_bytes().strip()
-        except OSError as e:
-            raise ConfigError(f"cannot read the vault key {path} ({e.strerror or type(e).__name__}); {fix}") from None
-        where_ = str(path)
-    else:
-        env = os.environ.get(st.key_env)
-        if not env:
-            raise ConfigError(f"state.backend redis needs a vault key shared by the fleet; {fix}")
-        text, where_ = env.strip().encode(), f"${st.key_env}"
-    try:
-        raw = base64.b64decode(text, validate=True)
-    except ValueError:
-        raw = b""
-    if len(raw) != 32:
-        raise ConfigError(f"the vault key in {where_} is not a base64-encoded 32-byte key; {fix}")
-    return raw
+    return LocalOverrides(Path(path) if path is not None else Path(settings.state_dir) / FILE_NAME)
 
 
-def new_key() -> str:
-    """A fresh vault key, base64 (for `guardian-proxy state new-key`)."""
-    return base64.b64encode(os.urandom(32)).decode()
+def open_policies(settings=None, *, directory: Path | None = None) -> PolicyBackend:
+    """The user's policies: `<state_dir>/policies`, or the fleet's Redis. `directory` instead of settings: the
+    local back end on that directory."""
+    if settings is not None and uses_redis(settings):
+        from .policies_redis import RedisPolicies
+
+        return RedisPolicies(settings)
+    from .policies_local import LocalPolicies
+
+    return LocalPolicies(Path(directory) if directory is not None else Path(settings.state_dir) / "policies")
 
 
-def gateway_id(settings) -> str:
-    """This gateway's name in the fleet view: `state.gateway_id`, else `<host name>:<proxy port>`."""
-    return settings.state.gateway_id or f"{socket.gethostname()}:{settings.port}"
+def open_feed(settings) -> DecisionFeed:
+    """The decision feed for reading (and, for redis, publishing). Raises ConfigError for an unusable Redis URL;
+    reading an unreachable Redis raises StateUnavailable."""
+    if uses_redis(settings):
+        from .decisions_redis import RedisFeed
+
+        return RedisFeed(settings)
+    from .decisions_local import LocalFeed
+
+    return LocalFeed(settings)
+
+
+def feed_for(settings) -> DecisionFeed | None:
+    """The feed a gateway publishes its decisions to: the fleet's, or None for the local back end (its JSONL log
+    is the whole feed, so there is nothing more to write)."""
+    return open_feed(settings) if uses_redis(settings) else None
+
+
+def open_scratch(settings, namespace: str) -> Scratch:
+    """Short-lived shared state for one kind of state (`namespace`: a short name): `<state_dir>/scratch.db`, or
+    the fleet's Redis."""
+    if uses_redis(settings):
+        from .scratch_redis import RedisScratch
+
+        return RedisScratch(settings, namespace)
+    from .scratch_sqlite import SqliteScratch
+
+    return SqliteScratch(settings.state_dir, namespace)

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 
 from redis.exceptions import RedisError
 
-from . import StateUnavailable, gateway_id, key, redis_client, where
+from .base import StateUnavailable, gateway_id, key, redis_client, where
 from .decisions import SEEN_WINDOW_S
 
 log = logging.getLogger("guardian_proxy.state")

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..private import FILE_MODE, make_dirs
-from . import StateUnavailable
+from .base import StateUnavailable
 
 LOCK_WAIT_S = 10.0
 

@@ -29,32 +29,26 @@ import yaml
 from ..config import Override, read_yaml
 from ..errors import ConfigError
 from ..private import make_dirs, open_append, write_atomic
+from .overrides import COUNTS_NAME, FIX, dump_rules, parse_rules
 
-COUNTS_NAME = "overrides.counts.json"
 SPENT_DIR = "overrides.spent"
 PRUNE_S = 86400.0  # spent marks of removed rules are dropped after this long
 HEADER = ("# guardian-proxy user overrides (last match wins). Edit with `guardian-proxy allow|deny|level`,\n"
           "# list/remove with `guardian-proxy overrides [--remove ID]`, or from the dashboard.\n")
 
 
-def dump_entries(entries: list[Override]) -> list[dict]:
-    return [o.model_dump(mode="json", exclude_none=True) for o in entries]
-
-
 class LocalOverrides:
-    """overrides.yaml and its sidecars. `parse(data, where)` turns the file's YAML into rules (ids given);
-    `atomic(path, text)` writes a file 0600 through a rename."""
+    """overrides.yaml and its sidecars. `atomic(path, text)` writes a file 0600 through a rename (every write
+    of the rules and the counts goes through it)."""
 
     shared = False  # one machine: an until-restart rule names a process every reader can see
     check_s = 0.0  # the stat is cheap: checked at every request
 
-    def __init__(self, path: Path, parse: Callable, atomic: Callable[[Path, str], None] = write_atomic):
+    def __init__(self, path: Path, atomic: Callable[[Path, str], None] = write_atomic):
         self.path = Path(path)
-        self.parse = parse
         self.atomic = atomic
         self.where = str(self.path)
         self._fspath = os.fspath(self.path)
-        self.fix = "fix the file, or move it away to run without the stored overrides"
 
     # ------------------------------------------------------------------ rules
 
@@ -74,8 +68,8 @@ class LocalOverrides:
             if not self.path.exists():
                 return []
         except OSError as e:
-            raise ConfigError(f"cannot read overrides file {self.path} ({e.strerror}); {self.fix}") from e
-        return self.parse(read_yaml(self.path, "overrides file", self.fix), str(self.path))
+            raise ConfigError(f"cannot read overrides file {self.path} ({e.strerror}); {FIX}") from e
+        return parse_rules(read_yaml(self.path, "overrides file", FIX), str(self.path))
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
@@ -94,7 +88,7 @@ class LocalOverrides:
                     fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
     def _write(self, entries: list[Override]) -> None:
-        data = {"overrides": dump_entries(entries)}
+        data = {"overrides": dump_rules(entries)}
         self.atomic(self.path, HEADER + yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
 
     def update(self, change: Callable[[list[Override]], list[Override] | None]) -> None:

@@ -19,8 +19,10 @@ import json
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
-from . import StateUnavailable, key, redis_client, where
-from .overrides_local import PRUNE_S, dump_entries
+from ..errors import ConfigError
+from .base import StateUnavailable, key, redis_client, where
+from .overrides import dump_rules, parse_rules
+from .overrides_local import PRUNE_S
 
 CHECK_S = 0.5  # a reader looks at the generation counter at most this often
 
@@ -28,10 +30,10 @@ CHECK_S = 0.5  # a reader looks at the generation counter at most this often
 class RedisOverrides:
     shared = True  # several gateways: an until-restart rule would name one gateway's process
     check_s = CHECK_S
+    path = None  # no file: the rules are in Redis
 
-    def __init__(self, settings, parse: Callable):
+    def __init__(self, settings):
         self.settings = settings
-        self.parse = parse
         self.where = where(settings)
         self.fix = "fix it with `guardian-proxy overrides --remove ID`, or delete the key"
         self.k_list, self.k_gen, self.k_spent, self.k_counts, self.k_last = (
@@ -63,10 +65,8 @@ class RedisOverrides:
         try:
             data = json.loads(raw)
         except ValueError:
-            from ..errors import ConfigError
-
             raise ConfigError(f"overrides in {self.where}: the list is not JSON; {self.fix}") from None
-        return self.parse(data, f"{self.where} key {self.k_list}")
+        return parse_rules(data, f"{self.where} key {self.k_list}")
 
     def load(self) -> list:
         return self._parse_raw(self._run(lambda c: c.get(self.k_list)))
@@ -87,7 +87,7 @@ class RedisOverrides:
                             return
                         gone = {o.id for o in old if o.id} - {o.id for o in new if o.id}
                         p.multi()
-                        p.set(self.k_list, json.dumps({"overrides": dump_entries(new)}))
+                        p.set(self.k_list, json.dumps({"overrides": dump_rules(new)}))
                         p.incr(self.k_gen)
                         if gone:
                             p.hdel(self.k_counts, *gone)

@@ -22,9 +22,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import PolicyError
-from ..policy.store import Policy, statement_json
 from ..types import Statement
-from . import StateUnavailable, key, redis_client, where
+from .base import StateUnavailable, key, redis_client, where
+from .policies import Policy, statement_json
 
 CHECK_S = 0.5
 LEARNED_KEPT = 10_000

@@ -24,16 +24,3 @@ class Scratch(Protocol):
         """Store (None: delete) without reading."""
 
     def close(self) -> None: ...
-
-
-def open_scratch(settings, namespace: str) -> Scratch:
-    """The scratch of `settings.state` for one kind of state (`namespace`: a short name)."""
-    from . import uses_redis
-
-    if uses_redis(settings):
-        from .scratch_redis import RedisScratch
-
-        return RedisScratch(settings, namespace)
-    from .scratch_sqlite import SqliteScratch
-
-    return SqliteScratch(settings.state_dir, namespace)

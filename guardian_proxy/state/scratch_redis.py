@@ -4,8 +4,8 @@ timeout (`state.timeout_s`) raises StateUnavailable."""
 
 from __future__ import annotations
 
-from . import StateUnavailable, redis_client
-from . import key as state_key
+from .base import StateUnavailable, redis_client
+from .base import key as state_key
 
 
 class RedisScratch:

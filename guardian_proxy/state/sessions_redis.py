@@ -20,7 +20,7 @@ import logging
 import time
 from contextlib import contextmanager
 
-from . import StateUnavailable, key, redis_client
+from .base import StateUnavailable, key, redis_client
 from .filelock import LOCK_WAIT_S
 from .sessions import SID_LEN, Record
 

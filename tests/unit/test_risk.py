@@ -4,8 +4,8 @@ import math
 
 import pytest
 
-from guardian_proxy.config import Override, load_factor_tables
-from guardian_proxy.risk import RiskScorer, band_position, decide, explain, find_override, start_level
+from guardian_proxy.config import load_factor_tables
+from guardian_proxy.risk import RiskScorer, band_position, decide, explain, start_level
 from guardian_proxy.types import CATEGORIES, Action, Context, Evidence, Likelihood, Risk, Span
 
 T = load_factor_tables()
@@ -195,21 +195,6 @@ def test_explanation_names_data_recipient_purpose_basis_policy_and_threshold():
     text = explain(m, r, kind, None, Evidence(transparency="partial"), level)
     assert text.startswith("contact and identity data to a service provider for analytics in a request the page")
     assert f"→ rewrite from L{level}" in text and "in the rewrite band (0.15–0.60)" in text
-
-
-def test_overrides_last_match_wins():
-    a = act()
-    o = [Override(action="deny", domain="x.com"), Override(action="allow", domain="x.com", category="financial")]
-    assert find_override(o, a).action == "allow"
-    assert find_override(o, act(categories={"contact": 1})).action == "deny"
-    assert find_override(o, act(domain="y.com", host="y.com")) is None
-    sub = act(host="api.x.com")
-    assert find_override([Override(action="deny", domain="x.com")], sub) is not None  # registrable domain
-    assert find_override([Override(action="deny", domain="www.x.com")], sub) is None  # exact host only
-    assert find_override([Override(action="level", owner="Meta", level=4)], act(owner="meta")).level == 4
-    assert find_override([Override(action="deny", recipient="data_broker")], act()) is None
-    with pytest.raises(ValueError):
-        Override(action="allow")
 
 
 def test_login_and_ad_pixel_through_the_real_gateway(tmp_path):

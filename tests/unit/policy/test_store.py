@@ -4,8 +4,9 @@ import json
 
 import pytest
 
-from guardian_proxy.policy.store import PolicyStore, read_statements
+from guardian_proxy.policy.store import PolicyStore
 from guardian_proxy.resources import policies_dir
+from guardian_proxy.state.policies import read_statements
 from guardian_proxy.types import CATEGORIES, CONDITIONS, PRACTICES, PURPOSES, RECIPIENT_CLASSES, Statement
 
 SHIPPED = policies_dir()

@@ -1,4 +1,7 @@
-"""What an override may name: owners known to the recipient tables, recipient classes, data categories.
+"""What an override may name: a domain, owners known to the recipient tables, recipient classes, data categories.
+
+A domain is given as a person writes it (`https://Shop.Example.com/x`, `*.tracker.net`) and stored as a host
+name (`normalize_domain`); '*' or nothing is any domain.
 
 An owner is accepted when guardian_proxy/data knows it (recipients.json: the tracker DB's companies, the owners of
 company web sites, data brokers, CNAME trackers, AI services; services.yaml: identity providers, payment processors,
@@ -11,13 +14,13 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from .suggest import canonical, unknown
+from ..suggest import canonical, unknown
 
 
 @lru_cache(maxsize=1)
 def known_owners() -> tuple[str, ...]:
     """Every owner name the recipient tables can give a destination (Action.owner), sorted."""
-    from .extract.recipients import services, table
+    from ..extract.recipients import services, table
 
     t = table()
     names: set[str] = {"local model server"}
@@ -39,3 +42,21 @@ def check_owner(owner: str) -> str:
     if hit is None:
         raise ValueError(unknown("owner", owner, owners) + " (owners are the companies in the recipient tables)")
     return hit
+
+
+def normalize_domain(value: str) -> str:
+    """'https://Shop.Example.com:443/x' → 'shop.example.com'; '*' or '' → '' (any domain)."""
+    v = value.strip().lower()
+    if v in ("", "*"):
+        return ""
+    if "://" in v:
+        v = v.split("://", 1)[1]
+    v = v.split("/", 1)[0].split("?", 1)[0].rsplit("@", 1)[-1]
+    if v.count(":") == 1:
+        v = v.split(":", 1)[0]
+    v = v.strip(".")
+    if v.startswith("*."):
+        v = v[2:]
+    if not v or any(c.isspace() for c in v):
+        raise ValueError(f"not a domain: {value!r}")
+    return v

@@ -22,9 +22,9 @@ from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from pathlib import Path
 
-from . import runtime
-from .config import Override
-from .runtime import alive
+from .. import runtime
+from ..config import Override
+from ..runtime import alive
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 _PART = re.compile(r"(?<!\d)(\d{1,9})([smhdw])")  # no match starts inside a run of digits: linear on any input

@@ -1,5 +1,6 @@
 """User overrides that persist, merged with `settings.overrides`: `<state_dir>/overrides.yaml` (state.backend
-local), or the fleet's list in Redis (state.backend redis: guardian_proxy/state/overrides_redis.py).
+local), or the fleet's list in Redis (state.backend redis); guardian_proxy.state.open_overrides opens the
+back end.
 
     overrides:
       - {action: deny,  domain: tracker.example}
@@ -7,7 +8,7 @@ local), or the fleet's list in Redis (state.backend redis: guardian_proxy/state/
       - {action: level, domain: chat.example, level: 4}
 
 The effective list is the config file's entries first, then the store's, and the LAST matching entry
-wins (guardian_proxy.risk.find_override), so what the user adds from the CLI or the dashboard beats the
+wins (guardian_proxy/overrides/match.py), so what the user adds from the CLI or the dashboard beats the
 config. Several processes hold a store on the same state (the proxy, its worker processes, the CLI, the
 dashboard; with Redis every gateway of the fleet), and none trusts its copy: the local store stats the file
 at every request, the Redis store reads a generation counter at most every 0.5 s, and both reload the list
@@ -22,7 +23,7 @@ line naming the file and the fix.
 Every rule has a stable id (`guardian-proxy overrides` shows it, `--remove ID` removes it): numbers are
 positions and change when a rule is removed, ids never do. A rule written before ids existed gets an id
 derived from its content (the same in every process) and keeps it once the file is next written. A rule
-can last forever, once, for a time or until the proxy restarts (guardian_proxy/override_terms.py); one
+can last forever, once, for a time or until the proxy restarts (guardian_proxy/overrides/terms.py); one
 that no longer applies is listed as spent / expired / ended and dropped at the next add or remove.
 
 A once rule is spent exactly once across all processes and gateways: its first claim makes the back end's
@@ -36,129 +37,31 @@ The proxy never rewrites overrides.yaml for a count.
 from __future__ import annotations
 
 import atexit
-import hashlib
-import json
 import logging
 import os
 import secrets
 import threading
 import time
 import weakref
-from collections.abc import Callable
-from datetime import datetime
 from pathlib import Path
-from typing import Protocol
 
-from pydantic import ValidationError
-
-from . import override_terms as terms
-from .config import Override, Settings, validation_problem
-from .errors import ConfigError
-from .private import write_atomic
-from .state import StateUnavailable, uses_redis
-from .state.overrides_local import COUNTS_NAME, LocalOverrides
+from ..config import Override, Settings
+from ..errors import ConfigError
+from ..state import StateUnavailable, open_overrides
+from ..state.overrides import FIX, ID_ALPHABET, OverrideBackend, identify
+from . import terms
 
 log = logging.getLogger("guardian_proxy.overrides")
 
-FILE_NAME = "overrides.yaml"
-__all__ = ["COUNTS_NAME", "FILE_NAME", "OverrideBackend", "OverrideStore", "normalize_domain"]
 FLUSH_S = 2.0  # the proxy writes match counts at most this often
 RETRY_S = 5.0  # a shared store that did not answer is asked again after this long (the last good list applies)
-_ID_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"
 _TARGET = ("domain", "owner", "category", "recipient", "app")
 _STALE = object()
 
 
-class OverrideBackend(Protocol):
-    """Where the stored rules, their spent marks and match counts live (guardian_proxy/state/overrides_*).
-    Every method may raise StateUnavailable (Redis down or slow: bounded by state.timeout_s)."""
-
-    where: str  # the store in words, for messages (never a password)
-    shared: bool  # True: several gateways share it
-    check_s: float  # how often a reader asks `stamp` (0: at every request)
-
-    def stamp(self) -> object:
-        """Cheap: a value that changes whenever the rules may have."""
-
-    def load(self) -> list[Override]:
-        """The stored rules, with ids; ConfigError when they cannot be used."""
-
-    def update(self, change: Callable[[list[Override]], list[Override] | None]) -> None:
-        """Read, change and write the rules atomically against every other writer."""
-
-    def spend(self, key: str, when: datetime) -> bool:
-        """Spend a once rule: True for exactly one caller among all processes, False for every other."""
-
-    def spent(self) -> dict[str, datetime]:
-        """Every spent once rule: id → when."""
-
-    def counts(self) -> dict[str, dict]:
-        """id → {matched, last}, every process's counts added up."""
-
-    def flush(self, pending: dict[str, tuple[int, str]], spent: dict[str, datetime], keep: set[str]) -> None:
-        """Add this process's counts (and record its spent times); `keep`: the config's rule ids."""
-
-
-def normalize_domain(value: str) -> str:
-    """'https://Shop.Example.com:443/x' → 'shop.example.com'; '*' or '' → '' (any domain)."""
-    v = value.strip().lower()
-    if v in ("", "*"):
-        return ""
-    if "://" in v:
-        v = v.split("://", 1)[1]
-    v = v.split("/", 1)[0].split("?", 1)[0].rsplit("@", 1)[-1]
-    if v.count(":") == 1:
-        v = v.split(":", 1)[0]
-    v = v.strip(".")
-    if v.startswith("*."):
-        v = v[2:]
-    if not v or any(c.isspace() for c in v):
-        raise ValueError(f"not a domain: {value!r}")
-    return v
-
-
-FIX = "fix the file, or move it away to run without the stored overrides"
-
-
-def _parse(data, where: str) -> list[Override]:
-    """The entries of a parsed file; anything else is a one-line ConfigError naming the file."""
-    data = data or {}
-    items = data.get("overrides", []) if isinstance(data, dict) else data
-    if not isinstance(items, list):
-        raise ConfigError(f"overrides file {where}: expected a list under 'overrides'; {FIX}")
-    out = []
-    for n, item in enumerate(items, 1):
-        try:
-            out.append(Override.model_validate(item))
-        except ValidationError as e:
-            raise ConfigError(f"overrides file {where}: entry {n}: {validation_problem(e)}; {FIX}") from e
-    return out
-
-
-def _entries(data, where: str) -> list[Override]:
-    """A stored list (parsed YAML or JSON) → rules, those without an id given one derived from their content."""
-    return _identify(_parse(data, where), "")
-
-
-def _content_id(o: Override, prefix: str, seen: dict[str, int]) -> str:
-    """An id derived from a rule's content (and how many identical rules came before it): the same in every
-    process reading the same file."""
-    body = json.dumps(o.model_dump(mode="json", exclude_none=True, exclude={"id"}), sort_keys=True)
-    n = seen.get(body, 0)
-    seen[body] = n + 1
-    digest = hashlib.sha256(f"{body}#{n}".encode()).digest()
-    return prefix + "".join(_ID_ALPHABET[b % len(_ID_ALPHABET)] for b in digest[:5])
-
-
-def _identify(entries: list[Override], prefix: str) -> list[Override]:
-    """The entries, those without an id given one derived from their content."""
-    seen: dict[str, int] = {}
-    return [o if o.id else o.model_copy(update={"id": _content_id(o, prefix, seen)}) for o in entries]
-
-
 def _new_id(taken: set[str]) -> str:
     while True:
-        i = secrets.choice(_ID_ALPHABET[:23]) + "".join(secrets.choice(_ID_ALPHABET) for _ in range(4))
+        i = secrets.choice(ID_ALPHABET[:23]) + "".join(secrets.choice(ID_ALPHABET) for _ in range(4))
         if i not in taken:
             return i
 
@@ -173,7 +76,7 @@ def _term_kind(o: Override) -> str:
 
 class Active(list):
     """The effective list (`OverrideStore.current()`); `claim(o)` records that the proxy applies `o`; `peek(o)`:
-    whether `o` would apply now, without counting or spending it (a CORS preflight: guardian_proxy.risk)."""
+    whether `o` would apply now, without counting or spending it (a CORS preflight: overrides/match.py)."""
 
     def __init__(self, items, claim, peek=None):
         super().__init__(items)
@@ -192,14 +95,14 @@ def _flush_all() -> None:
 
 class OverrideStore:
     """The config's overrides plus the stored ones. `path=None` (and no `backend`) keeps only the config's.
-    `backend`: where the stored rules live (guardian_proxy/state: LocalOverrides on `path`, the default, or
-    RedisOverrides); see OverrideBackend."""
+    `backend`: where the stored rules live (guardian_proxy.state.open_overrides: the local back end on `path`,
+    the default, or the fleet's Redis)."""
 
     def __init__(self, path: Path | None, base: list[Override] | None = None, backend: OverrideBackend | None = None):
         self.path = Path(path) if path is not None else None
         self.base = list(base or [])
         if backend is None and self.path is not None:
-            backend = LocalOverrides(self.path, _entries, lambda p, t: self._atomic(p, t))
+            backend = open_overrides(path=self.path)
         self.backend = backend
         self._stamp: object = None
         self._entries: list[Override] = []
@@ -208,7 +111,7 @@ class OverrideStore:
         self._checked = float("-inf")  # when the back end was last asked whether the list changed
         self._down: str | None = None  # why the back end could not be reached (warned once)
         # config entries keep their objects as given; their ids (derived from content) are kept beside them
-        self._base_ids = {id(o): b.id for o, b in zip(self.base, _identify(self.base, "c"), strict=True)}
+        self._base_ids = {id(o): b.id for o, b in zip(self.base, identify(self.base, "c"), strict=True)}
         #: False: what-ifs (`check`) look the rules up without counting or spending them
         self.live = True
         self._count_lock = threading.Lock()
@@ -226,17 +129,12 @@ class OverrideStore:
         fleet's list in Redis. A stored list that does not validate is a ConfigError here (a proxy must not
         start with the user's overrides silently missing); Redis not answering is one warning, and the store
         goes on asking (the config's overrides apply meanwhile)."""
-        if uses_redis(settings):
-            from .state.overrides_redis import RedisOverrides
-
-            store = cls(None, settings.overrides, RedisOverrides(settings, _entries))
-            try:
-                store.stored()
-            except StateUnavailable as e:
-                store._unavailable(e)
-            return store
-        store = cls(Path(settings.state_dir) / FILE_NAME, settings.overrides)
-        store.stored()
+        backend = open_overrides(settings)
+        store = cls(backend.path, settings.overrides, backend)
+        try:
+            store.stored()
+        except StateUnavailable as e:  # only a shared store raises it: the local file raises ConfigError
+            store._unavailable(e)
         return store
 
     @property
@@ -299,7 +197,7 @@ class OverrideStore:
 
     def current(self) -> list[Override]:
         """The effective list, in match order (config first, then the store; last match wins), with
-        `claim` for guardian_proxy.risk.find_override. Rules that no longer apply are still in it:
+        `claim` for find_override (overrides/match.py). Rules that no longer apply are still in it:
         find_override skips them (their term is checked at every request)."""
         return Active(self.base + self.stored(strict=False), self.claim, self.peek)
 
@@ -455,9 +353,6 @@ class OverrideStore:
                 self._spent_unsaved |= set(spent)
 
     # ------------------------------------------------------------------ writing
-
-    def _atomic(self, path: Path, text: str) -> None:
-        write_atomic(path, text)  # 0600 whatever the umask, renamed into place
 
     def _in_force(self, entries: list[Override], marks: dict | None = None) -> list[Override]:
         """The entries that still apply (spent, expired and ended rules are dropped when the store is written)."""
