@@ -12,7 +12,7 @@ TORCH_INDEX_URL ?=
 TORCH_PIN := $(shell grep -o '"torch==[^"]*"' pyproject.toml | tr -d '"')
 PYTEST_ARGS ?=
 
-.PHONY: run test install install-dev llm lint bench clean
+.PHONY: run test test-fast install install-dev llm lint bench clean
 
 $(BIN)/python:
 	@echo "==> creating the virtual environment $(VENV) ($(PY))"
@@ -60,6 +60,11 @@ run: $(VENV)/.installed
 test: $(VENV)/.installed-llm
 	$(BIN)/ruff check guardian_proxy tests scripts
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The unit tests (tests/unit mirrors guardian_proxy/; in-process, no proxy, browser or redis-server) without
+# the ones marked slow (real models, training): under 2 minutes on 2 cores. `make test` runs them all.
+test-fast: $(VENV)/.installed-dev
+	$(BIN)/python -m pytest tests/unit -m 'not slow' $(PYTEST_ARGS)
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check guardian_proxy tests scripts
