@@ -62,8 +62,14 @@ def gguf() -> Path:
     cache = Path(os.environ.get("GUARDIAN_TEST_CACHE", Path(__file__).resolve().parents[1] / ".cache")) / "gguf"
     path = cache / gguf_pkg.MODEL_NAME
     if not path.is_file() or path.stat().st_size < 1_000_000:
+        # assembled beside it and renamed: a parallel worker (pytest -n) never reads a half-written file
         cache.mkdir(parents=True, exist_ok=True)
-        gguf_pkg.assemble(path, overwrite=True)
+        part = path.with_name(f"{path.name}.{os.getpid()}.part")
+        try:
+            gguf_pkg.assemble(part, overwrite=True)
+            os.replace(part, path)
+        finally:
+            part.unlink(missing_ok=True)
     return path
 
 
