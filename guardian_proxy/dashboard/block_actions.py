@@ -190,7 +190,7 @@ def allow_post(dashboard, headers, body: bytes) -> tuple[int, bytes, dict]:
         rule = dashboard.overrides.add("allow", claim["s"], term=CHOICES[choice][1])
     except ValueError as e:
         return _message(409, "Not done", str(e))
-    from ..risk import describe_override
+    from ..overrides import describe_override
 
     logging.getLogger("guardian_proxy.dashboard").warning("block page: %s [rule %s]", describe_override(rule),
                                                           rule.id)

@@ -35,8 +35,8 @@ from urllib.parse import parse_qs, urlsplit
 from pydantic import ValidationError
 
 from ..errors import GuardianError
+from ..overrides import describe_override
 from ..resources import PACKAGE_DIR
-from ..risk import describe_override
 from . import block_actions
 from . import query as query_mod
 from .hub import Hub

@@ -26,10 +26,10 @@ import time
 
 from ..config import Settings
 from ..errors import ConfigError
+from ..overrides import DashboardOverrides
 from ..state import StateUnavailable, gateway_id, uses_redis
 from ..types import Decision, RawRequest
 from .hub import Hub, tail_records
-from .override_store import DashboardOverrides
 from .security import Guard, stable_token
 from .server import STATIC_DIR, make_server
 
@@ -126,7 +126,7 @@ class Dashboard:
         poller goes on from (None: not known yet)."""
         if self.fleet:
             try:
-                from ..state.decisions import open_feed
+                from ..state import open_feed
 
                 self._feed = open_feed(self.settings)
                 last = self._feed.last_id()

@@ -18,8 +18,7 @@ from guardian_proxy.dashboard import Dashboard
 from guardian_proxy.dashboard.block_actions import GRANT_TTL_S, grants_of
 from guardian_proxy.mitm.blocking import apply_decision, blocked_response
 from guardian_proxy.mitm.hooks import GuardianAddon
-from guardian_proxy.overrides import OverrideStore
-from guardian_proxy.risk import find_override
+from guardian_proxy.overrides import OverrideStore, find_override
 from guardian_proxy.types import Action, Decision
 
 NAV = {"sec-fetch-mode": "navigate", "sec-fetch-dest": "document", "sec-fetch-site": "none",

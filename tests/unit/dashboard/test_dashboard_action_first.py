@@ -193,7 +193,7 @@ def test_the_histogram_is_split_by_decision():
 
 def test_the_overrides_list_has_term_end_matches_and_owner_apart(tmp_path):
     from guardian_proxy.config import load_settings
-    from guardian_proxy.dashboard.override_store import DashboardOverrides
+    from guardian_proxy.overrides import DashboardOverrides
 
     ov = DashboardOverrides(load_settings(state_dir=tmp_path / "state"))
     assert ov.entries() == []  # the page shows its empty-state text
