@@ -89,6 +89,9 @@ def test_apps_tab_of_a_real_proxy(served):
         wait_until(lambda: "1 blocked" in page.locator('section.appgroup[data-app="curl"] h3').text_content())
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "dashboard-apps.png"), full_page=True)
+        page.set_viewport_size({"width": 800, "height": 900})  # the layout holds at 800 px (wide tables scroll)
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= 800, f"the Apps tab is {width} px wide at an 800 px window"
 
         page.locator('section.appgroup[data-app="curl"] [data-testid="app-filter"]').click()
         assert page.input_value("#filter") == "app:curl"
