@@ -20,7 +20,7 @@ counted apart, as in the Sites view.
 
 from __future__ import annotations
 
-import shlex
+import re
 from collections import Counter
 
 from ..domains import registrable_domain
@@ -46,6 +46,13 @@ MAX_DESTINATIONS = 50  # destinations listed per program (all are counted)
 _RECEIVED = {"allow": "as_is", "transform": "rewritten", "deny": "blocked"}
 
 
+def filter_term(name: str) -> str:
+    """The live table's term for a program (query.py): `app:curl`, `app:"python3 agent.py"` (shlex reads it)."""
+    if re.fullmatch(r"[\w.+-]+", name):
+        return f"app:{name}"
+    return 'app:"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
 def identity(app) -> dict:
     """How a decision's `app` field is shown and grouped: {key, app, label, known, kind, filter, rule_app}.
     `known`: a program was found; `filter`: the live table's term for its group (None: none selects it);
@@ -56,14 +63,14 @@ def identity(app) -> dict:
     name = str(app["name"])
     if app.get("pid") is not None:
         return {"key": f"app:{name}", "app": name, "label": name, "known": True, "kind": app.get("kind"),
-                "filter": "app:" + shlex.quote(name), "rule_app": name}
+                "filter": filter_term(name), "rule_app": name}
     if name == "remote":
         return {"key": "remote", "app": "remote", "label": REMOTE, "known": False, "kind": None,
                 "filter": "app:remote", "rule_app": "remote"}
     why = str(app.get("why") or "")
     label = "this machine, program not known" + (f": {WHY.get(why, why)}" if why else "")
     return {"key": f"unknown:{why}", "app": name, "why": why or None, "label": label, "known": False, "kind": None,
-            "filter": "app:" + shlex.quote(name), "rule_app": name}
+            "filter": filter_term(name), "rule_app": name}
 
 
 def _key(app) -> str:

@@ -60,7 +60,7 @@ def test_grouping_per_program():
     assert openai["hosts"] == ["api.openai.com"] and openai["requests"] == 2 and openai["recipient"] == "ai_service"
     assert openai["actions"] == {"allow": 1, "transform": 1, "deny": 0} and openai["rewritten"] == {"identity": 1,
                                                                                                     "contact": 1}
-    assert agent["rule_app"] == "python3 agent.py" and agent["filter"] == "app:'python3 agent.py'"
+    assert agent["rule_app"] == "python3 agent.py" and agent["filter"] == 'app:"python3 agent.py"'
     chromium = groups[1]
     assert chromium["requests"] == 2 and chromium["preflights"] == 1  # the preflight is counted apart
     assert chromium["sites"] == {"shop.example": 2} and chromium["kind"] == "browser"
@@ -95,6 +95,8 @@ def test_each_groups_filter_selects_exactly_its_decisions():
         assert len(mine) == g["requests"] + g["preflights"], g["label"]
         assert {identity(r.get("app"))["label"] for r in mine} == {g["label"]}
     assert shlex.split(identity(AGENT)["filter"]) == ["app:python3 agent.py"]
+    odd = {"name": 'my "tool" \\x', "pid": 1}
+    assert shlex.split(identity(odd)["filter"]) == ['app:my "tool" \\x'] and parse(identity(odd)["filter"])({"app": odd})
 
 
 def test_bounded_programs_and_destinations():
