@@ -269,7 +269,7 @@ function renderSites(list) {
   if (!list.length) return box.replaceChildren(h("p", { class: "muted" }, "no decisions yet"));
   box.replaceChildren(...list.map((g) => h("section", { class: "site", "data-site": g.site || "" },
     h("h3", {}, g.site ? `on ${g.site}: ${g.third_parties} third part${g.third_parties === 1 ? "y" : "ies"} ` +
-                         `got requests` : "no page known (apps, command-line tools, the browser itself)",
+                         `got requests` : "no page known (apps, command-line tools, the browser itself: see Apps)",
       h("span", { class: "muted" }, ` · ${g.requests} requests (${g.own_requests} to the site itself) · ` +
         `${g.actions.allow} allowed / ${g.actions.transform} rewritten / ${g.actions.deny} blocked `),
       g.preflights ? h("span", { class: "muted", "data-testid": "preflights",
