@@ -101,3 +101,14 @@ def test_every_stated_rule_in_the_code_has_an_id():
     assert {"unparsed-high-risk", "chat-session"} <= found  # the scan itself sees the rules
     undocumented = sorted(v for v in found if f"`{v}`" not in logged)
     assert not undocumented, f"stated rules without an id in docs/rules.md: {undocumented}"
+
+
+def test_files_the_docs_name_exist():
+    """A page that names a module, script or test by its path names one that is there (a move updates the docs);
+    `*.local.*` files are what a documented command writes (git-ignored), not files of the tree."""
+    pages = [p for p in (ROOT / "docs").rglob("*.md") if "reference" not in p.parts] + [ROOT / "README.md"]
+    cited = r"(?<![\w/.])((?:guardian_proxy|scripts|tests|contrib)/[\w/.-]*\w\.(?:py|sh|yaml|jsonl|json|md|service)(?:\.gz)?)(?!\w)"
+    missing = sorted({f"{page.relative_to(ROOT)}: {path}" for page in pages
+                      for path in re.findall(cited, page.read_text(encoding="utf-8"))
+                      if ".local." not in path and not (ROOT / path).exists()})
+    assert not missing, missing
