@@ -1,7 +1,8 @@
 """Locks that hold across the processes of one machine (the local back end): `fcntl.flock` on a 0600 file
 under the state dir, plus a thread lock, since a flock is owned by an open file and so does not keep two
 threads of one process apart. A process that dies releases its locks with it (the kernel closes its files).
-A lock that cannot be had within `wait_s` raises StateUnavailable: the caller's fail rule applies."""
+A lock that cannot be had within `wait_s` raises StateUnavailable: the caller's fail rule applies (`wait_s`
+None: wait as long as it takes, for writers whose readers never wait: the local overrides and policies)."""
 
 from __future__ import annotations
 
@@ -23,8 +24,12 @@ def _open(path: Path) -> int:
     return os.open(path, os.O_RDWR | os.O_CREAT, FILE_MODE)
 
 
-def _flock(fd: int, path: Path, wait_s: float) -> None:
-    """Take the exclusive flock on `fd`, polling (1 ms, growing to 10 ms) until `wait_s` has passed."""
+def _flock(fd: int, path: Path, wait_s: float | None) -> None:
+    """Take the exclusive flock on `fd`, polling (1 ms, growing to 10 ms) until `wait_s` has passed (None:
+    blocking until it is free)."""
+    if wait_s is None:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        return
     deadline = time.monotonic() + wait_s
     pause = 0.001
     while True:
@@ -39,8 +44,9 @@ def _flock(fd: int, path: Path, wait_s: float) -> None:
 
 
 @contextmanager
-def exclusive(path: Path, wait_s: float = LOCK_WAIT_S):
-    """One exclusive lock on the file `path` for the `with` block (start-up work: a key file, a schema)."""
+def exclusive(path: Path, wait_s: float | None = LOCK_WAIT_S):
+    """One exclusive lock on the file `path` for the `with` block (start-up work: a key file, a schema; a
+    writer's read-modify-write)."""
     fd = _open(Path(path))
     try:
         _flock(fd, Path(path), wait_s)

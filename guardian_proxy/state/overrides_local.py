@@ -20,7 +20,8 @@ import contextlib
 import json
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from datetime import datetime
 from pathlib import Path
 
@@ -28,7 +29,8 @@ import yaml
 
 from ..config import Override, read_yaml
 from ..errors import ConfigError
-from ..private import make_dirs, open_append, write_atomic
+from ..private import make_dirs, write_atomic
+from .filelock import exclusive
 from .overrides import COUNTS_NAME, FIX, dump_rules, parse_rules
 
 SPENT_DIR = "overrides.spent"
@@ -71,21 +73,9 @@ class LocalOverrides:
             raise ConfigError(f"cannot read overrides file {self.path} ({e.strerror}); {FIX}") from e
         return parse_rules(read_yaml(self.path, "overrides file", FIX), str(self.path))
 
-    @contextlib.contextmanager
-    def locked(self) -> Iterator[None]:
-        make_dirs(self.path.parent)
-        with os.fdopen(open_append(self.path.with_name(self.path.name + ".lock")), "a") as fh:
-            try:
-                import fcntl
-            except ImportError:  # not POSIX: the atomic replace still keeps readers safe
-                fcntl = None
-            if fcntl is not None:
-                fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                if fcntl is not None:
-                    fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+    def locked(self) -> AbstractContextManager:
+        """Exclusive against every other writer of this machine (readers never wait: the file is replaced)."""
+        return exclusive(self.path.with_name(self.path.name + ".lock"), wait_s=None)
 
     def _write(self, entries: list[Override]) -> None:
         data = {"overrides": dump_rules(entries)}

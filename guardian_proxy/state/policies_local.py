@@ -11,14 +11,14 @@ Writes are atomic (a 0600 temporary file and a rename; the statements before the
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 
-from ..private import make_dirs, open_append, write_atomic
+from ..private import open_append, write_atomic
 from ..types import Statement
+from .filelock import exclusive
 from .policies import Policy, index_json, load_index, statement_json
 
 
@@ -43,15 +43,8 @@ class LocalPolicies:
     def load(self) -> dict[str, Policy]:
         return load_index(self.user_dir, "user")
 
-    @contextmanager
-    def writing(self):
-        make_dirs(self.user_dir)
-        with os.fdopen(open_append(self.user_dir / ".lock"), "w") as lf:
-            fcntl.flock(lf, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(lf, fcntl.LOCK_UN)
+    def writing(self) -> AbstractContextManager:
+        return exclusive(self.user_dir / ".lock", wait_s=None)
 
     def statements_file(self, domain: str) -> Path:
         return self.user_dir / "statements" / f"{domain}.jsonl"
