@@ -255,7 +255,7 @@ class OverrideStore:
         request gets it). When the mark cannot be made (the store is down) a deny once rule applies without
         being spent and any other once rule does not apply. With `live` False nothing is counted or spent."""
         if not self.live:
-            return not (o.once and (o.spent is not None or self.key(o) in self._spent))
+            return self.peek(o)
         key = self.key(o)
         when = terms.now()
         stamp = when.isoformat()
