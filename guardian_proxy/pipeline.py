@@ -31,7 +31,7 @@ from .evaluator import Ticket, write_line
 from .failure import FailureRules, StageFailed, run_stage
 from .flow_norms import FlowNorms
 from .fragments import FragmentWindow
-from .overrides import OverrideStore
+from .overrides import OverrideStore, apply_override, find_override, is_preflight
 from .types import (
     HOST_PATH,
     TRACKER_CLASSES,
@@ -215,7 +215,7 @@ class Gateway:
         dlog = DecisionLog(settings.decision_log, settings.log_max_bytes, settings.log_backups,
                            settings.log_retention_days) if with_log else None
         if dlog is not None:  # the fleet's view of each written line (redis; local: the log is the feed)
-            from .state.decisions import feed_for
+            from .state import feed_for
 
             dlog.feed = feed_for(settings)
         from .resources import policies_dir
@@ -373,10 +373,9 @@ class Gateway:
             action.categories.setdefault("unparsed", 1)
         recipient = ctx.recipient if ctx else action.recipient
         high_risk = recipient in HIGH_RISK_RECIPIENTS
-        override = risk_mod.find_override(self.overrides.current(), action, req.app,
-                                           spend=not risk_mod.is_preflight(req))
+        override = find_override(self.overrides.current(), action, req.app, spend=not is_preflight(req))
         if override is not None and not personal and override.action != "level":
-            kind, _, explanation, text = risk_mod.apply_override(override, "no personal data found")
+            kind, _, explanation, text = apply_override(override, "no personal data found")
             return Decision(action=kind, six=action, rule="override", explanation=explanation, override=text)
         if req.scheme in RAW_SCHEMES and high_risk and override is None:
             return Decision(action="deny", six=action, rule="raw-stream-tracker",
@@ -408,7 +407,7 @@ class Gateway:
         explanation = risk_mod.explain(action, r, kind, ctx, evidence, level, norm.says if norm else None)
         override_text = None
         if override is not None:
-            kind, level, explanation, override_text = risk_mod.apply_override(override, explanation)
+            kind, level, explanation, override_text = apply_override(override, explanation)
         d = Decision(action=kind, six=action, evidence=evidence, likelihood=lk, risk=r, start_level=level,
                      explanation=explanation, override=override_text,
                      rule=None if override is not None else risk_mod.stated_rule(r, kind))
