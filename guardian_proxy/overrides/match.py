@@ -1,4 +1,4 @@
-"""Which user override applies to a request, and what it makes of the decision.
+"""Which user override applies to a request, and what it makes of the decision (R-OVERRIDE).
 
 The effective list (OverrideStore.current(): the config's rules, then the stored ones) is searched from the end:
 the last matching rule that still applies wins. A domain covers its subdomains; owner, category, recipient and
@@ -50,7 +50,8 @@ def find_override(overrides: list[Override], action: Action, app: dict | None = 
 
 def is_preflight(req) -> bool:
     """A browser's CORS preflight (a RawRequest): OPTIONS with an Origin and Access-Control-Request-Method. It
-    only asks whether the call may follow; the call is the request a user's rule is for."""
+    only asks whether the call may follow; the call is the request a user's rule is for (the proxy's answer to
+    one: R-PREFLIGHT, mitm/flows.py)."""
     return req.method.upper() == "OPTIONS" and bool(req.header("origin")) and \
         bool(req.header("access-control-request-method"))
 
