@@ -2,7 +2,7 @@
 
     `guardian-proxy run`            cli/run.py: settings and checks, `open_gateway`, then mitm/serve.py `run_proxy`,
                                     which adds `build(gateway, …)` to its master
-    `mitmdump -s` / `mitmweb -s`    guardian_proxy/mitmproxy_addon.py: `addons = build()`; the guardian opens its
+    `mitmdump -s` / `mitmweb -s`    mitm/script.py: `addons = build()`; the guardian opens its
                                     gateway from its `guardian_*` options once mitmproxy runs (`from_options`)
 
     mitmdump -s "$(guardian-proxy addon-path)" --set guardian_state_dir=/var/lib/guardian

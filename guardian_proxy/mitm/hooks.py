@@ -38,7 +38,7 @@ BIG_BODY_BYTES = 16 * 1024  # bodies above this are evaluated on their own pool 
 
 class GuardianAddon(Options, Startup, Replies, Learning, RawStreams):
     """The addon. `guardian-proxy run` builds the gateway itself (early errors, the banner) and hands it in; loaded
-    by mitmproxy (`mitmdump -s`/`mitmweb -s`, guardian_proxy/mitmproxy_addon.py) it has none and builds one from
+    by mitmproxy (`mitmdump -s`/`mitmweb -s`, mitm/script.py) it has none and builds one from
     its `guardian_*` options when mitmproxy is running (`running`, in a thread: the event loop keeps serving), every
     `--set` applied by then. Until it has one, a request waits for it (at most `READY_WAIT_S`, then 503), never
     passes undecided. Whatever would let a request out unguarded stops mitmproxy at start-up with one line saying
