@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 from mitmproxy.test import tflow
 
 from guardian_proxy import codec
-from guardian_proxy.mitm.blocking import apply_decision
 from guardian_proxy.bodies import (
     BodyLimits,
     parse_body,
@@ -22,6 +21,7 @@ from guardian_proxy.bodies import (
     rewrite_url,
     write_back,
 )
+from guardian_proxy.mitm.blocking import apply_decision
 from guardian_proxy.types import Action, Decision, Rewrite
 
 LIM = BodyLimits()

@@ -13,8 +13,7 @@ from mitmproxy.test import taddons, tflow
 
 from guardian_proxy.mitm import startup as addon_module
 from guardian_proxy.mitm.hooks import GuardianAddon
-from guardian_proxy.mitm.options import GuardianOptionsError
-from guardian_proxy.mitm.options import listen_rule, option_problem
+from guardian_proxy.mitm.options import GuardianOptionsError, listen_rule, option_problem
 
 
 @pytest.mark.parametrize(("name", "value", "ok"), [
