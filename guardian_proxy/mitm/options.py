@@ -158,42 +158,53 @@ class Options:
     def _configure(self, updated: set[str]) -> None:
         o = ctx.options
         if "connection_strategy" in updated and o.connection_strategy != "lazy":
-            # eager opens the upstream connection (the tracker sees the user's address and the host name) before the
-            # request is decided; at start-up it is switched, later a change is refused
-            if self._running:
-                raise GuardianOptionsError("connection_strategy=eager: guardian-proxy decides a request before its "
-                                           "upstream connection opens, it needs connection_strategy=lazy")
-            o.update(connection_strategy="lazy")
-            log.info("guardian-proxy: connection_strategy=lazy (a request is decided before its upstream connection "
-                     "opens)")
+            self._lazy(o)
         if self.standalone and {"listen_host", "listen_port", "mode", "proxyauth", "guardian_allow_remote"} & updated:
-            host, problem = listen_rule(o.mode, o.listen_host, o.listen_port, o.guardian_allow_remote,
-                                        getattr(o, "proxyauth", None) or None)
-            if problem:
-                raise GuardianOptionsError(problem)
-            if host is not None:
-                if self._running:  # mitmproxy's default is every interface; it is not put back while running
-                    raise GuardianOptionsError("refusing to listen on every interface: that needs "
-                                               "--set guardian_allow_remote=true and --proxyauth USER:PASS")
-                o.update(listen_host=host)
-                log.info("guardian-proxy: listening on loopback only (%s); beyond it needs --set "
-                         "guardian_allow_remote=true and --proxyauth USER:PASS", host)
+            self._loopback(o)
         bad = [why for name, why in self._bad_values.items() if name in updated]
         if bad:
             raise GuardianOptionsError(bad[0])
         if self.standalone:
-            for name in sorted({"guardian_dashboard_port", "guardian_workers", "guardian_allow_remote"} & updated):
-                why = option_problem(name, getattr(o, name))
-                if why:
-                    raise GuardianOptionsError(why)
-        if "guardian_redirect_upstream" in updated and self.standalone:
-            value = ctx.options.guardian_redirect_upstream
+            self._guardian_values(o, updated)
+
+    def _lazy(self, o) -> None:
+        """Eager opens the upstream connection (the tracker sees the user's address and the host name) before the
+        request is decided: at start-up it is switched to lazy, later a change is refused."""
+        if self._running:
+            raise GuardianOptionsError("connection_strategy=eager: guardian-proxy decides a request before its "
+                                       "upstream connection opens, it needs connection_strategy=lazy")
+        o.update(connection_strategy="lazy")
+        log.info("guardian-proxy: connection_strategy=lazy (a request is decided before its upstream connection "
+                 "opens)")
+
+    def _loopback(self, o) -> None:
+        """The loopback rule on mitmproxy's listen options (`listen_rule`)."""
+        host, problem = listen_rule(o.mode, o.listen_host, o.listen_port, o.guardian_allow_remote,
+                                    getattr(o, "proxyauth", None) or None)
+        if problem:
+            raise GuardianOptionsError(problem)
+        if host is not None:
+            if self._running:  # mitmproxy's default is every interface; it is not put back while running
+                raise GuardianOptionsError("refusing to listen on every interface: that needs "
+                                           "--set guardian_allow_remote=true and --proxyauth USER:PASS")
+            o.update(listen_host=host)
+            log.info("guardian-proxy: listening on loopback only (%s); beyond it needs --set "
+                     "guardian_allow_remote=true and --proxyauth USER:PASS", host)
+
+    def _guardian_values(self, o, updated: set[str]) -> None:
+        """Loaded by mitmproxy: the `guardian_*` values checked, the redirect's address set (mitm/redirect.py), and
+        the options the gateway was built from fixed once it is."""
+        for name in sorted({"guardian_dashboard_port", "guardian_workers", "guardian_allow_remote"} & updated):
+            why = option_problem(name, getattr(o, name))
+            if why:
+                raise GuardianOptionsError(why)
+        if "guardian_redirect_upstream" in updated:
+            value = o.guardian_redirect_upstream
             try:
                 self.upstream.address = split_hostport(value) if value else None
             except ValueError as e:
                 raise GuardianOptionsError(f"guardian_redirect_upstream: {e}") from None
         fixed = {"guardian_config", "guardian_state_dir", "guardian_log", "guardian_dashboard_port",
                  "guardian_workers", "guardian_allow_remote"} & updated
-        if fixed and self.standalone and self.gateway is not None:
+        if fixed and self.gateway is not None:
             raise GuardianOptionsError(f"{', '.join(sorted(fixed))} cannot change while the proxy runs; restart it")
-
