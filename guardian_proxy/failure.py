@@ -46,7 +46,6 @@ from urllib.parse import urlsplit
 
 from .config import FactorTables
 from .domains import registrable_domain
-from .evaluator import Ticket  # noqa: F401 (until the request hooks call the evaluator)
 from .types import Action, Decision, RawRequest
 
 log = logging.getLogger("guardian_proxy")

@@ -57,7 +57,7 @@ UNREAD_CLOSED = ("unknown_third_party", "ai_service")
 #: HTTPS): their structure is the protocol's, not a place for page data
 PROTOCOL_BINARY_TYPES = ("application/ocsp-request", "application/timestamp-query", "application/pkix-",
                          "application/pkcs", "application/dns-message")
-#: URL schemes of raw connections the addon decides (not HTTP: guardian_proxy.addon.GuardianAddon.tcp_start)
+#: URL schemes of raw connections the proxy decides (not HTTP: guardian_proxy/mitm/rawstreams.py)
 RAW_SCHEMES = ("tcp", "udp")
 
 
@@ -253,7 +253,7 @@ class Gateway:
 
     def learn_policy(self, url: str, content_type: str | None, text: str):
         """Stage 2 ingests a privacy-policy page into the user store (`learn_policies`, on by default).
-        Called on the addon's thread pool, never on the event loop; never raises."""
+        Called on a thread pool of the mitm edge (mitm/learning.py), never on the event loop; never raises."""
         learn = getattr(self.evidence, "learn", None)
         if not self.settings.learn_policies or learn is None:
             return None
@@ -310,10 +310,6 @@ class Gateway:
         """The decision's line for a decision made elsewhere (a test's, a tool's): `evaluator.write_line`."""
         return write_line(self, req, decision, ticket)
 
-    def failure_decision(self, req: RawRequest, exc: BaseException, ticket: Ticket | None = None) -> Decision:
-        """Until the request hooks call the evaluator: its fail rule, logged."""
-        return write_line(self, req, self.failures.raised(req, exc, ticket.action if ticket else None), ticket)
-
     def chat_stream(self, meta: dict, content_type: str | None, content_encoding: str | None):
         """Stage 7 on a streamed chat response: a callable that de-masks chunks (SSE/NDJSON), or None."""
         stream = self.session.stream_for(meta, content_type, content_encoding) if self.session else None
@@ -363,7 +359,7 @@ class Gateway:
         except Exception:
             return None
         decision.latency_ms = (time.perf_counter() - t0) * 1000
-        return write_line(self, req, decision, ticket)  # until the request hooks call the evaluator
+        return decision
 
     def _decide(self, req: RawRequest, action: Action, ctx: Context | None, fixed_l: float | None,
                 run_transform: bool = True) -> Decision:

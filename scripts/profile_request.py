@@ -11,8 +11,8 @@ decision log on), warms it up, then for each bench case (scripts/bench_cases.py,
 detector's caches see new values as under load) runs what the two processes run for a request that leaves the
 event-loop fast path:
 
-    proxy   to_raw-equivalent RawRequest, evaluate_inline (declines), pickle it to the worker,
-            unpickle the Decision, write_log (the JSONL line)
+    proxy   to_raw-equivalent RawRequest, evaluate_inline (declines), pickle it (and what it extracted) to the
+            worker, unpickle the Decision, write_line (the JSONL line)
     worker  unpickle RawRequest, Gateway.evaluate(log=False), pickle the Decision back
 
 and reports CPU (time.process_time, so a loaded machine changes little) per request for each part;
@@ -73,7 +73,7 @@ def main() -> int:
 
     logging.getLogger("presidio-analyzer").setLevel(logging.ERROR)
     from guardian_proxy.config import load_settings
-    from guardian_proxy.failure import Ticket
+    from guardian_proxy.evaluator import Ticket, write_line
     from guardian_proxy.pipeline import Gateway
 
     tmp = Path(tempfile.mkdtemp(prefix="guardian-profile-"))
@@ -98,21 +98,22 @@ def main() -> int:
         ticket = Ticket()
         inline = gw.evaluate_inline(raw, ticket)
         if inline is not None:  # decided on the event loop: no worker
+            write_line(gw, raw, inline, ticket)
             c1 = time.process_time()
             parts["proxy"] += c1 - c0
             outcomes[inline.action] += 1
             return
-        wire = pickle.dumps(raw, pickle.HIGHEST_PROTOCOL)
+        wire = pickle.dumps((raw, ticket.action), pickle.HIGHEST_PROTOCOL)
         c1 = time.process_time()
         t1 = time.thread_time()
-        wraw = pickle.loads(wire)
-        d = gw.evaluate(wraw, log=False)
+        wraw, handed = pickle.loads(wire)
+        d = gw.evaluate(wraw, log=False, ticket=Ticket(handed))
         d.six._parsed = None
         back = pickle.dumps(d, pickle.HIGHEST_PROTOCOL)
         c2 = time.process_time()
         parts["worker_other_threads"] += (c2 - c1) - (time.thread_time() - t1)
         d2 = pickle.loads(back)
-        gw.write_log(raw, d2, ticket)
+        write_line(gw, raw, d2, ticket)
         c3 = time.process_time()
         parts["proxy"] += (c1 - c0) + (c3 - c2)
         parts["worker"] += c2 - c1
@@ -152,23 +153,19 @@ def _proc_cpu_s(pid: int) -> float:
 
 
 def through_pool(args, settings, gw, indices) -> int:
-    """The proxy's side as the addon runs it with workers: to_raw-equivalent, evaluate_inline, submit to the pool,
-    await the wrapped future on the event loop, write_log."""
+    """The proxy's side as it runs with workers (guardian_proxy/evaluator.py): to_raw-equivalent, evaluate_inline,
+    submit to the pool, await the wrapped future on the event loop, write_line."""
     import asyncio
 
-    from guardian_proxy.failure import Ticket
+    from guardian_proxy.evaluator import Evaluator
     from guardian_proxy.workers import WorkerPool
 
     pool = WorkerPool(settings, 1).start()
+    ev = Evaluator(gw, processes=pool)
     outcomes: Counter = Counter()
 
     async def one(i: int) -> None:
-        raw = raw_of(bench_cases.case(args.workload, i))
-        ticket = Ticket()
-        d = gw.evaluate_inline(raw, ticket)
-        if d is None:
-            d, _ = await asyncio.wrap_future(pool.submit(raw))
-            d = gw.write_log(raw, d, ticket)
+        d = await ev.evaluate(raw_of(bench_cases.case(args.workload, i)), inline=True)
         outcomes[d.action] += 1
 
     async def run(idx: list[int]) -> None:
@@ -192,7 +189,7 @@ def through_pool(args, settings, gw, indices) -> int:
         f1 = time.clock_gettime(feeder)
         c1, w1, t1, o1 = time.process_time(), _proc_cpu_s(wpid), time.perf_counter(), os.times()
     finally:
-        pool.close()
+        ev.close()
     n = len(idx)
     ms = {"proxy": round((c1 - c0) * 1000 / n, 3), "worker": round((w1 - w0) * 1000 / n, 3)}
     ms["total"] = round(ms["proxy"] + ms["worker"], 3)

@@ -1,9 +1,11 @@
 """Fail rules per tier (guardian_proxy/failure.py): stage exceptions, LLM timeouts, policy store errors,
 log write errors and the evaluation deadline become stated, logged decisions, never exceptions."""
 
+import asyncio
 import json
 import logging
 import os
+import time
 from pathlib import Path
 
 import httpx
@@ -12,7 +14,7 @@ import pytest
 from guardian_proxy.config import load_factor_tables
 from guardian_proxy.decision_log import DecisionLog
 from guardian_proxy.errors import BackendError, PolicyError
-from guardian_proxy.evaluator import Ticket
+from guardian_proxy.evaluator import Evaluator, Ticket
 from guardian_proxy.failure import FailureRules, StageFailed, run_stage
 from guardian_proxy.pipeline import Gateway
 from guardian_proxy.types import Action, RawRequest
@@ -33,6 +35,26 @@ CONTACT_TO_SP = post("http://support.zendesk.com/api/tickets",  # sensitive tier
 CARD_FIRST_PARTY = post("http://shop.example.com/checkout", {"pan": CARD},  # critical tier → transform normally
                         origin="http://shop.example.com", **{"sec-fetch-user": "?1"})
 PLAIN_GET = RawRequest(method="GET", url="http://www.example.org/")
+
+
+class Hangs:
+    """A stage that answers as `inner` does, `seconds` late (past an evaluation deadline)."""
+
+    def __init__(self, inner, seconds: float):
+        self.inner, self.seconds = inner, seconds
+
+    def _late(self, name, *a, **kw):
+        time.sleep(self.seconds)
+        return getattr(self.inner, name)(*a, **kw)
+
+    def extract(self, *a, **kw):
+        return self._late("extract", *a, **kw)
+
+    def estimate(self, *a, **kw):
+        return self._late("estimate", *a, **kw)
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
 
 
 class Raises:
@@ -187,15 +209,19 @@ def test_log_write_failure_blocks_closed_tiers_and_never_raises(gateway, tmp_pat
 
 @slow
 def test_deadline_decision_and_single_log_line(gateway, tmp_path):
-    g = make(gateway, tmp_path)
-    t = Ticket()
-    t.action = gateway.extractor.extract(CARD_TO_ADS)  # extraction finished, a later stage hangs
-    d = g.failure_decision(CARD_TO_ADS, TimeoutError(), t)
+    g = make(gateway, tmp_path, likelihood=Hangs(gateway.likelihood, 2.0))  # extraction finishes, a later stage hangs
+    ev = Evaluator(g, timeout_s=0.5)
+    d = asyncio.run(ev.evaluate(CARD_TO_ADS))
     assert d.action == "deny" and d.rule == "deadline-error-fail-closed"
-    late = g.evaluate(CARD_TO_ADS, ticket=t)  # the worker finishes after the deadline: no second line
+    ev.pool.shutdown(wait=True)  # the thread finishes after the deadline: its answer is dropped, no second line
+    t = Ticket()
+    assert t.claim()  # a request whose line is written already: evaluating it again writes none
+    late = g.evaluate(CARD_TO_ADS, ticket=t)
     assert late.action == "deny" and late.rule is None
-    t2 = Ticket()  # deadline before extraction finished: unknown tier
-    assert g.failure_decision(CONTACT_TO_SP, TimeoutError(), t2).action == "deny"
+    g2 = make(gateway, tmp_path, extractor=Hangs(gateway.extractor, 2.0))  # deadline before extraction finished
+    ev2 = Evaluator(g2, timeout_s=0.2)
+    assert asyncio.run(ev2.evaluate(CONTACT_TO_SP)).action == "deny"  # unknown tier, a body: closed
+    ev2.pool.shutdown(wait=True)
     assert [x["rule"] for x in lines(g.decision_log.path)] == ["deadline-error-fail-closed"] * 2
 
 

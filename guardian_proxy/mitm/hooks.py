@@ -1,17 +1,16 @@
 """The guardian addon: each request (and each WebSocket message from the client) is turned into a RawRequest,
-decided by `Gateway.evaluate` off the event loop (a thread pool sized to the cores, or the worker processes) and the
-decision applied (mitm/blocking.py `apply_decision`): allow → untouched; transform → body/URL/cookies rewritten in
-their own encoding; deny → the request never leaves and the client gets an answer by what sent it. The decision is
-kept in `flow.metadata["guardian"]` for the reply hooks. Its other concerns are mixins, one module each: options
+decided by the evaluator (guardian_proxy/evaluator.py: on the event loop, in a thread or in a worker process,
+within its deadline, else by its fail rule; it writes the one decision line) and the decision applied
+(mitm/blocking.py `apply_decision`): allow → untouched; transform → body/URL/cookies rewritten in their own
+encoding; deny → the request never leaves and the client gets an answer by what sent it. The decision is kept in
+`flow.metadata["guardian"]` for the reply hooks. Its other concerns are mixins, one module each: options
 (mitm/options.py), start-up under mitmproxy (mitm/startup.py), replies (mitm/replies.py), policy learning
 (mitm/learning.py), raw TCP/UDP (mitm/rawstreams.py)."""
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
-import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -19,7 +18,7 @@ from mitmproxy import http
 
 from .. import console, runtime
 from ..config import LimitSettings
-from ..failure import Ticket
+from ..evaluator import Evaluator
 from ..pipeline import Gateway
 from ..types import Decision, RawRequest
 from .blocking import apply_decision
@@ -32,8 +31,6 @@ from .replies import Replies
 from .startup import Startup
 
 log = logging.getLogger("guardian_proxy")
-
-BIG_BODY_BYTES = 16 * 1024  # bodies above this are evaluated on their own pool (see GuardianAddon.__init__)
 
 
 class GuardianAddon(Options, Startup, Replies, Learning, RawStreams):
@@ -49,8 +46,10 @@ class GuardianAddon(Options, Startup, Replies, Learning, RawStreams):
     def __init__(self, gateway: Gateway | None = None, upstream: UpstreamRedirect | None = None,
                  workers: int | None = None, eval_timeout_s: float = 60.0, dashboard=None, processes=None):
         self.gateway = gateway
-        # evaluation in worker processes (guardian_proxy/workers.py WorkerPool), or None: in this process's threads
-        self.processes = processes
+        # where each request is evaluated (in worker processes: guardian_proxy/workers.py WorkerPool, or None: in
+        # this process's threads, `workers` of them), its deadline, its fail rule and its line; loaded by mitmproxy
+        # (standalone) it gets the gateway once built (mitm/startup.py)
+        self.evaluator = Evaluator(gateway, processes, threads=workers, timeout_s=eval_timeout_s)
         self.standalone = gateway is None  # loaded by mitmproxy itself: options build the gateway
         self.dashboard = dashboard  # guardian_proxy.dashboard.Dashboard or None
         # one thread of its own: decisions reach the dashboard in order and never wait behind evaluations
@@ -58,12 +57,6 @@ class GuardianAddon(Options, Startup, Replies, Learning, RawStreams):
         # the upstream redirect addon that follows this one in the chain (mitm/app.py `build`): its address is set
         # from `guardian_redirect_upstream` (`configure`); a lone addon (a unit test) has one of its own
         self.upstream = upstream if upstream is not None else UpstreamRedirect()
-        self.eval_timeout_s = eval_timeout_s
-        n = workers or max(2, os.cpu_count() or 2)
-        # two pools sized to the cores: large bodies (seconds of NER and rewriting for 100 KB of text) never
-        # occupy the workers that small requests need, so a few slow requests cannot stall the rest
-        self.pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="guardian")
-        self.big_pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="guardian-big")
         self.learn_pool: ThreadPoolExecutor | None = None  # learning policies while browsing (response hook)
         self._learn_queued = 0
         # bounds on responses (what a stage may hold, how far a chat answer may decompress)
@@ -80,6 +73,11 @@ class GuardianAddon(Options, Startup, Replies, Learning, RawStreams):
         self._orphan = None  # a gateway built after `done`: closed by whichever of the two comes last
 
     @property
+    def pool(self) -> ThreadPoolExecutor:
+        """The evaluator's thread pool, where the reply hooks' CPU work (de-masking a whole chat answer) runs too."""
+        return self.evaluator.pool
+
+    @property
     def redirect(self) -> UpstreamRedirect | None:
         """The upstream redirect (mitm/redirect.py, an addon of its own in the chain) when it is on, else None."""
         return self.upstream if self.upstream.address is not None else None
@@ -92,7 +90,7 @@ class GuardianAddon(Options, Startup, Replies, Learning, RawStreams):
                                                {"content-type": "text/plain; charset=utf-8", "retry-after": "5"})
             return
         raw = to_raw(flow)
-        decision = await self._evaluate(raw, inline=True)
+        decision = await self.evaluator.evaluate(raw, inline=True)
         flow.metadata["guardian"] = {"id": decision.id, "action": decision.action,
                                      "R": decision.risk.R if decision.risk else None,
                                      "explanation": decision.explanation,
@@ -103,30 +101,6 @@ class GuardianAddon(Options, Startup, Replies, Learning, RawStreams):
         if self.redirect is not None and flow.response is None:
             flow.metadata["guardian_url"] = raw.url  # the URL decided on; mitm/redirect.py's hook then rewrites it
         self._publish(raw, decision)
-
-    async def _evaluate(self, raw: RawRequest, inline: bool = False, log: bool = True) -> Decision:
-        """The decision for a request (or one WebSocket message). With `inline`, a request with no body, query,
-        cookie or personal path is decided on the event loop (no thread hop); otherwise the CPU-bound stages run
-        in the pool (large bodies on their own); past the deadline, or on a bug outside the stages, the fail
-        rules apply (failure.py)."""
-        ticket = Ticket()
-        try:
-            decision = self.gateway.evaluate_inline(raw, ticket) if inline else None
-            if decision is None and self.processes is not None:
-                fut = asyncio.wrap_future(self.processes.submit(raw))
-                decision, kept = await asyncio.wait_for(fut, self.eval_timeout_s)
-                if kept is not None and self.gateway.agents is not None:  # the reply's guard needs it here
-                    self.gateway.agents.keep(decision.id, kept)
-                if log:  # this process writes every line: a worker that dies can neither lose nor repeat one
-                    decision = self.gateway.write_log(raw, decision, ticket)
-            elif decision is None:
-                pool = self.big_pool if len(raw.body) > BIG_BODY_BYTES else self.pool
-                fut = asyncio.get_running_loop().run_in_executor(
-                    pool, functools.partial(self.gateway.evaluate, raw, ticket=ticket, log=log))
-                decision = await asyncio.wait_for(fut, self.eval_timeout_s)
-        except Exception as e:
-            decision = self.gateway.failure_decision(raw, e, ticket)
-        return decision
 
     def _publish(self, raw: RawRequest, decision: Decision) -> None:
         """The decision to the dashboard, on its own thread (in order, never waiting behind evaluations)."""
@@ -164,7 +138,7 @@ class GuardianAddon(Options, Startup, Replies, Learning, RawStreams):
 
     async def _ws_client(self, flow: http.HTTPFlow, msg) -> None:
         raw = ws_raw(flow, msg.content, msg.is_text)
-        decision = await self._evaluate(raw)
+        decision = await self.evaluator.evaluate(raw)
         if decision.action == "deny":
             msg.drop()
         elif decision.action == "transform" and decision.rewrite is not None and decision.rewrite.body is not None:
@@ -190,10 +164,7 @@ class GuardianAddon(Options, Startup, Replies, Learning, RawStreams):
             runtime.remove(self.gateway.settings.state_dir)
             if self.dashboard is not None:
                 self.dashboard.stop()
-        self.pool.shutdown(wait=False, cancel_futures=True)
-        self.big_pool.shutdown(wait=False, cancel_futures=True)
-        if self.processes is not None:
-            self.processes.close()
+        self.evaluator.close()
         if self.learn_pool is not None:
             self.learn_pool.shutdown(wait=False, cancel_futures=True)
         if self.dash_pool is not None:

@@ -14,9 +14,15 @@ from .flows import WS_KEEP, raw_scheme, stream_raw
 log = logging.getLogger("guardian_proxy")
 
 
+def worth_a_line(decision) -> bool:
+    """A raw message's decision is logged (and shown) when it carries personal data or is not allowed; binary
+    messages that pass are not one line each (a fail-rule decision is logged whatever: guardian_proxy/evaluator.py)."""
+    return decision.action != "allow" or bool(decision.six.personal())
+
+
 class RawStreams:
-    """`GuardianAddon`'s raw-stream hooks (a mixin of mitm/hooks.py `GuardianAddon`): `gateway`, `_refused`,
-    `_until_ready`, `_evaluate` and `_publish` are the addon's."""
+    """`GuardianAddon`'s raw-stream hooks (a mixin of mitm/hooks.py `GuardianAddon`): `gateway`, `evaluator`,
+    `_refused`, `_until_ready` and `_publish` are the addon's."""
 
     async def tcp_start(self, flow) -> None:
         """A raw connection is decided on its destination before it opens (one decision line): a tracker's host
@@ -25,7 +31,7 @@ class RawStreams:
             self._refused.add(flow.client_conn.id)
             return
         raw = stream_raw(flow)
-        decision = await self._evaluate(raw)
+        decision = await self.evaluator.evaluate(raw)
         if decision.action == "deny":
             self._refused.add(flow.client_conn.id)
         self._publish(raw, decision)
@@ -45,10 +51,8 @@ class RawStreams:
                 msg.content = b""
                 return
             raw = stream_raw(flow, msg.content)
-            decision = await self._evaluate(raw, log=False)
-            if decision.action != "allow" or decision.six.personal():
-                if "fail_stage" not in decision.extra:  # a fail-rule decision is logged already
-                    self.gateway.write_log(raw, decision)
+            decision = await self.evaluator.evaluate(raw, log=worth_a_line)
+            if worth_a_line(decision):
                 self._publish(raw, decision)
             if decision.action != "allow":
                 msg.content = b""
