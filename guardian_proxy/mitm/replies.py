@@ -45,7 +45,7 @@ class Replies:
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
         """Every response passes chunk by chunk as it arrives (never buffered whole), except the ones a stage
-        reads, which are held within `limits.max_inspected_response_bytes` (docs: "Under load, faults and attack"):
+        reads, which are held within `limits.max_inspected_response_bytes` (R-RESPONSE-BOUND):
 
         - a session's chat reply goes through its filter (`open_reply`). Streamed: each chunk as it comes (a
           compressed stream is decoded within its bounds, so the client gets it uncompressed). Whole: with a

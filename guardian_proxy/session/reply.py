@@ -9,8 +9,8 @@ id), the reply's Content-Type and Content-Encoding, and is the one place that de
   far: decoded within `stream._Decoder`'s bounds (the reply then leaves uncompressed: `decodes`), de-masked
   (`stream.StreamDemasker`) and, on an SSE stream of an agent step, guarded (the agent stage's `guard_stream`);
 - whole: a JSON answer, or a framed one whose encoding decodes only whole. `feed` holds it within
-  `limits.max_inspected_response_bytes` (past it what is held and the rest pass as received, with one log
-  line); `end` decodes it within `limits.max_decoded_bytes`, runs the same de-masking on it (a framed body as
+  `limits.max_inspected_response_bytes` (R-RESPONSE-BOUND: past it what is held and the rest pass as received,
+  with one log line); `end` decodes it within `limits.max_decoded_bytes`, runs the same de-masking on it (a framed body as
   one chunk and the end of its stream; a JSON body string by string, or event by event when it is an array of
   the dialect's stream events), then the agent guard on the tool calls it proposes (`guard_json`), and encodes
   it again as it came; on any error the body passes exactly as received;
