@@ -185,6 +185,27 @@ def test_a_whole_body_in_a_stream_framing_is_one_chunk_and_the_end(stage):
     assert read_whole(stage, meta, "text/html", b"<p>hi</p>") is None
 
 
+def test_gemini_streamed_as_one_json_array_is_demasked_like_its_sse_stream(stage):
+    """streamGenerateContent without alt=sse: the same chunks as one JSON array (application/json): whole, and
+    de-masked event by event, so it reads as the SSE stream does."""
+    from tests.support import google_cohere_server as gsrv
+
+    url = "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent"
+    meta, sent = session(stage, url, {"contents": [{"role": "user", "parts": [{"text": SAID}]}]})
+    assert meta["chat_api"] == "gemini"
+    chunks = gsrv.gemini(sent, True)
+    arr = json.dumps([json.loads(c.decode()[6:]) for c in chunks]).encode()
+    f = open_reply(stage, meta, "application/json; charset=UTF-8", "gzip")
+    assert isinstance(f, Whole)
+    out = json.loads(gzip.decompress(feed(f, gzip.compress(arr), 11)))
+    sse = open_reply(stage, meta, "text/event-stream", None).whole(b"".join(chunks))
+    text = "".join(p.get("text", "") for o in out for c in o["candidates"] for p in c["content"]["parts"])
+    streamed = "".join(p.get("text", "") for b in re.split(r"\r?\n\r?\n", sse.decode())
+                       if b.startswith("data: ")
+                       for c in json.loads(b[6:])["candidates"] for p in c["content"]["parts"])
+    assert text == streamed and NAME in text
+
+
 # ------------------------------------------------------------------ the agent guard runs through the same filter
 
 class Agents:
