@@ -20,6 +20,7 @@ import pytest
 
 from guardian_proxy.config import Settings, load_factor_tables
 from guardian_proxy.decision_log import DecisionLog, read
+from guardian_proxy.evaluator import write_line
 from guardian_proxy.pipeline import Gateway
 from guardian_proxy.types import Action, Decision, RawRequest
 
@@ -30,6 +31,7 @@ import json, resource, signal, sys
 from pathlib import Path
 from guardian_proxy.config import Settings, load_factor_tables
 from guardian_proxy.decision_log import DecisionLog
+from guardian_proxy.evaluator import write_line
 from guardian_proxy.pipeline import Gateway
 from guardian_proxy.types import Action, Decision, RawRequest
 
@@ -44,12 +46,12 @@ def release():  # a card number to the shop: critical tier, fail_mode closed
     return Decision(action="allow", six=Action(domain="example.com", host="shop.example.com",
                                                categories={"financial": 1}), explanation="passed")
 
-done = [g.write_log(req, release())]
+done = [write_line(g, req, release())]
 soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
 resource.setrlimit(resource.RLIMIT_FSIZE, (path.stat().st_size + room, hard))  # the disk is full
-done.append(g.write_log(req, release()))
+done.append(write_line(g, req, release()))
 resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))  # room again
-done.append(g.write_log(req, release()))
+done.append(write_line(g, req, release()))
 g.decision_log.close()
 print(json.dumps([[d.id, d.action, d.rule] for d in done]))
 """
@@ -93,11 +95,11 @@ def test_log_on_dev_full_then_a_file_writes_what_was_done(tmp_path):
     path = tmp_path / "decisions.jsonl"
     path.symlink_to("/dev/full")
     g = _gateway(DecisionLog(path), tmp_path)
-    blocked = g.write_log(REQ, _release())  # critical tier: blocked because it cannot be logged
-    kept = g.write_log(REQ, _release({"contact": 1}))  # sensitive tier (open): passes, logged when possible
+    blocked = write_line(g, REQ, _release())  # critical tier: blocked because it cannot be logged
+    kept = write_line(g, REQ, _release({"contact": 1}))  # sensitive tier (open): passes, logged when possible
     assert (blocked.action, blocked.rule, kept.action) == ("deny", "log-error-fail-closed", "allow")
     path.unlink()  # the log is writable again (a new file under the same name)
-    later = g.write_log(REQ, _release())
+    later = write_line(g, REQ, _release())
     g.decision_log.close()
     lines = list(read(path))
     assert [(x["id"], x["action"]) for x in lines] == [(blocked.id, "deny"), (kept.id, "allow"), (later.id, "allow")]
