@@ -75,8 +75,8 @@ class Startup:
             return
         if built is None:  # mitmproxy stopped meanwhile
             return
-        self.gateway, self.dashboard, self.processes = built.gateway, built.dashboard, built.processes
-        self.eval_timeout_s = self.gateway.settings.limits.eval_timeout_s
+        self.gateway, self.dashboard = built.gateway, built.dashboard
+        self.evaluator.attach(built.gateway, built.processes)  # the deadline: the settings' limits.eval_timeout_s
         self.limits = self.gateway.settings.limits
         if self.dashboard is not None:
             self.dash_pool = ThreadPoolExecutor(1, thread_name_prefix="guardian-dash")
