@@ -201,7 +201,7 @@ class ConnectionGuard:
     def running(self) -> None:
         """The proxy's servers listen by now: a burst of connections waits in a deep enough accept queue."""
         try:
-            from .addon import listening_servers  # addon.py imports this module: a late import
+            from .mitm.serve import listening_servers  # mitm/app.py imports this module: a late import
 
             widen_backlog(listening_servers())
         except Exception as e:  # no mitmproxy master (a unit test)

@@ -67,7 +67,7 @@ def test_the_run_addon_is_lazy_too():
         tctx.configure(addon, connection_strategy="eager")
         assert tctx.options.connection_strategy == "lazy"
     addon.pool.shutdown()
-    addon.big_pool.shutdown()
+    addon.evaluator.big_pool.shutdown()
 
 
 def test_a_bad_deferred_value_is_taken_out_and_said_by_configure():
