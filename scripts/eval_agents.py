@@ -117,8 +117,9 @@ def agent_loop(cases: list[tuple[Case, Instructor]], model: str) -> dict:
 def scenario(judge=None) -> dict:
     """(d): the inbox scenario, per shape and agent; PP/HS/AD per item (window judge)."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from guardian_proxy.agents.items import sentences
     from tests.test_agents_items import MAILS, MIXED, NEWS, SHAPES, SUMMARY, copy_all, request
+
+    from guardian_proxy.agents.items import sentences
 
     sensitive = sentences(NEWS)
     share = [x for _, sub, b in MAILS[:2] for x in [sub, *sentences(b)] if len(content_words(x)) >= PL.MIN_WORDS]

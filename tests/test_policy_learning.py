@@ -14,8 +14,8 @@ import httpx
 import pytest
 from mitmproxy.test import taddons, tflow
 
-from guardian_proxy.mitm.hooks import GuardianAddon
 from guardian_proxy.config import load_factor_tables, load_settings
+from guardian_proxy.mitm.hooks import GuardianAddon
 from guardian_proxy.pipeline import Gateway
 from guardian_proxy.policy import EvidenceStage
 from guardian_proxy.resources import policies_dir

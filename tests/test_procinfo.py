@@ -16,11 +16,11 @@ from mitmproxy.test import tflow
 from typer.testing import CliRunner
 
 from guardian_proxy import procinfo
-from guardian_proxy.mitm.flows import to_raw
 from guardian_proxy.cli import app as cli_app
 from guardian_proxy.cli.filters import RecordFilter, app_matches
 from guardian_proxy.cli.logs import render
 from guardian_proxy.decision_log import record
+from guardian_proxy.mitm.flows import to_raw
 from guardian_proxy.procinfo import (
     App,
     AppLookup,
