@@ -177,7 +177,7 @@ class LimitSettings(_Strict):
     max_field_chars: int = 100_000
     max_analysed_chars: int = 200_000
     eval_timeout_s: float = Field(default=60.0, gt=0)  # past this the addon applies the tier's fail mode
-    # responses (guardian_proxy/addon.py, README "Under load, faults and attack"): every response no stage reads
+    # responses (R-RESPONSE-BOUND: mitm/replies.py, session/reply.py): every response no stage reads
     # streams as it arrives; one a stage reads (a session's whole chat answer, a privacy page) is held up to this
     # many wire bytes, and past it passes on uninspected
     max_inspected_response_bytes: int = Field(default=4 * 1024 * 1024, gt=0)

@@ -1,8 +1,9 @@
-"""Client connections: a hostile client cannot hold the proxy's sockets (README "Under load, faults and attack").
+"""Client connections: a hostile client cannot hold the proxy's sockets (R-CONNECTION-CAPS, docs/security.md).
 
-A mitmproxy addon (registered by addon._serve and mitmproxy_addon.py; it imports nothing of mitmproxy at
-load time: the hooks get mitmproxy's objects, `running` gets the proxy's listening servers from addon.py, and
-`close(client_id, why)` is addon.py's). Rules, for TCP client connections:
+A mitmproxy addon (put in the chain by mitm/app.py `build`; it imports nothing of mitmproxy at load time: the
+hooks get mitmproxy's objects, `running` gets the proxy's listening servers from mitm/serve.py
+`listening_servers`, and `close(client_id, why)` is mitm/serve.py `close_client`). Rules, for TCP client
+connections:
 
 - header timeout: a connection must send a complete request head within `header_timeout_s` of opening (after a
   CONNECT, the tunnelled request's head within `header_timeout_s` of the CONNECT); else it is closed;

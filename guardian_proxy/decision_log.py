@@ -1,6 +1,6 @@
 """The decision log: JSON Lines, one object per evaluated request, appended and flushed per line.
 
-Fields (see README "Decision log"): ts, id, method, scheme, host, path (no query values), recipient,
+Fields (see docs/decision-log.md): ts, id, method, scheme, host, path (no query values), recipient,
 categories ({name: count}), purposes, basis, evidence (statement ids), L, l_path, u, Sd, Seff, MT,
 R, tier, action, start_level, final_level, rounds, latency_ms, explanation, override, rule, flags,
 spans ({entity: count}), found (provenance: which recognizer found each span and why, per entity and field path,

@@ -1,7 +1,7 @@
 """The proxy's own DNS answer: the CNAME chain for the evaluation; the address for the connection only on request
-(issue 25 item 3).
+(R-CNAME-CLOAKED).
 
-A mitmproxy addon, added after `GuardianAddon` (guardian_proxy/addon.py `_serve`), on while `detector.cname_lookup`
+A mitmproxy addon, added after `GuardianAddon` (guardian_proxy/mitm/app.py `build`), on while `detector.cname_lookup`
 is (the default):
 
 - `requestheaders`: as soon as a request's headers arrive (its body may still be on the way) the destination's A
@@ -23,7 +23,7 @@ is (the default):
 Left to the system resolver, as without this addon: IP addresses, names in /etc/hosts or without a dot, names
 with no A record (IPv6 only) or no answer in time; every request when `--redirect-upstream` sends it elsewhere (the
 chain is still read: tests and benchmarks). Not added in `upstream:` and `reverse:` modes (the proxy does not
-resolve the request's host there). It is given mitmproxy's flows and hook data by addon.py, the one module that
+resolve the request's host there). It is given mitmproxy's flows and hook data by guardian_proxy/mitm/, the one package that
 imports mitmproxy.
 """
 
@@ -134,7 +134,7 @@ def canonical_host(flow) -> str | None:
 
 
 class ScriptDnsAnswer:
-    """The same addon under `mitmdump -s` / `mitmweb -s` (guardian_proxy/mitmproxy_addon.py), listed after
+    """The same addon under `mitmdump -s` / `mitmweb -s` (guardian_proxy/mitm/script.py), listed after
     `GuardianAddon`: the settings (`detector.cname_lookup`, `dns_server`, `dns_connect`) are known only once the
     guardian's gateway is built in its thread, so the first request waits for it as `GuardianAddon.request` does
     (it answers 503 when it cannot be built, and then nothing is asked here). Off in `upstream:` and `reverse:`

@@ -1,4 +1,4 @@
-"""The name a worker process shows in `ps`, `top` and `pgrep` (issue 27: `guardian-proxy: worker 1`).
+"""The name a worker process shows in `ps`, `top` and `pgrep` (`guardian-proxy: worker 1`; docs/design/scaling.md).
 
 With the optional `setproctitle` package installed, the whole title becomes `guardian-proxy: worker N` (what
 `ps -f`, `ps aux` and `top -c` show). Without it (the default install: it is not a dependency) the kernel's short

@@ -59,7 +59,7 @@ class Record:
 
 def records_of(results, split: bool = True) -> list[Record]:
     """The records of a step's tool results (`ToolResult`s, oldest first), in order (`split=False`: a text
-    listing is one record, as before issue 28; the benchmark's older definition)."""
+    listing is one record: the benchmark's older definition, docs/design/agents.md#privacylens-benchmark)."""
     out: dict[str, Record] = {}
     for n, r in enumerate(results):
         for it in items_of(r.tool, r.text, split):

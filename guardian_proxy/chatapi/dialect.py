@@ -41,7 +41,7 @@ class Dialect:
     #: tried before dialects of a lower priority (web apps with hosts before generic API shapes)
     priority: ClassVar[int] = 0
     websocket: ClassVar[bool] = False
-    #: the human name the README and the decision log use
+    #: the human name docs/services.md and the decision log use
     service: ClassVar[str] = ""
 
     # ------------------------------------------------------------------ requests

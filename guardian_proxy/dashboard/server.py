@@ -50,7 +50,7 @@ KEEPALIVE_S = 15.0
 #: how often an idle live stream checks that its token is still the one in force (a busy one: before every event)
 TOKEN_CHECK_S = 0.5
 MAX_POST = 16 * 1024
-#: bounds against a flood of connections (README "Under load, faults and attack"): at most MAX_HANDLERS handler
+#: bounds against a flood of connections (docs/security.md): at most MAX_HANDLERS handler
 #: threads at once (each open live view holds one); a request head must be complete within HEAD_TIMEOUT_S, and a
 #: socket read or write that waits longer fails. At the cap a new connection replaces the oldest one still
 #: sending its head; when none is, it gets a 503 and is closed.

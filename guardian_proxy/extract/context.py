@@ -2,7 +2,7 @@
 owner/vendor). Recognizers read it to raise or lower their confidence (guardian_proxy/extract/registry.py).
 
 `RequestContext` is the destination, built once per request by the extractor; `FieldContext` adds one field.
-The carrier follows from the TextField's path prefix (README "Field paths"): `query:`, `json:`/`form:`/`text:`/
+The carrier follows from the TextField's path prefix (docs/design/extraction.md): `query:`, `json:`/`form:`/`text:`/
 `proto:` (body), `header:`, `cookie:`, `host:`, `path:`; a WebSocket message's body is carried by `websocket`, an
 uploaded file's text (a path inside `>file`) by `file`.
 """

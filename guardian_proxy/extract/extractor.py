@@ -1,6 +1,6 @@
 """Stage 1: RawRequest → Action (six-tuple) with located spans. Never raises: parse problems become
 flags on the Action (`unparsed`, `too_large`, `binary`, `truncated`, `invalid_utf8`, `depth_limit`,
-`duplicate_keys` … see README), a detector failure falls back to patterns (`ner_error`), anything else
+`duplicate_keys` … see docs/design/extraction.md), a detector failure falls back to patterns (`ner_error`), anything else
 yields a bare tuple flagged `extract_error`."""
 
 from __future__ import annotations

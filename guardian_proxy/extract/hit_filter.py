@@ -1,5 +1,5 @@
 """What a named-entity hit in free text is not: the word-level checks the NER and narrative recognizers pass
-their hits through before they become spans (issue 25: "personal data, not words").
+their hits through before they become spans (docs/design/extraction.md: "personal data, not words").
 
 Each rule is a property of the words of the hit and of the few characters around it, never of one string:
 

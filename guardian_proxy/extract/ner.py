@@ -228,7 +228,7 @@ def _hidden(module: str, keep: bool = False):
       real one when it is configured.
     - `torch`: spaCy imports thinc, whose `compat` imports torch when it is installed, only for its PyTorch shims,
       which a CNN pipeline such as the small English model never uses (thinc records has_torch = False);
-      Presidio's nlp_engine imports it to pick a device (no torch: "cpu"). +197 MB RSS per worker (issue 27).
+      Presidio's nlp_engine imports it to pick a device (no torch: "cpu"). +197 MB RSS per worker (scripts/profile_memory.py).
       A transformer pipeline (`*_trf`) needs torch: then nothing is hidden."""
     if keep or module in sys.modules:
         yield

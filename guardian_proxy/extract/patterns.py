@@ -2,7 +2,7 @@
 
 Each recognizer is a small class with its data in class constants (`PATTERNS`, `CONTEXT`) and an
 optional `validate` (checksums, ranges). Every pattern is linear on adversarial input: quantifiers are
-bounded or anchored by look-behinds, alternatives are disjoint (tests/test_extract_redos.py runs each
+bounded or anchored by look-behinds, alternatives are disjoint (tests/unit/extract/test_extract_redos.py runs each
 on 100 KB inputs). Hits are (start, end, entity, score).
 """
 

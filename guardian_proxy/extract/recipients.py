@@ -159,7 +159,7 @@ def _ai_host(host: str, path: str = "/") -> str | None:
 def _below_ai_app(host: str, site: str, path: str) -> bool:
     """A request the AI app's own page made to a name below the listed AI host (`tcr9i.chat.openai.com` under
     `chat.openai.com`: an anti-bot vendor served in the app's name) whose path no chat dialect addresses: the
-    page's own machinery, not a prompt to the model, so the same-site rules decide (issue 25: a chat turn is
+    page's own machinery, not a prompt to the model, so the same-site rules decide (docs/design/extraction.md: a chat turn is
     known by the dialect's path and shape, not by the host)."""
     if registrable_domain(host) != registrable_domain(site) or _lookup(table()["ai_hosts"], host) is None:
         return False

@@ -1,7 +1,7 @@
 """Saving and loading the evidential classifier, with the checks that make a bad file fail at load.
 
 Two files hold the same model; the training script writes both (`save`):
-  `<name>.npz`  what the proxy loads (numpy only, `allow_pickle=False`): torch stays out of its workers (issue 27);
+  `<name>.npz`  what the proxy loads (numpy only, `allow_pickle=False`): torch stays out of its workers (tests/test_footprint.py);
                 `header` a JSON string {format, features, model, u_threshold, meta, reader: {bits, outputs}},
                 `sd:<name>` the state dict and `reader:weight|bias|idf_weights`, float16
   `<name>.pt`   a `torch.save` dict read back with `weights_only=True` (no pickled code), for torch users:

@@ -2,7 +2,7 @@
 
 Training needs torch (model.py, training.py); running the trained network does not: a slot-shared MLP, max- and
 mean-pooling over the present slots, a head, softplus evidence, then α = e + 1, S = Σα, m = α_risky / S, u = K / S.
-Keeping torch out of the proxy's workers saves ~200 MB RSS each (issue 27). Dropout is the identity at inference.
+Keeping torch out of the proxy's workers saves ~200 MB RSS each (tests/test_footprint.py). Dropout is the identity at inference.
 The weights are the state dict of EvidentialMLP (names `slot_net.0.weight`, `hash_proj.1.weight`, `head.0.weight`,
 …), as float32 arrays; nn.Linear computes x·Wᵀ + b.
 """

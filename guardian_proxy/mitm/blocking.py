@@ -19,7 +19,7 @@ PIXEL_GIF = bytes.fromhex("47494638396101000100800000000000ffffff21f904010000000
 
 
 def block_kind(flow: http.HTTPFlow, decision: Decision) -> str:
-    """How a blocked request is answered, by what sent it (stated in the README, "Blocked requests"):
+    """How a blocked request is answered, by what sent it (R-BLOCK-ANSWER):
 
     page      a navigation (or a non-browser client asking for HTML): the 403 explanation page
     pixel     an image request to a tracker or in the background: 200 with a 1×1 GIF

@@ -1,5 +1,5 @@
 """Which detected values of a chat request are a person's data, judged by the part of the message each
-text sits in and the words around it (issue 25: "pseudonymise identifiers of people, not the facts a
+text sits in and the words around it (docs/design/conversations.md: "pseudonymise identifiers of people, not the facts a
 question is about").
 
 The detector (stage 1) sees texts; the dialects know where each text sits: user text, system prompt or

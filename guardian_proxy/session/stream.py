@@ -72,7 +72,7 @@ def demask_json(obj, dm: Demasker, depth: int = 0, free: bool = False) -> int:
     return n
 
 
-#: bounds on decoding a compressed chat stream (README "Under load, faults and attack"): the decoded bytes one
+#: bounds on decoding a compressed chat stream (docs/security.md): the decoded bytes one
 #: received chunk may give (`limits.max_decoded_bytes`' default) and those of the whole stream
 DECODED_CHUNK_LIMIT = 8 * 1024 * 1024
 DECODED_STREAM_LIMIT = 256 * 1024 * 1024

@@ -578,7 +578,7 @@ class BedrockInvoke(Dialect):
         return "chunk", {"choices": [{"index": i, holder: d, "finish_reason": None}]}
 
 
-#: the InvokeModel families with a dialect of their own: family → the name the README and the log use
+#: the InvokeModel families with a dialect of their own: family → the name docs/services.md and the log use
 FAMILIES = {"anthropic": "Anthropic Claude", "llama": "Meta Llama", "titan": "Amazon Titan Text",
             "mistral": "Mistral AI", "cohere": "Cohere Command", "nova": "Amazon Nova"}
 
