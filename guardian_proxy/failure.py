@@ -140,7 +140,9 @@ class FailureRules:
             tier = tier or self.lowest
             basis = f"{tier} tier"
         mode = self.mode(tier)
-        six = action if action is not None else Action(domain=registrable_domain(req.host), host=req.host)
+        # the program that sent it goes with the fail decision too: a JSON 403 names it (R-BLOCK-ANSWER)
+        six = action if action is not None else Action(domain=registrable_domain(req.host), host=req.host,
+                                                       app=req.app)
         six.flags = [*six.flags, f"error:{stage}"]
         kind = "deny" if mode == "closed" else "allow"
         what = type(exc).__name__ if exc is not None else "timeout"
