@@ -1,6 +1,6 @@
 """The mitmproxy edge: the only package that imports mitmproxy (the lint ban in pyproject.toml).
 
-    flows       a flow as the pipeline sees it (destination, real_url, to_raw, is_stream …)
+    flows       a flow as the pipeline sees it (destination, real_url, to_raw, wants_html …)
     blocking    how a blocked request is answered; a decision applied to its flow
     hooks       the guardian addon: request and WebSocket hooks, evaluation, its mixins below
     options     the `guardian_*` options and the fail-closed rules on mitmproxy's own

@@ -1,5 +1,6 @@
 """A flow as the pipeline sees it: where it really goes (`destination`, `real_url`), the `RawRequest` made of it
-(`to_raw`, `ws_raw`, `stream_raw`) and what it is (`is_stream`, `wants_html`, `is_preflight`)."""
+(`to_raw`, `ws_raw`, `stream_raw`) and what it is (`wants_html`, `is_preflight`; whether a reply is a stream:
+session/reply.py `is_stream`, the one reply filter's)."""
 
 from __future__ import annotations
 
@@ -72,16 +73,10 @@ def client_address(flow) -> str | None:
     return str(flow.client_conn.peername[0]) if flow.client_conn and flow.client_conn.peername else None
 
 
-_STREAM_TYPES = ("text/event-stream", "application/x-ndjson", "application/ndjson", "application/jsonl",
-                 "application/vnd.amazon.eventstream", "application/grpc", "multipart/x-mixed-replace")
 #: the handshake headers a WebSocket message's evaluation sees (who sent it; never cookies or credentials)
 _WS_HEADERS = frozenset({"host", "origin", "user-agent", "referer", "sec-fetch-site", "sec-fetch-mode",
                          "sec-fetch-dest"})
 WS_KEEP = 16  # WebSocket messages kept per flow (mitmproxy otherwise keeps all until the connection closes)
-
-
-def is_stream(content_type: str | None) -> bool:
-    return (content_type or "").lower().strip().startswith(_STREAM_TYPES)
 
 
 def wants_html(flow: http.HTTPFlow) -> bool:

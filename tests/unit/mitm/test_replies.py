@@ -136,3 +136,12 @@ def test_what_no_stage_reads_streams_untouched(stage):
     assert page.response.stream is True and other.response.stream is True
     assert page.response.headers["content-length"] == "9"
     assert not head.response.stream
+
+
+def test_whether_a_reply_is_a_stream_is_decided_in_one_place():
+    """The one reply filter (session/reply.py `is_stream`) decides it; the mitm edge keeps no copy of the types."""
+    import guardian_proxy.mitm.flows as flows
+    from guardian_proxy.session import reply
+
+    assert not hasattr(flows, "is_stream") and not hasattr(flows, "_STREAM_TYPES")
+    assert reply.is_stream("text/event-stream; charset=utf-8") and not reply.is_stream("application/json")
