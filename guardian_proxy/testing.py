@@ -24,7 +24,7 @@ from .types import Action, Decision, RawRequest
 class FakeGateway:
     """A gateway that decides every request the same (`decision`), records what it was asked (`seen`) and has no
     event-loop fast path (`evaluate_inline` is None: every request goes through `evaluate` in the addon's pool).
-    A failure decision denies (`error-fail-closed`)."""
+    A stage that fails is decided by the evaluator's own fail rules (guardian_proxy/failure.py), not here."""
 
     def __init__(self, decision: Decision):
         self.decision = decision
@@ -36,9 +36,6 @@ class FakeGateway:
     def evaluate(self, raw: RawRequest, **kw) -> Decision:
         self.seen.append(raw)
         return self.decision
-
-    def failure_decision(self, raw: RawRequest, exc: BaseException, ticket=None) -> Decision:
-        return Decision(action="deny", six=Action(domain="x", host="x"), rule="error-fail-closed")
 
 
 def decision(kind: str = "allow", host: str = "example.com", explanation: str = "because", **kw) -> Decision:

@@ -17,7 +17,7 @@ import pytest
 from guardian_proxy.config import load_settings
 from guardian_proxy.dashboard import Dashboard, pac_text
 from guardian_proxy.dashboard.hub import Hub
-from guardian_proxy.types import Action, Decision, RawRequest
+from guardian_proxy.types import RawRequest
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "log"
 RAW = ("john.smith@example.com", "John Smith", "4111 1111 1111 1111", "4111111111111111")
@@ -257,18 +257,10 @@ def test_addon_publishes_each_decision(tmp_path):
     from mitmproxy.test import taddons, tflow
 
     from guardian_proxy.mitm.hooks import GuardianAddon
+    from guardian_proxy.testing import FakeGateway, decision
 
-    class FakeGateway:
-        settings = load_settings(state_dir=tmp_path)
-
-        def evaluate_inline(self, raw, ticket=None):
-            return None
-
-        def evaluate(self, raw, **kw):
-            return Decision(action="allow", six=Action(domain="example.com", host="example.com"), explanation="ok")
-
-        def failure_decision(self, raw, exc, ticket=None):
-            raise AssertionError(exc)
+    gateway = FakeGateway(decision("allow", "example.com", "ok"))
+    gateway.settings = load_settings(state_dir=tmp_path)
 
     class Sink:
         def __init__(self):
@@ -279,7 +271,7 @@ def test_addon_publishes_each_decision(tmp_path):
 
     sink = Sink()
     with taddons.context():
-        a = GuardianAddon(FakeGateway(), dashboard=sink)
+        a = GuardianAddon(gateway, dashboard=sink)
         f = tflow.tflow()
         f.request.content = b"x"
         asyncio.run(a.request(f))
