@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Benchmark the anonymizer on TAB and PANORAMA (development split) and print the README tables.
+"""Benchmark the anonymizer on TAB and PANORAMA (development split) and print the tables of
+docs/design/anonymization.md.
 
 1. The controller, through the batch interface exactly as a user runs it:
        guardian-proxy anonymize --input GOLD --output OUT --context medium --likelihood 0.7

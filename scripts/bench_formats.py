@@ -1,4 +1,6 @@
-"""Format integrity of rewrites on real captures (issue 25 item 2, issue 26 stand-ins).
+"""Format integrity of rewrites on real captures (docs/design/anonymization.md: the format kept, stand-ins no
+one
+holds).
 
 Every HAR request of ../shared/data/realtraffic/har is evaluated in process by a Gateway (detector without NER,
 so it runs in minutes on a shared 2-core machine); each request the gateway rewrites is compared with what it

@@ -1,4 +1,5 @@
-"""Hostile upstreams and clients against a real `guardian-proxy run` (issue 19): numbers, never a timed test.
+"""Hostile upstreams and clients against a real `guardian-proxy run`
+(docs/security.md#hostile-upstreams-and-clients): numbers, never a timed test.
 
     .venv/bin/python scripts/bench_hostile.py                  # a 10 GiB response, 20 SSE probes, bombs, slowloris
     .venv/bin/python scripts/bench_hostile.py --bytes 2G --sse 10 --half-open 500

@@ -1,4 +1,5 @@
-"""Cost of one procinfo lookup (issue 27, which program sent it): `.venv/bin/python scripts/bench_procinfo.py`.
+"""Cost of one procinfo lookup (which program sent it: guardian_proxy/procinfo.py, docs/usage.md):
+`.venv/bin/python scripts/bench_procinfo.py`.
 
 A client process holds 20 connections to a local listener (as a proxy's accepted sockets); each is looked up
 cold (a new finder: no remembered owner, so the walk of /proc) and warm (the owner remembered, as for a

@@ -3,7 +3,7 @@
     .venv/bin/python scripts/bench_proxy.py                 # 10,000 requests per workload, 50 connections
     .venv/bin/python scripts/bench_proxy.py --quick         # 1,000 requests per workload, 15 s cap each
     .venv/bin/python scripts/bench_proxy.py --workers 0,1,2 # threads mode, 1 and 2 worker processes
-    .venv/bin/python scripts/bench_proxy.py --latency       # sequential medians of 200 (issue 2 numbers)
+    .venv/bin/python scripts/bench_proxy.py --latency       # sequential medians of 200 (docs/benchmarks.md)
 
 It starts the benchmark upstream (scripts/bench_upstream.py, which verifies every request it gets),
 a bare `mitmdump` (with scripts/redirect_upstream.py) and one `guardian-proxy run --workers K` per value
@@ -590,8 +590,9 @@ def proxy_bound(bare: dict, g: dict, workers: int) -> float | None:
 
 
 def targets_for(kind: str | None, ratio: dict, guards: dict, workers: dict) -> tuple[dict, dict]:
-    """Issue 18's targets for `kind` (the largest worker count): (verdicts, the numbers they are read from);
-    a verdict is None when its number was not measured (workload skipped, --no-hol, no bare proxy)."""
+    """The throughput targets (docs/benchmarks.md#proxy-throughput-and-latency) for `kind` (the largest worker
+    count): (verdicts, the numbers they are read from); a verdict is None when its number was not
+    measured (workload skipped, --no-hol, no bare proxy)."""
     r = ratio.get(kind, {})
     hol = guards.get(kind, {}).get("head_of_line", {})
     got = {"kind": kind, "workers": workers.get(kind), "personal_ratio": r.get("personal_throughput"),
@@ -653,7 +654,7 @@ def main() -> None:
                     help="guardian-proxy --workers values, one proxy each (default 1,N; N = the cores; 0 = threads "
                          "in the proxy process)")
     ap.add_argument("--warmup", type=int, default=300)
-    ap.add_argument("--latency", action="store_true", help="only the sequential medians (issue 2)")
+    ap.add_argument("--latency", action="store_true", help="only the sequential medians")
     ap.add_argument("--latency-n", type=int, default=200)
     ap.add_argument("--hol-bare", action="store_true", help="also measure head-of-line on bare mitmdump")
     ap.add_argument("--no-hol", action="store_true", help="skip the head-of-line measurement")

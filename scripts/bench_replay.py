@@ -29,7 +29,7 @@ Personal stand-ins (what counts as personal data in the captures)
   - IP address 192.0.2.0/24, 198.51.100.0/24, 203.0.113.0/24, 2001:db8::/32 — personal for "needless" (changing it
                is justified) but not counted as a leak: every recipient sees the connection's address anyway.
   Tokens, session cookies, device, anonymous and tracking ids (same-shape random stand-ins) are NOT personal by
-  themselves: a pseudonymous identifier is not a person's data (issue 25, "Rewrites that keep the format").
+  themselves: a pseudonymous identifier is not a person's data (R-TRACKER-ID).
 
 Who the request is for (judged from the capture, not from the proxy's decision)
   - user flow  the page's own site (same registrable domain as the top page of the capture), its own family of
@@ -71,8 +71,9 @@ Verdicts
 
 Every failure is printed with what changed (field path, shape before → after, never a value) and the proxy's
 rule and explanation from its decision log (state dir `decisions.jsonl`; it holds no raw values).
-Rates are of the judged requests (replay errors left out). Targets (issue 25): user flows altered or blocked
-≤ 0.3 % of requests, needless ≤ 1 %, 0 AI exchanges broken, 0 leaks. The recipient classes come from
+Rates are of the judged requests (replay errors left out). Targets
+(docs/benchmarks.md#replay-of-real-captures): user flows altered or
+blocked ≤ 0.3 % of requests, needless ≤ 1 %, 0 AI exchanges broken, 0 leaks. The recipient classes come from
 guardian_proxy/data/recipients.json as it is when the benchmark runs (built from ../shared/data/recipients).
 """
 
@@ -318,7 +319,7 @@ _INSTRUCTION = re.compile(r"body:\$\.(?:systemInstruction|system_instruction|sys
 
 
 def guidance_added(field: str, o: str | None, n: str | None) -> bool:
-    """Agent guidance the proxy adds where the provider takes instructions (issue 25 item 4, agents/shapes.py): a
+    """Agent guidance the proxy adds where the provider takes instructions (agents/shapes.py): a
     new or extended instruction field, the recorded instruction kept whole at its start."""
     return bool(_INSTRUCTION.match(field)) and n is not None and (not o or n.startswith(o)) and n != (o or "")
 

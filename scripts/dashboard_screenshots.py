@@ -1,4 +1,4 @@
-"""Screenshots of the dashboard for the README (docs/dashboard*.png), from real decisions.
+"""Screenshots of the dashboard for docs/dashboard.md (docs/dashboard*.png), from real decisions.
 
 Starts a local upstream and `guardian-proxy run` (every upstream connection redirected to the local
 server, so nothing leaves the machine), sends a mix of browser-like and agent-like requests through it in

@@ -1,4 +1,4 @@
-"""PrivacyLens benchmark for the agent guard and the instructor (issue 9).
+"""PrivacyLens benchmark for the agent guard and the instructor (docs/design/agents.md#privacylens-benchmark).
 
 For each item of ../shared/data/privacylens/main_data.json the trajectory is replayed as an OpenAI
 Chat Completions request (scripts/privacylens.py) and evaluated by the gateway's agent code
@@ -11,7 +11,7 @@ Chat Completions request (scripts/privacylens.py) and evaluated by the gateway's
 (c) with --llm MODEL.gguf, the real agent loop for the first --llm-items items: the LLM writes the final
     action with no guidance, with CDI guidance, and with CDI guidance plus the guard.
 
-(d) with --scenario, the inbox scenario of issue 28 (tests/test_agents_items.py: an inbox with a meeting-room
+(d) with --scenario, the inbox scenario (tests/unit/agents/test_items.py: an inbox with a meeting-room
     change, a roster and a friend's cancer diagnosis, summarised for a colleague) per tool-result shape and
     per agent (a worst-case copy, a bulleted summary, a sentence that mixes both), scored per item: N_u the
     diagnosis e-mail's sentences, N_s the other e-mails' sentences with >= 4 content words. The same scenario
@@ -154,8 +154,8 @@ def main() -> None:
     ap.add_argument("--llm-items", type=int, default=20)
     ap.add_argument("--show", type=int, default=0, help="print N failures")
     ap.add_argument("--whole-listings", action="store_true", help="N_s/N_u with a text listing as one record (the "
-                    "definition before issue 28; the guard still judges each block)")
-    ap.add_argument("--scenario", action="store_true", help="only (d), the inbox scenario of issue 28")
+                    "benchmark's older definition; the guard still judges each block)")
+    ap.add_argument("--scenario", action="store_true", help="only (d), the inbox scenario")
     ap.add_argument("--judge-url", help="openai_compatible base URL of an LLM record judge (agents.judge: llm)")
     ap.add_argument("--judge-model", default="", help="the judge's model name on that server")
     args = ap.parse_args()
@@ -170,7 +170,7 @@ def main() -> None:
         result = scenario(judge)
         for model, rows in result.items():
             print(model, json.dumps(rows))
-        print(json.dumps({"scenario": "inbox (issue 28)", "judge": args.judge_model or None, **result}))
+        print(json.dumps({"scenario": "inbox", "judge": args.judge_model or None, **result}))
         return
     cases = [Case(it, not args.whole_listings) for it in PL.load(args.data, args.limit)]
     norms = default_norms()

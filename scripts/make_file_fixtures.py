@@ -1,4 +1,4 @@
-"""Write the small sample files tests/test_bodies_files.py reads (tests/fixtures/files/).
+"""Write the small sample files tests/unit/bodies/test_files.py reads (tests/fixtures/files/).
 
     .venv/bin/python scripts/make_file_fixtures.py [OUTDIR]
 

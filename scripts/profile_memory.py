@@ -1,4 +1,5 @@
-"""Where the memory and the start-up time of guardian-proxy go (issue 27): a benchmark, not a timed test.
+"""Where the memory and the start-up time of guardian-proxy go (docs/design/scaling.md, docs/benchmarks.md): a
+benchmark, not a timed test.
 
     python scripts/profile_memory.py stages    # one worker's load, step by step, in this process
     python scripts/profile_memory.py proxy     # a real `guardian-proxy run --port 0`, default settings
