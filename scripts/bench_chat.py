@@ -1,6 +1,5 @@
 """Latency that chat sessions add (docs/design/conversations.md): per request with a 20-message history, and
-on
-streams.
+on streams.
 
     .venv/bin/python scripts/bench_chat.py                 # in-process + through a real guardian-proxy run
     .venv/bin/python scripts/bench_chat.py --no-proxy      # in-process only

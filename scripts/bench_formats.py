@@ -1,6 +1,5 @@
 """Format integrity of rewrites on real captures (docs/design/anonymization.md: the format kept, stand-ins no
-one
-holds).
+one holds).
 
 Every HAR request of ../shared/data/realtraffic/har is evaluated in process by a Gateway (detector without NER,
 so it runs in minutes on a shared 2-core machine); each request the gateway rewrites is compared with what it

@@ -72,8 +72,8 @@ Verdicts
 Every failure is printed with what changed (field path, shape before → after, never a value) and the proxy's
 rule and explanation from its decision log (state dir `decisions.jsonl`; it holds no raw values).
 Rates are of the judged requests (replay errors left out). Targets
-(docs/benchmarks.md#replay-of-real-captures): user flows altered or
-blocked ≤ 0.3 % of requests, needless ≤ 1 %, 0 AI exchanges broken, 0 leaks. The recipient classes come from
+(docs/benchmarks.md#replay-of-real-captures): user flows altered or blocked ≤ 0.3 % of requests, needless
+≤ 1 %, 0 AI exchanges broken, 0 leaks. The recipient classes come from
 guardian_proxy/data/recipients.json as it is when the benchmark runs (built from ../shared/data/recipients).
 """
 
