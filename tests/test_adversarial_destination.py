@@ -1,5 +1,5 @@
 """The destination is where the connection goes, never what the Host header claims; values spelled into host
-labels are read (issue 19, "Paths the data takes past the gateway")."""
+labels are read (R-DESTINATION; docs/security.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Raw TCP through CONNECT (bytes that are not HTTP) is decided and logged like any request (issue 19)."""
+"""Raw TCP through CONNECT (bytes that are not HTTP) is decided and logged like any request (R-RAW-TRACKER,
+R-RAW-DATA)."""
 
 from __future__ import annotations
 

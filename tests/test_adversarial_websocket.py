@@ -1,6 +1,6 @@
 """WebSocket messages are decided like request bodies: personal data in a message to a tracker or an unknown third
 party never reaches it raw, opaque binary to a tracker is dropped, and ordinary messages pass byte for byte
-(issue 19: the same leak tests for every carrier). A real `websockets` client through a real proxy."""
+(docs/security.md: the same leak tests for every carrier). A real `websockets` client through a real proxy."""
 
 from __future__ import annotations
 

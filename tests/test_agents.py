@@ -7,8 +7,9 @@ import pytest
 from guardian_proxy.agents import Guard, Instructor, Norms, default_norms, detect_step
 from guardian_proxy.agents.items import containment, content_words, items_of, sentences
 from guardian_proxy.agents.shapes import PROMPT, inject, tool_calls
-from guardian_proxy.agents.stream import StreamGuard, chained
+from guardian_proxy.agents.stream import StreamGuard
 from guardian_proxy.errors import ConfigError
+from guardian_proxy.session.reply import Streamed
 
 OBS = json.dumps({"results": [
     {"id": "n1", "title": "Offsite planning", "content": "The team offsite is on March 3 at the Lakeside venue. "
@@ -119,7 +120,7 @@ def test_guard_removes_leaking_sentences_only(guidance):
 
 
 def test_inject_per_api():
-    # issue 25: never a trailing `system` message after the tool results (api.mistral.ai answers 400 "Expected
+    # never a trailing `system` message after the tool results (api.mistral.ai answers 400 "Expected
     # last role User or Tool"): the guidance goes first, or into the leading system message
     d = openai_request()
     assert inject("openai_chat", d, "G") and d["messages"][0] == {"role": "system", "content": "G"}
@@ -196,7 +197,7 @@ def test_stream_guard_openai_fragments(guidance, size, split):
     assert out.startswith(b": keep-alive") and out.rstrip().endswith(b"data: [DONE]")
 
 
-def test_stream_guard_anthropic_and_chained(guidance):
+def test_stream_guard_anthropic_behind_the_session_part(guidance):
     ins, g = guidance
     guard = Guard(ins)
     args = json.dumps({"body": COPY})
@@ -208,8 +209,8 @@ def test_stream_guard_anthropic_and_chained(guidance):
     evs += [("content_block_stop", {"type": "content_block_stop", "index": 1})]
     raw = b"".join(f"event: {n}\ndata: {json.dumps(o)}\n\n".encode() for n, o in evs)
     sg = StreamGuard("anthropic", lambda tool, a: guard.check_call(tool, a, g).arguments)
-    out = chained(lambda b: b, sg)
-    text = (out(raw[:50]) + out(raw[50:]) + out(b"")).decode()
+    out = Streamed([lambda b: b, sg])  # the reply filter's parts: the session's de-masking, then the guard
+    text = (out.feed(raw[:50]) + out.feed(raw[50:]) + out.end()).decode()
     partial = "".join(json.loads(b.split("data: ", 1)[1])["delta"]["partial_json"]
                       for b in text.split("\n\n") if "input_json_delta" in b)
     assert "chemotherapy" not in json.loads(partial)["body"]

@@ -35,7 +35,7 @@ def test_the_synthetic_set_is_reproducible_and_every_gold_value_is_in_its_text(b
     rows = bench.synth_rows(24)
     assert rows == bench.synth_rows(24)
     labels = {k for t in bench.SYNTH_TEMPLATES for k in re.findall(r"\{(\w+)\}", t)}
-    assert {"sex", "prefix", "idcard", "state", "time"} <= labels  # the values issue 28 names as kept before
+    assert {"sex", "prefix", "idcard", "state", "time"} <= labels  # the values the benchmark kept before
     for r in rows:
         assert r["gold"] and all(g in r["text"] for g in r["gold"])
 

@@ -50,8 +50,8 @@ def _allow_once(browser, up, px) -> None:
     assert page.locator("#guardian-allow-1h").count() == 1 and page.locator("#guardian-allow-forever").count() == 1
     seen = len([x for x in up.received if x.path.startswith("/article")])
     assert seen == 0  # the blocked request never left
-    # the reason in words first (issue 27), and "see this decision" opens the dashboard's own detail view: from
-    # the sandboxed page (an opaque origin) through a new tab, no cookie yet
+    # the reason in words first (docs/dashboard.md), and "see this decision" opens the dashboard's own detail
+    # view: from the sandboxed page (an opaque origin) through a new tab, no cookie yet
     reason = page.text_content("#guardian-reason")
     assert "stopped before" in reason and "Your rule decided it: " in reason, reason
     with page.context.expect_page(timeout=30_000) as opened:

@@ -1,4 +1,4 @@
-"""The top level of the command line: `--version`, `-V`, `-h` (issue 27, "The command line")."""
+"""The top level of the command line: `--version`, `-V`, `-h` (docs/cli.md)."""
 
 import subprocess
 import sys

@@ -397,7 +397,7 @@ def test_doctor_through_a_real_proxy(tmp_path):
         assert t["state"] == "ok", t
         assert any(x.get("host") == "127.0.0.1" for x in px.log_lines())  # the gateway decided on it
         assert str(px.ca) in c["CA certificate"]["detail"]
-        # mitmproxy's own page for the CA answers through the proxy (README: http://mitm.it)
+        # mitmproxy's own page for the CA answers through the proxy (docs/usage.md: http://mitm.it)
         with urllib.request.build_opener(urllib.request.ProxyHandler({"http": px.url})).open(
                 "http://mitm.it/", timeout=30) as r:
             assert r.status == 200 and b"mitmproxy" in r.read()

@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 from guardian_proxy.cli import app
 from guardian_proxy.config import load_factor_tables, load_settings
 from guardian_proxy.decision_log import DecisionLog
+from guardian_proxy.evaluator import write_line
 from guardian_proxy.pipeline import Gateway
 from guardian_proxy.state import feed_for, fleet_key
 from guardian_proxy.types import Action, Decision, RawRequest
@@ -61,7 +62,7 @@ def write(config: Path, decisions: list[tuple[str, str, dict]]) -> list[str]:
     for i, (action, host, cats) in enumerate(decisions):
         req = RawRequest(method="GET", url=f"https://{host}/p{i}")
         d = Decision(action=action, six=Action(domain=host, host=host, categories=cats), explanation=f"#{i}")
-        ids.append(g.write_log(req, d).id)
+        ids.append(write_line(g, req, d).id)
     if dlog.feed is not None:
         assert dlog.feed.flush(10)
     return ids

@@ -1,9 +1,10 @@
-"""Issue 27 in a real headless Chromium at 800 px (as test_dashboard_live_browser.py: Debian's `chromium` driven by
-Playwright, on an in-process Dashboard with made decisions): the detail view opens with its actions, then one plain
-sentence, then the numbers, and shows the stand-ins that left marked (never the original); "Allow 1 hour" lands in
-the Overrides tab with its duration, end, matches and last match, and removing asks first; the "only with personal
-data" switch; CORS preflights apart in Sites; the histogram coloured by decision; nothing wider than the window;
-the block page's "see this decision" opens the dashboard's own detail view. Screenshots go to
+"""The action-first dashboard (docs/dashboard.md) in a real headless Chromium at 800 px (as
+test_dashboard_live_browser.py: Debian's `chromium` driven by Playwright, on an in-process Dashboard with made
+decisions): the detail view opens with its actions, then one plain sentence, then the numbers, and shows the
+stand-ins that left marked (never the original); "Allow 1 hour" lands in the Overrides tab with its duration,
+end, matches and last match, and removing asks first; the "only with personal data" switch; CORS preflights
+apart in Sites; the histogram coloured by decision; nothing wider than the window; the block page's "see this
+decision" opens the dashboard's own detail view. Screenshots go to
 build/test-artifacts/dashboard-800-*.png."""
 
 from __future__ import annotations

@@ -92,7 +92,7 @@ def test_detail_view_and_override_click_changes_next_decision(stack):
                   "final level", "Policy evidence", "Rewritten form"):
         assert words in body, words
     assert EMAIL not in body and "John Smith" not in body
-    # which recognizer found each span, by field path (issue 25 item 1)
+    # which recognizer found each span, by field path (docs/design/extraction.md)
     found = page.locator('[data-testid="found-lines"] li').all_text_contents()
     assert "Found by" in body and any(x.startswith("EMAIL_ADDRESS at json:$.text — ") for x in found), found
     page.screenshot(path=str(ARTIFACTS / "dashboard-detail.png"))
@@ -116,7 +116,7 @@ def test_detail_view_and_override_click_changes_next_decision(stack):
     page.click('nav .tab[data-tab="overrides"]')
     page.wait_for_selector("#overrides tbody tr >> text=doubleclick.net")
     page.click('#overrides [data-testid^="ov-remove-"]')
-    assert "doubleclick.net" in store.read_text()  # removing asks first (issue 27)
+    assert "doubleclick.net" in store.read_text()  # removing asks first (docs/dashboard.md)
     page.click('#overrides [data-testid^="ov-confirm-"]')
     page.wait_for_selector(".flash >> text=Override removed")
     assert "doubleclick.net" not in store.read_text()

@@ -1,7 +1,8 @@
-"""`guardian-proxy dashboard --new-token` (README "Dashboard"): old addresses stop working at once, in a running
-proxy too. An open live stream opened with the old token is ended by the server (one `token` event, then the end;
-no decision after the rotation reaches it), and the running proxy's runtime.json names the new address. The page's
-side ("token changed — reopen from `guardian-proxy dashboard`") is in test_dashboard_live_browser.py."""
+"""`guardian-proxy dashboard --new-token` (docs/dashboard.md): old addresses stop working at once, in a
+running proxy too. An open live stream opened with the old token is ended by the server (one `token` event,
+then the end; no decision after the rotation reaches it), and the running proxy's runtime.json names the new
+address. The page's side ("token changed — reopen from `guardian-proxy dashboard`") is in
+test_dashboard_live_browser.py."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""The proxy's own DNS answer (guardian_proxy/dns_answer.py, issue 25 item 3): the chain is read by default, the
-connection goes to the answered address only with `detector.dns_connect`, and a name whose answered address refused
-is connected through the system resolver afterwards. A real local DNS server; mitmproxy's own test flows."""
+"""The proxy's own DNS answer (guardian_proxy/dns_answer.py, R-CNAME-CLOAKED): the chain is read by default,
+the connection goes to the answered address only with `detector.dns_connect`, and a name whose answered
+address refused is connected through the system resolver afterwards. A real local DNS server; mitmproxy's own
+test flows."""
 
 import asyncio
 

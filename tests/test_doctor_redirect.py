@@ -1,6 +1,6 @@
-"""`guardian-proxy doctor` for a proxy started with `--redirect-upstream` (the README's way of trying it out): the
-runtime file records the redirect, and the doctor sends its test request to that address instead of reporting
-"request through the proxy: FAIL" and advising to delete runtime.json."""
+"""`guardian-proxy doctor` for a proxy started with `--redirect-upstream` (docs/usage.md, docs/cli.md: a way
+of trying it out): the runtime file records the redirect, and the doctor sends its test request to that
+address instead of reporting "request through the proxy: FAIL" and advising to delete runtime.json."""
 
 from __future__ import annotations
 

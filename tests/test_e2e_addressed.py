@@ -1,4 +1,4 @@
-"""End to end (issue 25, "who addressed whom"): a real `guardian-proxy run`, a local TLS upstream answering for a
+"""End to end (R-ADDRESSED): a real `guardian-proxy run`, a local TLS upstream answering for a
 shop and for a known analytics host (`--redirect-upstream`), and real clients (curl, httpx).
 
 A request no page made (no Origin, Referer or Fetch Metadata) is the user's own client addressing that host: a

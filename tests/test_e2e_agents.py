@@ -98,7 +98,7 @@ def test_mode_off_per_host_and_experience_log(env):
 
 
 def test_mistral_shaped_request_with_a_system_prompt_is_accepted(env):
-    """Issue 25: guidance appended as a `system` message after the tool results made api.mistral.ai answer 400
+    """Guidance appended as a `system` message after the tool results made api.mistral.ai answer 400
     ("Expected last role User or Tool"); it now goes into the leading system message the request already has."""
     srv, _, http = env
     msgs = [{"role": "system", "content": "You are an office assistant."}] + messages()

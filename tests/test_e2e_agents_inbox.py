@@ -1,8 +1,9 @@
-"""End to end (issue 28 item 2): an agent asked to e-mail a colleague a summary of an inbox that holds a meeting-room
-change, a roster and a friend's cancer diagnosis, through a real `guardian-proxy run` (cdi+guard) to a worst-case
-agent that copies everything it read into `send_email`. Real clients: openai (JSON and stream), anthropic (JSON and
-stream), mistralai (JSON and stream) and litellm; the inbox as JSON objects and as a text listing. Before the fix
-the text listing was one record, withheld whole, and the body lost the room change and the roster too."""
+"""End to end (docs/design/agents.md, item by item): an agent asked to e-mail a colleague a summary of an
+inbox that holds a meeting-room change, a roster and a friend's cancer diagnosis, through a real
+`guardian-proxy run` (cdi+guard) to a worst-case agent that copies everything it read into `send_email`. Real
+clients: openai (JSON and stream), anthropic (JSON and stream), mistralai (JSON and stream) and litellm; the
+inbox as JSON objects and as a text listing. Before the fix the text listing was one record, withheld whole,
+and the body lost the room change and the roster too."""
 
 from __future__ import annotations
 

@@ -128,7 +128,7 @@ def test_ollama_ndjson_stream(env):
 
 
 def test_together_text_completions_stream_is_demasked_whole(env):
-    """Issue 25: Together's OpenAI-compatible Completions (`/v1/completions`, streamed `choices[].text`) had no
+    """Together's OpenAI-compatible Completions (`/v1/completions`, streamed `choices[].text`) had no
     dialect: the generic one de-masks event by event and left half a surrogate. The server cuts its answer into
     3–5 character pieces, so every surrogate is split across chunks."""
     srv, _, http, _, _ = env
@@ -147,7 +147,7 @@ def test_together_text_completions_stream_is_demasked_whole(env):
 
 
 def test_together_chat_stream_text_copy_is_demasked(env):
-    """Issue 25: Together's chat stream repeats each piece as `choices[].text`; that copy kept the surrogates."""
+    """Together's chat stream repeats each piece as `choices[].text`; that copy kept the surrogates."""
     srv, _, http, _, _ = env
     n = len(srv.received)
     said = f"Hello, I am {NAME}. Please greet me."
@@ -163,7 +163,7 @@ def test_together_chat_stream_text_copy_is_demasked(env):
 
 
 def test_anthropic_legacy_complete_stream_is_demasked_whole(env):
-    """Issue 25: Anthropic's legacy `/v1/complete` fell to the generic dialect ("Michelle Doorwright": half a
+    """Anthropic's legacy `/v1/complete` fell to the generic dialect ("Michelle Doorwright": half a
     surrogate left in the reply); its `completion` events are now deltas of one text."""
     srv, _, http, _, _ = env
     n = len(srv.received)

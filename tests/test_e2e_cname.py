@@ -1,4 +1,4 @@
-"""End to end (issue 25 item 3, CNAME cloaking): a real `guardian-proxy run` whose DNS server is a real local one
+"""End to end (R-CNAME-CLOAKED): a real `guardian-proxy run` whose DNS server is a real local one
 (UDP, port 0), local HTTPS upstreams whose certificates a test CA signed, and httpx as the page's client.
 
 `track.shop.example` is a CNAME of a listed cloaked tracker vendor (Eulerian, AdGuard's list): the proxy's own DNS

@@ -1,4 +1,4 @@
-"""End to end (issue 27, a console that talks; mitmproxy users; the command line), real processes:
+"""End to end (the console, mitmproxy users, the command line: docs/cli.md), real processes:
 
 - `guardian-proxy run` prints one line per rewritten or blocked request (program, method, host, what and why, never
   a value), nothing for an allowed one; `-v` adds the allowed ones; `-q` prints none;

@@ -1,4 +1,4 @@
-"""Fail closed wherever the addon runs (issue 26): the guardian loaded by mitmproxy's own tools
+"""Fail closed wherever the addon runs (docs/mitmproxy-addon.md): the guardian loaded by mitmproxy's own tools
 (`mitmdump -s "$(guardian-proxy addon-path)"`, `mitmweb -s …`), real processes and real clients.
 
 - a bad `guardian_*` value stops mitmproxy in one line naming the option; before, mitmproxy aborted loading the

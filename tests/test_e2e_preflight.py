@@ -1,6 +1,6 @@
-"""A user "deny" rule on a tracker and the browser's CORS preflight (README "Blocked requests"): a tracker call a
-page makes with `fetch(..., {method: "POST", headers: {"content-type": "application/json"}})` is preceded by an
-OPTIONS preflight. Denied like the call itself, the preflight got the silent 204 without the
+"""A user "deny" rule on a tracker and the browser's CORS preflight (R-BLOCK-ANSWER, R-PREFLIGHT): a tracker
+call a page makes with `fetch(..., {method: "POST", headers: {"content-type": "application/json"}})` is
+preceded by an OPTIONS preflight. Denied like the call itself, the preflight got the silent 204 without the
 Access-Control-Allow-Methods/-Headers a preflight needs, so the browser failed the call with a network error and
 the SDK retried. Now a denied preflight is answered by the proxy itself, granting what was asked, so the real call
 follows and ends in the same silent 204 as any decided tracker call; nothing reaches the tracker either way."""

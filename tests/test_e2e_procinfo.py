@@ -1,6 +1,6 @@
-"""End to end (issue 27, which program sent it): a real `curl` and a real Python script named agent.py send
-requests through a real `guardian-proxy run`; the decision log names each program (its name, pid and executable,
-never its arguments), and `guardian-proxy log --app` keeps one program's lines."""
+"""End to end (which program sent it, docs/usage.md): a real `curl` and a real Python script named agent.py
+send requests through a real `guardian-proxy run`; the decision log names each program (its name, pid and
+executable, never its arguments), and `guardian-proxy log --app` keeps one program's lines."""
 
 import json
 import os

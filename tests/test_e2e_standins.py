@@ -1,5 +1,5 @@
 """End to end through a real `guardian-proxy run`: a tracker payload rewritten keeps its format and carries only
-stand-ins no one holds (issue 25 item 2; issue 26 "Stand-ins that belong to no one").
+stand-ins no one holds (docs/design/anonymization.md).
 
 The payload is what analytics SDKs send: gzip-compressed JSON with no Content-Encoding header (the `gz=1` query
 parameter says so), holding an e-mail, UUID device and anonymous ids, a phone and numeric values. A user rule

@@ -1,4 +1,4 @@
-"""No raw value at rest on the error paths (issue 26, "What the review broke"): a card number in a host name whose
+"""No raw value at rest on the error paths (R-NO-RAW-VALUE): a card number in a host name whose
 upstream fails was written raw into the decision log and returned by the dashboard's API.
 
 Every path that writes about a request: the decision log, the dashboard's API (snapshot, stats, each decision's

@@ -1,5 +1,6 @@
-"""CNAME cloaking (issue 25): a first-party name that is a CNAME to a tracker vendor is that vendor. The chain is
-read from the DNS answer of a real local DNS server (UDP, RFC 1035 wire format, standard library)."""
+"""CNAME cloaking (R-CNAME-CLOAKED): a first-party name that is a CNAME to a tracker vendor is that vendor.
+The chain is read from the DNS answer of a real local DNS server (UDP, RFC 1035 wire format, standard
+library)."""
 
 import struct
 

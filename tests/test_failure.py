@@ -295,7 +295,7 @@ def test_decision_for_failed_stage_keeps_action_categories():
     assert rules.decision(CARD_TO_ADS, "likelihood", BackendError("t"), a2).action == "allow"
 
 
-# ------------------------------------------------------------------ issue 19: the warning says what was done
+# ------------------------------------------------------- the warning says what was done (R-FAIL-TIER)
 
 
 def test_a_vault_failure_is_reported_as_the_block_it_is(tmp_path, caplog):

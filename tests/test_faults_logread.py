@@ -1,4 +1,4 @@
-"""`guardian-proxy log` and `stats` on a damaged decision log (issue 19): a line cut inside a UTF-8
+"""`guardian-proxy log` and `stats` on a damaged decision log (docs/security.md): a line cut inside a UTF-8
 character, invalid bytes in the middle, lines that are JSON but no record, gzip-rotated files. Each bad
 line is skipped and counted, the commands say so once on stderr, and every good record is still read."""
 

@@ -1,5 +1,6 @@
-"""Start-up faults (issue 19): every listen address obeys the loopback rule, and a refusal to start is one
-line naming the file and the fix, never a traceback, and comes before any model loads."""
+"""Start-up faults (docs/security.md): every listen address obeys the loopback rule (R-LOOPBACK-ONLY), and a
+refusal to start is one line naming the file and the fix, never a traceback, and comes before any model
+loads."""
 
 import base64
 import json
@@ -136,7 +137,7 @@ def test_an_allowed_remote_mode_banner_names_the_address_really_bound(tmp_path):
             assert listening_on(port) == {"0.0.0.0"}
         with socket.create_connection(("127.0.0.1", port), timeout=5):
             pass
-        # how a local client reaches a wildcard bind (issue 27: a curl line that works, not SSL_CERT_FILE)
+        # how a local client reaches a wildcard bind (a curl line that works, not SSL_CERT_FILE)
         assert f"curl -x 127.0.0.1:{port} --proxy-user USER:PASS --cacert" in text and "s3cret" not in text
     finally:
         _stop(proc)

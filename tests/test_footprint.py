@@ -1,4 +1,4 @@
-"""Issue 27, memory: an evaluation worker loads only what inference needs.
+"""Memory (docs/design/scaling.md): an evaluation worker loads only what inference needs.
 
 Presidio imports `transformers` (and with it scikit-learn, SciPy, tokenizers, SymPy: +164 MB RSS, ~2 s CPU per
 worker) for a Hugging Face engine the detector never uses; the detector imports Presidio without it
@@ -94,9 +94,9 @@ def test_the_proxy_process_gateway_loads_no_torch_until_stage_3_is_used(tmp_path
 
 def test_a_real_proxy_keeps_torch_out_of_its_processes_and_transformers_out_of_its_worker(tmp_path):
     """`guardian-proxy run` end to end: a personal POST is decided by the worker (the model ran there, in numpy),
-    while neither the proxy process nor the worker maps libtorch (issue 27: spaCy and Presidio are imported with
-    torch hidden, the likelihood model is read from its .npz) and the worker maps no SciPy / scikit-learn
-    (transformers' companions)."""
+    while neither the proxy process nor the worker maps libtorch (extract/ner.py: spaCy and Presidio are
+    imported with torch hidden, the likelihood model is read from its .npz) and the worker maps no SciPy /
+    scikit-learn (transformers' companions)."""
     import httpx
 
     from tests.support.proxy_process import start_proxy

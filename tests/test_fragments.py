@@ -83,7 +83,7 @@ def test_through_the_gateway_a_split_card_never_reaches_an_ad_network(gateway):
     assert second.six.categories.get("financial")
 
 
-# ------------------------------------------------------------------ values joined in one string (issue 26)
+# ------------------------------------------------------------------ values joined in one string (R-FRAGMENTS)
 
 #: one string carrying several halves, then the other halves in the same places: an e-mail, a card, an SSN
 JOINED = [
@@ -99,8 +99,8 @@ JOINED = [
 
 
 def test_the_issues_example_a_string_of_halves_then_the_rest():
-    """`user@|12345678|123-45` then `domain|12345678|6789` (issue 26): 123-45-6789 is an SSN; 1234567812345678
-    fails Luhn and `user@domain` has no top-level domain, so those two are not values."""
+    """`user@|12345678|123-45` then `domain|12345678|6789` (R-FRAGMENTS): 123-45-6789 is an SSN;
+    1234567812345678 fails Luhn and `user@domain` has no top-level domain, so those two are not values."""
     w = FragmentWindow()
     assert w.check(REQ, _action("tracker.example", ("d", "user@|12345678|123-45"))) == []
     a2 = _action("tracker.example", ("d", "domain|12345678|6789"))
@@ -167,7 +167,7 @@ def test_the_shared_store_keeps_the_places_of_the_pieces(tmp_path):
 def test_everyday_captures_make_no_joins_from_joined_strings():
     """The real captures (../shared/data/realtraffic/har) through the window in order, each request with its own
     recipient: no join comes from a piece of a joined string, and the few chance joins of whole numbers left are on
-    trackers or analytics endpoints (16 before issue 26's measurement-key rule, 4 after)."""
+    trackers or analytics endpoints (16 before the measurement-key rule, 4 after)."""
     import sys
     from pathlib import Path
 

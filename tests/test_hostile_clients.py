@@ -1,11 +1,11 @@
-"""Hostile clients (issue 19): half-open connections (slowloris), idle keep-alive connections and connection
-floods against a real `guardian-proxy run` and against the dashboard's server; the rules of
+"""Hostile clients (R-CONNECTION-CAPS): half-open connections (slowloris), idle keep-alive connections and
+connection floods against a real `guardian-proxy run` and against the dashboard's server; the rules of
 guardian_proxy/connections.py unit by unit.
 
 Rules checked: a connection that has not sent a complete request head within the header timeout is closed; one
 with no request in flight is closed after the idle timeout, but a stream in flight (SSE) never is; at the
 cap a new connection replaces the oldest one without a request in flight (an idle keep-alive one first), so a
-flood never locks the client out; loopback clients have no per-address cap (issue 26: every local program comes
+flood never locks the client out; loopback clients have no per-address cap (every local program comes
 from 127.0.0.1), only the total one, and a remote address keeps its own; the dashboard's handler threads are
 bounded and a half-open request head is dropped."""
 
@@ -77,7 +77,7 @@ def half_open(port: int, n: int, payload: bytes = HALF) -> list[socket.socket]:
 def env(tmp_path_factory):
     d = tmp_path_factory.mktemp("hostile-clients")
     up = HostileUpstream()
-    # loopback clients count against the total cap only (issue 26), so the cap these tests reach is the total one
+    # loopback clients count against the total cap only, so the cap these tests reach is the total one
     cfg = write_config(d, header_timeout_s=HEADER_S, idle_timeout_s=IDLE_S, max_connections=CAP)
     px = start_proxy(d, up.port, extra=proxy_args(cfg))
     yield up, px

@@ -1,5 +1,6 @@
-"""Hostile upstreams (issue 19): a real `guardian-proxy run` redirected to a local upstream that answers huge,
-slow, compressed-bomb and oversized chat bodies (tests/support/hostile.py), driven by real HTTP clients.
+"""Hostile upstreams (docs/security.md#hostile-upstreams-and-clients): a real `guardian-proxy run` redirected
+to a local upstream that answers huge, slow, compressed-bomb and oversized chat bodies
+(tests/support/hostile.py), driven by real HTTP clients.
 
 Rules checked: every response no stage reads streams as it arrives (first byte before the body is complete,
 RSS flat however large); a response a stage reads is held only up to `limits.max_inspected_response_bytes`

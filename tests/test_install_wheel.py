@@ -1,4 +1,5 @@
-"""Installed like a real tool (issue 27): the built wheel, installed into a fresh venv outside the checkout, runs
+"""Installed like a real tool (docs/install.md): the built wheel, installed into a fresh venv outside the
+checkout, runs
 `guardian-proxy` from any directory with the shipped data inside the package (policies, factor tables, the
 likelihood model).
 

@@ -74,7 +74,7 @@ def test_bad_threshold(tmp_path):
 
 def test_stage_from_settings(tmp_path):
     s = load_settings(state_dir=tmp_path)
-    # the shipped weights: the numpy twin of likelihood.pt, loaded without torch (issue 27)
+    # the shipped weights: the numpy twin of likelihood.pt, loaded without torch (tests/test_footprint.py)
     assert model_path(s).name == "likelihood.npz" and model_path(s).is_file()
     stage = make_stage(s)
     assert 0 < stage.u_threshold <= 1

@@ -1,5 +1,6 @@
-"""Issue 27: the likelihood model runs in numpy (likelihood/infer.py) from an .npz written beside the .pt, so the
-proxy's workers import no torch. Same outputs as the torch network; the npz is checked like the .pt at load."""
+"""Memory (docs/design/likelihood.md): the likelihood model runs in numpy (likelihood/infer.py) from an .npz
+written beside the .pt, so the proxy's workers import no torch. Same outputs as the torch network; the npz is
+checked like the .pt at load."""
 
 import json
 import subprocess

@@ -1,5 +1,5 @@
-"""No value in the decision log, the dashboard or the console (issue 19): every text that comes from the request
-passes one masking function (guardian_proxy/logmask.py) before it is written.
+"""No value in the decision log, the dashboard or the console (R-NO-RAW-VALUE): every text that comes from the
+request passes one masking function (guardian_proxy/logmask.py) before it is written.
 
 The unit tests below feed each path that copied a raw value (host labels, key-less query values, JSON query
 strings, the first path segment of an uninspected request, residue in a rewritten body or URL, flow-error lines,

@@ -1,4 +1,4 @@
-"""The log tells what was done (issue 19): a request blocked because its decision could not be logged
+"""The log tells what was done (R-LOG-FAIL-CLOSED): a request blocked because its decision could not be logged
 (failure.after_log_error: a closed tier turns a release into a block) is logged as `deny` with its rule once the
 log can be written again, and never as the `allow` it was before.
 

@@ -1,4 +1,4 @@
-"""1,000 concurrent honest connections from loopback (issue 26, "What the review broke"): every one is answered,
+"""1,000 concurrent honest connections from loopback (R-CONNECTION-CAPS): every one is answered,
 none is lost, and a plain GET succeeds while all of them are in flight; the slowloris defence (a request head
 within the header timeout) still holds for loopback without a count per address (tests/test_hostile_clients.py).
 

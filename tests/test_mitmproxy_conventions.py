@@ -1,6 +1,6 @@
 """The gateway is a real mitmproxy addon: options declared in `load()` (`guardian_*`), read in `configure()`; it
 loads in `mitmdump -s` and `mitmweb -s`; `guardian-proxy run` takes mitmproxy's spellings and `--set` for every
-option (issue 17). Real processes, real clients."""
+option (docs/mitmproxy-addon.md). Real processes, real clients."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Overrides people can live with (issue 17): terms (once, for a time, until restart, forever), match counts
+"""Overrides people can live with (R-OVERRIDE): terms (once, for a time, until restart, forever), match counts
 seen across processes, stable ids, and targets checked against what the tables know."""
 
 from __future__ import annotations

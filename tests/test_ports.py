@@ -1,4 +1,4 @@
-"""Servers the suite starts bind port 0 and report the port they got (issue 26, "Tests that hold under load": a port
+"""Servers the suite starts bind port 0 and report the port they got (a port
 picked beforehand was taken by another process before the proxy bound it). The proxy's banner names the port
 really bound, tests/support/proxy_process.py reads it, and the dashboard's PAC file names it too."""
 

@@ -1,5 +1,5 @@
-"""The dashboard's app column and `app:` filter (issue 27) in a real headless Chromium, on an in-process Dashboard
-(as tests/test_dashboard_live_browser.py)."""
+"""The dashboard's app column and `app:` filter (docs/dashboard.md) in a real headless Chromium, on an
+in-process Dashboard (as tests/test_dashboard_live_browser.py)."""
 
 from __future__ import annotations
 

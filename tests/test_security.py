@@ -180,7 +180,7 @@ def main_run_paths(c: httpx.Client) -> dict[str, int]:
     chat = f"{msg} My SSN is {SSN}."
     first_party = {"origin": "http://shop.example.com", "sec-fetch-user": "?1"}
     # a phone app's SDK sent these: a request from curl or a script is the user's own client addressing its host
-    # (issue 25), and from a page a ticket to a support service is the embedded service's norm
+    # (R-ADDRESSED), and from a page a ticket to a support service is the embedded service's norm
     third = {"user-agent": "Dalvik/2.1.0 (Linux; U; Android 14; Pixel 8)"}
     reqs = {
         "allow-first-party": lambda: c.post("http://shop.example.com/contact", json={"email": EMAIL}, headers=first_party),

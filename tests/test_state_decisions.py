@@ -15,6 +15,7 @@ import pytest
 
 from guardian_proxy.config import load_factor_tables, load_settings
 from guardian_proxy.decision_log import DecisionLog, read_all
+from guardian_proxy.evaluator import write_line
 from guardian_proxy.pipeline import Gateway
 from guardian_proxy.state import StateUnavailable, feed_for, new_key, open_feed, redis_client
 from guardian_proxy.types import Action, Decision, RawRequest
@@ -39,7 +40,7 @@ def state_kwargs(backend: str, tmp_path, request, name: str = "a", **state) -> d
 
 
 def gateway(settings) -> Gateway:
-    """A Gateway with no stages (write_log needs none), its log and feed built as `from_settings` builds them."""
+    """A Gateway with no stages (`write_line` needs none), its log and feed built as `from_settings` builds them."""
     dlog = DecisionLog(settings.decision_log)
     dlog.feed = feed_for(settings)
     return Gateway(settings, load_factor_tables(), None, None, None, None, decision_log=dlog)
@@ -67,10 +68,10 @@ def backend(request) -> str:
 # ------------------------------------------------------------------ one process
 
 
-def test_write_log_hands_the_logged_record_to_the_feed(backend, tmp_path, request):
+def test_write_line_hands_the_logged_record_to_the_feed(backend, tmp_path, request):
     s = load_settings(**state_kwargs(backend, tmp_path, request))
     g = gateway(s)
-    done = [g.write_log(*decision(i, action)) for i, action in enumerate(("allow", "deny", "transform"))]
+    done = [write_line(g, *decision(i, action)) for i, action in enumerate(("allow", "deny", "transform"))]
     flush(g)
     logged = list(read_all(s.decision_log))
     fed = list(open_feed(s).records())
@@ -88,7 +89,7 @@ def test_the_local_back_end_publishes_nothing_more(tmp_path):
     s = load_settings(state_dir=tmp_path / "state")
     assert feed_for(s) is None  # the JSONL log is the whole feed
     g = Gateway(s, load_factor_tables(), None, None, None, None, decision_log=DecisionLog(s.decision_log))
-    g.write_log(*decision(1))  # a log without a feed (tests, older callers) writes as before
+    write_line(g, *decision(1))  # a log without a feed (tests, older callers) writes as before
     assert len(list(read_all(s.decision_log))) == 1
 
 
@@ -96,7 +97,7 @@ def test_redis_keys_hold_no_values_and_the_stream_is_capped(tmp_path, request):
     s = load_settings(**state_kwargs("redis", tmp_path, request, recent_decisions=50))
     g = gateway(s)
     for i in range(600):
-        g.write_log(*decision(i))
+        write_line(g, *decision(i))
     flush(g)
     r = redis_client(s)
     keys = sorted(k.decode() for k in r.scan_iter(match=s.state.prefix + ":*"))
@@ -114,7 +115,7 @@ def _gateway_process(kwargs: dict, n: int, action: str) -> None:
     s = load_settings(**kwargs)
     g = gateway(s)
     for i in range(n):
-        g.write_log(*decision(i, action))
+        write_line(g, *decision(i, action))
     flush(g)
 
 
@@ -153,7 +154,7 @@ def test_follow_sees_what_another_writer_publishes(backend, tmp_path, request):
         kb = ka
     reader = open_feed(load_settings(**ka))
     if backend == "local":
-        gateway(load_settings(**ka)).write_log(*decision(0))  # the log exists before it is followed
+        write_line(gateway(load_settings(**ka)), *decision(0))  # the log exists before it is followed
     got, stop = [], threading.Event()
 
     def run():
@@ -166,7 +167,7 @@ def test_follow_sees_what_another_writer_publishes(backend, tmp_path, request):
     t.start()
     time.sleep(0.5)  # following from now on
     g = gateway(load_settings(**kb))
-    ids = [g.write_log(*decision(i, "deny")).id for i in range(3)]
+    ids = [write_line(g, *decision(i, "deny")).id for i in range(3)]
     flush(g)
     t.join(10)
     stop.set()
@@ -189,7 +190,7 @@ def test_redis_down_drops_from_the_feed_with_one_warning_never_blocking(tmp_path
     g = gateway(s)
     caplog.set_level(logging.WARNING, logger="guardian_proxy.state")
     t0 = time.perf_counter()
-    done = [g.write_log(*decision(i)) for i in range(300)]
+    done = [write_line(g, *decision(i)) for i in range(300)]
     spent = time.perf_counter() - t0
     assert all(d.action == "allow" for d in done) and len(list(read_all(s.decision_log))) == 300
     assert spent < 1.0, spent  # the log's writes, never a wait on Redis
@@ -218,7 +219,7 @@ def test_a_redis_that_never_answers_costs_at_most_the_timeout(tmp_path, request)
             assert time.perf_counter() - t0 < 1.5
         g = gateway(s)
         t0 = time.perf_counter()
-        g.write_log(*decision(1))
+        write_line(g, *decision(1))
         assert time.perf_counter() - t0 < 0.1
         assert g.decision_log.feed.flush(5) and g.decision_log.feed.dropped == 1
 
@@ -250,7 +251,7 @@ def test_the_dashboard_shows_every_gateway_of_the_fleet(tmp_path, request):
 
     ka, kb = state_kwargs("redis", tmp_path, request, "a"), state_kwargs("redis", tmp_path, request, "b")
     other = gateway(load_settings(**kb))
-    earlier = other.write_log(*decision(0, "deny", "ads.tracker.example"))
+    earlier = write_line(other, *decision(0, "deny", "ads.tracker.example"))
     flush(other)
     d = Dashboard(load_settings(**ka), port=0)
     assert d.start(), d.error
@@ -262,7 +263,7 @@ def test_the_dashboard_shows_every_gateway_of_the_fleet(tmp_path, request):
         assert snap["recent"][0]["gateway"] == "gw-b"
         req, mine = decision(1, "transform")
         d.publish(req, mine)  # this gateway's own, with its detail
-        later = other.write_log(*decision(2, "deny", "ads.tracker.example"))
+        later = write_line(other, *decision(2, "deny", "ads.tracker.example"))
         flush(other)
         deadline = time.time() + 10
         while time.time() < deadline and later.id not in [r["id"] for r in d.hub.snapshot()["recent"]]:
@@ -291,7 +292,7 @@ def test_the_dashboard_starts_on_its_own_log_when_redis_is_down(tmp_path, reques
     url = f"redis://127.0.0.1:{_free_port()}/0"
     s = load_settings(**state_kwargs("redis", tmp_path, request, url=url, timeout_s=0.2))
     g = gateway(s)
-    mine = g.write_log(*decision(1))
+    mine = write_line(g, *decision(1))
     d = Dashboard(s, port=0)
     t0 = time.perf_counter()
     assert d.start(), d.error

@@ -1,7 +1,7 @@
-"""Overrides behind the state interface (issue 18): several processes (worker processes, the CLI, the
-dashboard) and, with Redis, several gateways share one list; a change is seen at the next request (Redis:
-within CHECK_S), a once rule is spent exactly once across them, counts add up, Redis down keeps the last
-good list. The same test body runs on both back ends where it can."""
+"""Overrides behind the state interface (docs/design/scaling.md): several processes (worker processes, the
+CLI, the dashboard) and, with Redis, several gateways share one list; a change is seen at the next request
+(Redis: within CHECK_S), a once rule is spent exactly once across them, counts add up, Redis down keeps the
+last good list. The same test body runs on both back ends where it can."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Learned policies behind the state interface (issue 18): a policy one process learns or is given reaches
-every other store built from the same settings at its next lookup (Redis: within CHECK_S, on every gateway),
-unchanged entries keep what they loaded, Redis down keeps the last good policies."""
+"""Learned policies behind the state interface (docs/design/scaling.md): a policy one process learns or is
+given reaches every other store built from the same settings at its next lookup (Redis: within CHECK_S, on
+every gateway), unchanged entries keep what they loaded, Redis down keeps the last good policies."""
 
 from __future__ import annotations
 

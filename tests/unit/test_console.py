@@ -1,6 +1,7 @@
-"""Issue 27 (a console that talks; mitmproxy users; the command line), the parts that need no process: the console's
-decision line (never a value), mitmweb's marks, `--set` checked before the models load, the dashboard moving off a
-taken port, the worker's process name, the console's masking of paths. The processes: tests/test_e2e_console.py."""
+"""The console, mitmproxy users and the command line (docs/cli.md), the parts that need no process: the
+console's decision line (never a value), mitmweb's marks, `--set` checked before the models load, the
+dashboard moving off a taken port, the worker's process name, the console's masking of paths. The processes:
+tests/test_e2e_console.py."""
 
 from __future__ import annotations
 

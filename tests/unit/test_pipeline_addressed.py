@@ -1,5 +1,6 @@
-"""Who addressed whom (issue 25), through the real Gateway: the verdict follows who made the request and who the
-destination is, not browser headers that tools never send; the explanation does not claim a page made it."""
+"""Who addressed whom (R-ADDRESSED), through the real Gateway: the verdict follows who made the request and
+who the destination is, not browser headers that tools never send; the explanation does not claim a page made
+it."""
 
 import base64
 import json

@@ -1,4 +1,4 @@
-"""Stand-ins keep the format and belong to no one (issue 25 item 2, issue 26 "Stand-ins that belong to no one");
+"""Stand-ins keep the format and belong to no one (docs/design/anonymization.md);
 one source for both surrogate makers."""
 
 import datetime as dt

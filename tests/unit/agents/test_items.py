@@ -1,7 +1,8 @@
-"""Issue 28 item 2: the guard withholds item by item. An inbox with a meeting-room change, a roster and a friend's
-cancer diagnosis, summarised for a colleague: the diagnosis stays out, the room change and the roster go verbatim,
-whatever shape the tool result has (JSON objects, a text listing, a JSON list of texts, bullets) and whatever the
-agent writes (a copy of everything, a summary with bullets, a sentence that mixes both)."""
+"""The guard withholds item by item (docs/design/agents.md). An inbox with a meeting-room change, a roster and
+a friend's cancer diagnosis, summarised for a colleague: the diagnosis stays out, the room change and the
+roster go verbatim, whatever shape the tool result has (JSON objects, a text listing, a JSON list of texts,
+bullets) and whatever the agent writes (a copy of everything, a summary with bullets, a sentence that mixes
+both)."""
 
 import json
 

@@ -1,8 +1,9 @@
-"""A rare word that is the recipient's own name is no residue (issue 25's replay leftover): a page title such as
-"Cinema+ Flixora - Watch TV Shows" in a request to flixora.com (or sent by a page on flixora.com) carries the
-site's own name, which the anonymizer's guesser reads as a rare capitalised word. Verified against the original,
-it escalated the rewrite L1→L3/L4 and rewrote the city and the site's name: a needless change. The destination
-and the sending page know their own name, and it says nothing of who the user is."""
+"""A rare word that is the recipient's own name is no residue (a replay leftover,
+docs/benchmarks.md#replay-of-real-captures): a page title such as "Cinema+ Flixora - Watch TV Shows" in a
+request to flixora.com (or sent by a page on flixora.com) carries the site's own name, which the anonymizer's
+guesser reads as a rare capitalised word. Verified against the original, it escalated the rewrite L1→L3/L4 and
+rewrote the city and the site's name: a needless change. The destination and the sending page know their own
+name, and it says nothing of who the user is."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 19 (A): bodies and query strings built so the extractor would not see the value in them.
+"""docs/security.md: bodies and query strings built so the extractor would not see the value in them.
 
 Each case is read at the level of bodies (the field holding the value is found, and a write-back puts a
 replacement back in the same encoding, every other byte as sent) and through the real extractor (the span is

@@ -1,5 +1,5 @@
-"""Rewrites keep the format (issue 25 item 2): a JSON number stays a JSON number, a sniffed compression goes back
-as it came, byte for byte when nothing changed."""
+"""Rewrites keep the format (docs/design/anonymization.md): a JSON number stays a JSON number, a sniffed
+compression goes back as it came, byte for byte when nothing changed."""
 
 import gzip
 import json

@@ -1,6 +1,7 @@
-"""The 403 block page (addon.blocked_response, kind "page") and what its buttons do on the dashboard (issue 17):
-a link to the decision, "Allow once" / "for 1 hour" / "always" posting to the dashboard with a per-decision grant,
-never a bare cross-origin POST. The Chromium run is tests/test_block_page_browser.py."""
+"""The 403 block page (mitm/blocking.py blocked_response, kind "page") and what its buttons do on the
+dashboard (R-BLOCK-ANSWER, R-OVERRIDE): a link to the decision, "Allow once" / "for 1 hour" / "always" posting
+to the dashboard with a per-decision grant, never a bare cross-origin POST. The Chromium run is
+tests/test_block_page_browser.py."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
-"""Issue 27, "the dashboard and the block page put the action first": the detail view's one plain sentence, the
-stand-ins that left shown as themselves (marked) and never an original value, the Overrides tab's facts, the live
-table's switch and the Sites view's preflight count, the histogram by decision, the block page's words and its
-link into the dashboard's own detail view. In-process; the Chromium run is test_dashboard_action_first_browser.py."""
+"""The dashboard and the block page put the action first (docs/dashboard.md): the detail view's one plain
+sentence, the stand-ins that left shown as themselves (marked) and never an original value, the Overrides
+tab's facts, the live table's switch and the Sites view's preflight count, the histogram by decision, the
+block page's words and its link into the dashboard's own detail view. In-process; the Chromium run is
+test_dashboard_action_first_browser.py."""
 
 from __future__ import annotations
 

@@ -216,7 +216,8 @@ def test_live_decisions_details_and_no_raw_values(dash, gateway):
     assert set(detail["factors"]) >= {"Sd", "Mtr", "Mp", "Mb", "MT", "Seff", "R", "tier", "allow_ceiling", "deny_floor"}
     assert detail["likelihood"]["path"] and detail["start_level"] and detail["final_level"]
     assert "evidence_detail" in detail and "statements" in detail["evidence_detail"]
-    # which recognizer found each span, by field path (issue 25 item 1): types, paths and rules, never values
+    # which recognizer found each span, by field path (docs/design/extraction.md): types, paths and rules,
+    # never values
     assert any(line.startswith("EMAIL_ADDRESS at json:$.ticket — ") for line in detail["found_lines"]), \
         detail["found_lines"]
     assert all(" at " in line and " — " in line for line in detail["found_lines"])
@@ -238,7 +239,7 @@ def test_override_from_the_api_persists_and_reaches_the_gateway_store(dash, tmp_
         r = c.post("/api/overrides", json={"action": "allow", "domain": "Ads.DoubleClick.net", "category": "financial"})
         assert r.status_code == 200, r.text
         listed = r.json()["overrides"]
-        old_keys = ("action", "domain", "category", "number", "source")  # issue 17 added id, term, state, counts
+        old_keys = ("action", "domain", "category", "number", "source")  # later: id, term, state, counts
         assert {k: listed[-1][k] for k in old_keys} == {"action": "allow", "domain": "ads.doubleclick.net",
                                                         "category": "financial", "number": 1, "source": "store"}
         assert listed[-1]["id"] and listed[-1]["term"] == "forever" and listed[-1]["matched"] == 0

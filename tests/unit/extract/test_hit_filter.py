@@ -1,4 +1,4 @@
-"""extract/hit_filter.py: a named-entity hit is personal data, not a word (issue 25, "Text")."""
+"""extract/hit_filter.py: a named-entity hit is personal data, not a word (docs/design/extraction.md)."""
 
 from __future__ import annotations
 

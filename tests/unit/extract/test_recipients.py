@@ -149,7 +149,7 @@ def test_digests_to_ad_tech_are_match_keys_but_asset_names_are_not():
     assert not [s for s in ex.extract(provider).spans if s.entity == "HASHED_IDENTIFIER"]
 
 
-# --------------------------------------------------------------------------- issue 25: who addressed whom
+# --------------------------------------------------------------------------- who addressed whom (R-ADDRESSED)
 from guardian_proxy.extract import addressee  # noqa: E402
 
 CHROME = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"

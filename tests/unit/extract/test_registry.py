@@ -1,4 +1,4 @@
-"""Issue 25, items 1 and 5: the recognizer registry, context, validators, one resolver, provenance.
+"""The recognizer registry (docs/design/extraction.md), context, validators, one resolver, provenance.
 
 Each case named in the issue ("a JSON key alone decides a type for every destination", a card inside a timing
 float, propagation into longer words, nothing records which rule found a span) runs through the Extractor with a

@@ -71,7 +71,7 @@ GENERIC = Statement(id="s3", domain="x.com", text="We may disclose information t
 
 
 def test_featurize_items_equals_featurize_per_item():
-    """Issue 27 (optional item): the router's category × purpose items share one reading of each statement; the
+    """The router's category × purpose items share one reading of each statement; the
     rows are the ones featurize gives item by item, with and without the statement reader."""
     from guardian_proxy.config import load_settings
     from guardian_proxy.likelihood import checkpoint, model_path

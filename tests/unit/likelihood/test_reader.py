@@ -1,4 +1,5 @@
-"""The statement reader (issue 28 item 1): the likelihood reads the statement's text, not only its fields.
+"""The statement reader (docs/design/likelihood.md): the likelihood reads the statement's text, not only its
+fields.
 
 Targets from gold annotations, a reader trained on a few sentences reads new wording, its probabilities
 join the slots with the OPP-115 coverage rule (category × recipient × purpose), the checkpoint carries it
@@ -141,7 +142,7 @@ def test_shipped_model_reads_statements():
 @pytest.mark.slow
 @pytest.mark.skipif(not OPP.is_dir(), reason="../shared/data/opp115 is absent")
 def test_shipped_model_agrees_with_opp115_annotators_on_runtime_like_pairs():
-    """Issue 28 item 1: the shipped model (seed corpus, weak labels) agreed on 0.729 of the test split's
+    """The shipped model (seed corpus, weak labels) agreed on 0.729 of the test split's
     runtime-like pairs (statement fields read from the text); trained on OPP-115 with the reader it must
     do clearly better. Held-out policies only (id divisible by 5)."""
     sys.path.insert(0, str(ROOT / "scripts"))

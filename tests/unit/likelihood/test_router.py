@@ -132,7 +132,7 @@ def test_shipped_model_on_the_shipped_corpus():
 
 
 def test_the_fast_path_gives_the_torch_models_values():
-    """Issue 27: the fast path runs the network in numpy (infer.py, no torch in the workers); its (m, u) equal the
+    """The fast path runs the network in numpy (infer.py, no torch in the workers); its (m, u) equal the
     torch model's, read from the .pt the npz was written beside (tests/test_likelihood_numpy.py covers more)."""
     torch = pytest.importorskip("torch")
     import numpy as np

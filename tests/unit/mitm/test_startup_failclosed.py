@@ -1,4 +1,5 @@
-"""The start-up rules of the addon loaded by mitmproxy itself (issue 26), in mitmproxy's test context: a bad
+"""The start-up rules of the addon loaded by mitmproxy itself (docs/mitmproxy-addon.md), in mitmproxy's test
+context: a bad
 `guardian_*` value, lazy upstream connections, the loopback rule, requests that wait for the gateway. The same
 through real mitmdump/mitmweb processes: tests/test_e2e_mitmdump_failclosed.py."""
 

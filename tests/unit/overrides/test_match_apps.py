@@ -1,5 +1,5 @@
-"""Overrides that name the sending program (issue 27): `allow api.tracker.example --app "python3 agent.py"` lets
-that script's requests through and no other program's; the rule's text names the app."""
+"""Overrides that name the sending program (R-OVERRIDE): `allow api.tracker.example --app "python3 agent.py"`
+lets that script's requests through and no other program's; the rule's text names the app."""
 
 import json
 

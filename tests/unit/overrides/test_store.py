@@ -110,7 +110,7 @@ def test_cli_changes_reach_a_running_gateway_and_are_logged_as_overrides(tmp_pat
     rows = json.loads(r.stdout)
     assert [(x["n"], x["source"], x["action"]) for x in rows] == [(1, "config", "level"), (2, "store", "deny"),
                                                                  (3, "store", "level")]
-    for rule in (rows[2]["id"], rows[1]["id"]):  # by id: numbers are positions and shift (issue 17)
+    for rule in (rows[2]["id"], rows[1]["id"]):  # by id: numbers are positions and shift
         assert runner.invoke(app, ["overrides", "--remove", rule, *_cfg(tmp_path)]).exit_code == 0
     d = gw.evaluate(req, likelihood=0.2)
     assert d.override is None and d.action == before.action

@@ -1,4 +1,4 @@
-"""An overrides file that goes bad while the proxy runs (issue 19): the last good list keeps applying
+"""An overrides file that goes bad while the proxy runs (docs/security.md): the last good list keeps applying
 (a deny stays a deny), one warning per change of the file, and the CLI says what is wrong in one line."""
 
 import json

@@ -1,7 +1,8 @@
-"""Issue 25 item 4: in chat and agent requests, identifiers of people are pseudonymised, not the facts a
-question is about nor the request's own machinery (field markers, labels, function / tool / agent names,
-enum values, JSON keys of tool calls). Unit tests of `session.context.PartContext` on hits as the detector
-gives them, then the cases seen on recorded exchanges, through the real Gateway (Presidio + spaCy)."""
+"""docs/design/conversations.md: in chat and agent requests, identifiers of people are pseudonymised, not the
+facts a question is about nor the request's own machinery (field markers, labels, function / tool / agent
+names, enum values, JSON keys of tool calls). Unit tests of `session.context.PartContext` on hits as the
+detector gives them, then the cases seen on recorded exchanges, through the real Gateway (Presidio +
+spaCy)."""
 
 import json
 

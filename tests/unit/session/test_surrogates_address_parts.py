@@ -1,4 +1,4 @@
-"""The parts of a replaced composite value get the parts of the same stand-in (issue 25 follow-up, seen in the
+"""The parts of a replaced composite value get the parts of the same stand-in (seen in the
 simonw/llm-gemini cassettes): in a second tool-call turn the user's street address was pseudonymised in the user
 text while the model's `function_call.args.address.street` and `.city` went out raw, because the pseudonym was made
 for the whole "street, city, ST zip" span. Now each part of a composite address is registered with the matching part

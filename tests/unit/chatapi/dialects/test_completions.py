@@ -1,4 +1,4 @@
-"""Text-completion APIs (issue 25): Together's (OpenAI-compatible) legacy Completions, streamed as
+"""Text-completion APIs (docs/services.md): Together's (OpenAI-compatible) legacy Completions, streamed as
 `choices[].text`, and Anthropic's legacy `/v1/complete`, streamed as `completion` events, have dialects of
 their own, so a surrogate split across two chunks is restored whole (the generic dialect de-masks event by
 event and left half a surrogate: "Michelle Doorwright")."""
@@ -111,7 +111,7 @@ def together_chat_stream(text: str) -> bytes:
 
 @pytest.mark.parametrize("step", [1, 2, 3, 5, 8, 10**6])
 def test_together_chat_stream_text_copy_is_demasked_too(step):
-    """Issue 25: Together's streamed `choices[].text` copy kept the surrogates (only `delta.content` was read)."""
+    """Together's streamed `choices[].text` copy kept the surrogates (only `delta.content` was read)."""
     said = srv.answer({"prompt": SAID})[0]
     out = run(StreamDemasker("openai_chat", DM), together_chat_stream(said), step)
     chunks = [o for o in sse(out) if o != "[DONE]"]
