@@ -42,6 +42,7 @@ from .types import (
     Likelihood,
     RawRequest,
     Rewrite,
+    Verdict,
 )
 
 log = logging.getLogger("guardian_proxy")
@@ -51,7 +52,7 @@ log = logging.getLogger("guardian_proxy")
 HIGH_RISK_RECIPIENTS = TRACKER_CLASSES
 #: recipients an unreadable body also never reaches unless it is a file of a known format (an image, a video, an
 #: archive, a PDF): parties with no role in the user's own flows, for whom a body that could hold anything fails
-#: closed (README "Uninspectable bodies")
+#: closed (R-UNREAD-CLOSED)
 UNREAD_CLOSED = ("unknown_third_party", "ai_service")
 #: binary bodies of Internet protocols a client speaks to any server (certificate status and time-stamping, DNS over
 #: HTTPS): their structure is the protocol's, not a place for page data
@@ -80,11 +81,12 @@ class TransformStage(Protocol):
 def compressed_as_sent(req: RawRequest, d: Decision, limit: int) -> Decision:
     """A rewritten body goes back in the compression the client sent it in when no Content-Encoding header said so
     (`codec.as_sent`: a sniffed gzip, zstd, zlib or brotli body, byte for byte when nothing changed). Done here, in
-    the evaluation, before a signed request is signed again over the bytes that will leave."""
+    the evaluation, before a signed request is signed again over the bytes that will leave. A new decision."""
     rw = d.rewrite
-    if rw.body is not None:
-        rw.body = codec.as_sent(req.body, req.header("content-encoding"), rw.body, limit)
-    return d
+    if rw.body is None:
+        return d
+    body = codec.as_sent(req.body, req.header("content-encoding"), rw.body, limit)
+    return d.model_copy(update={"rewrite": rw.model_copy(update={"body": body})})
 
 
 def resign(req: RawRequest, d: Decision) -> Decision:
@@ -98,13 +100,13 @@ def resign(req: RawRequest, d: Decision) -> Decision:
     gone = {h.lower() for h in rw.remove_headers} | {h.lower() for h in rw.set_headers}
     headers = [(k, v) for k, v in req.headers if k.lower() not in gone] + list(rw.set_headers.items())
     try:
-        rw.set_headers.update(sigv4.resign(req.method, rw.url or req.url, headers,
-                                           rw.body if rw.body is not None else req.body))
+        signed = sigv4.resign(req.method, rw.url or req.url, headers, rw.body if rw.body is not None else req.body)
     except sigv4.CannotResign as e:
-        d.action, d.rewrite, d.rule = "deny", None, "signed-request"
-        d.explanation = (f"{d.explanation}; blocked: the request is signed (AWS SigV4) and a rewritten copy cannot be "
-                         f"signed again: {e}")
-    return d
+        return d.model_copy(update={
+            "action": "deny", "rewrite": None, "rule": "signed-request",
+            "explanation": f"{d.explanation}; blocked: the request is signed (AWS SigV4) and a rewritten copy cannot "
+                           f"be signed again: {e}"})
+    return d.model_copy(update={"rewrite": rw.model_copy(update={"set_headers": {**rw.set_headers, **signed}})})
 
 
 def unread_blocked(req: RawRequest, action: Action, recipient: str) -> bool:
@@ -285,13 +287,12 @@ class Gateway:
                 ticket.action = action
             if ctx is None:  # values split across requests (fragments.py): the completing half carries the value
                 run_stage("extract", self.fragments.check, req, action)
-            # stage 7: a chat-API request is pseudonymised by its conversation session instead of stage 6
+            # stage 7: a chat-API request is decided once, by its conversation session instead of stages 5–6
             chat = run_stage("session", self.session.recognise, req, action) if self.session and ctx is None else None
-            decision = run_stage("decide", self._decide, req, action, ctx, likelihood, chat is None)
             if chat is not None:
-                decision = run_stage("session", self.session.apply, req, chat, action, decision)
-                if self.agents is not None:
-                    decision = run_stage("agents", self.agents.apply, req, chat, decision)
+                decision = self._decide_chat(req, action, chat, likelihood)
+            else:
+                decision = run_stage("decide", self._decide, req, action, ctx, likelihood)
             if decision.action == "transform" and decision.rewrite is not None:
                 decision = run_stage("decide", compressed_as_sent, req, decision, self.settings.limits.max_decoded_bytes)
                 decision = run_stage("decide", resign, req, decision)
@@ -299,40 +300,21 @@ class Gateway:
             decision = self.failures.decision(req, f.stage, f.cause, action)
             if f.stage == "session":  # a chat that cannot be pseudonymised does not leave (stated rule)
                 decision = self.session.fail_closed(decision)
+        update: dict = {"latency_ms": (time.perf_counter() - t0) * 1000}
         if req.claimed_host and "host_mismatch" in decision.six.flags:
-            decision.explanation += "; its Host header names another host: decided on where it really goes"
-        decision.latency_ms = (time.perf_counter() - t0) * 1000
+            update["explanation"] = f"{decision.explanation}; its Host header names another host: decided on where " \
+                                    "it really goes"
+        decision = decision.model_copy(update=update)
         if log:
             decision = write_line(self, req, decision, ticket)
         return decision
 
-    def write_log(self, req: RawRequest, decision: Decision, ticket: Ticket | None = None) -> Decision:
-        """The decision's line for a decision made elsewhere (a test's, a tool's): `evaluator.write_line`."""
-        return write_line(self, req, decision, ticket)
-
-    def chat_stream(self, meta: dict, content_type: str | None, content_encoding: str | None):
-        """Stage 7 on a streamed chat response: a callable that de-masks chunks (SSE/NDJSON), or None."""
-        stream = self.session.stream_for(meta, content_type, content_encoding) if self.session else None
-        guard = self.agents.guard_stream(meta.get("id"), meta.get("chat_api")) if self.agents else None
-        if guard is None or "event-stream" not in (content_type or "").lower():
-            return stream
-        from .agents.stream import chained
-
-        return chained(stream, guard) if stream is not None else (guard if not content_encoding else None)
-
-    def chat_ws(self, meta: dict):
-        """Stage 7 on the server→client messages of a chat WebSocket: a de-masker (`.message(bytes)` → the
-        messages to deliver), or None."""
-        return self.session.ws_stream(meta) if self.session else None
-
     def chat_response(self, meta: dict, body: bytes, content_type: str | None) -> bytes | None:
-        """Stage 7 on a whole chat response (decoded JSON): the de-masked body, then the agent guard on the
-        tool calls it proposes; None to leave it."""
-        new = self.session.demask_response(meta, body, content_type) if self.session else None
-        if self.agents is not None and "json" in (content_type or "").lower():
-            guarded = self.agents.guard_json(meta.get("id"), meta.get("chat_api"), new if new is not None else body)
-            new = guarded if guarded is not None else new
-        return new
+        """Stage 7 on a whole chat response (decoded): the reply filter's whole-body reader (`reply.read_whole`:
+        de-masked, then the agent guard on the tool calls it proposes); None to leave it."""
+        from .session.reply import read_whole
+
+        return read_whole(self.session, meta, content_type, body, self.agents)
 
     @staticmethod
     def inline_ok(req: RawRequest) -> bool:
@@ -361,35 +343,79 @@ class Gateway:
         decision.latency_ms = (time.perf_counter() - t0) * 1000
         return decision
 
-    def _decide(self, req: RawRequest, action: Action, ctx: Context | None, fixed_l: float | None,
-                run_transform: bool = True) -> Decision:
+    def _decide(self, req: RawRequest, action: Action, ctx: Context | None, fixed_l: float | None) -> Decision:
+        """Stages 2–6 on a request that is not a chat (a chat: `_decide_chat`)."""
+        override = self._override(req, action)
+        ruled = self._by_rule(req, action, ctx, override)
+        if ruled is not None:
+            return Decision(six=action, **ruled)
+        v = self._verdict(req, action, ctx, fixed_l, override)
+        extra: dict = {"norm": v.norm} if v.norm is not None else {}
+        rewrite, final, rounds = None, None, 0
+        if v.kind == "transform":
+            rewrite, final, rounds = run_stage("transform", self.transformer.transform, req, action, v.level)
+            extra["anonymize"] = rewrite.stats  # levels, rounds, counts: no values
+        return Decision(action=v.kind, six=action, evidence=v.evidence, likelihood=v.likelihood, risk=v.risk,
+                        start_level=v.level, final_level=final, rounds=rounds, explanation=v.explanation,
+                        override=v.override, rule=v.rule, rewrite=rewrite, extra=extra)
+
+    def _decide_chat(self, req: RawRequest, action: Action, chat, fixed_l: float | None) -> Decision:
+        """A chat request, decided once by the session stage (stage 7) from what the stated rules and stages 2–5
+        found; a user override that allows or blocks it decides it instead (the user's explicit rule for the
+        destination wins). The agent stage then adds its guidance to the body that will leave."""
+        extra = {"chat_api": chat.kind}
+        override = run_stage("decide", self._override, req, action)
+        ruled = run_stage("decide", self._by_rule, req, action, None, override)
+        if ruled is not None and ruled.get("override"):
+            return Decision(six=action, extra=extra, **ruled)
+        v = None if ruled is not None else run_stage("decide", self._verdict, req, action, None, fixed_l, override)
+        if v is not None and v.override and v.kind in ("allow", "deny"):
+            return Decision(action=v.kind, six=action, evidence=v.evidence, likelihood=v.likelihood, risk=v.risk,
+                            start_level=v.level, explanation=v.explanation, override=v.override, rule=v.rule,
+                            extra={**({"norm": v.norm} if v.norm is not None else {}), **extra})
+        decision = run_stage("session", self.session.decide, req, chat, action, v)
+        if self.agents is not None:
+            decision = run_stage("agents", self.agents.apply, req, chat, decision)
+        return decision
+
+    def _override(self, req: RawRequest, action: Action):
+        """The user override for this request, looked up (and a once rule spent) once."""
+        return find_override(self.overrides.current(), action, req.app, spend=not is_preflight(req))
+
+    def _by_rule(self, req: RawRequest, action: Action, ctx: Context | None, override) -> dict | None:
+        """What a stated rule that needs no scoring decides (an override of a request with nothing personal,
+        R-UNREAD-CLOSED, a raw stream to a tracker, nothing personal found): the Decision's action, rule,
+        explanation (and override), or None."""
         personal = action.personal()
         unreadable = action.unreadable()
         if unreadable:
             action.categories.setdefault("unparsed", 1)
         recipient = ctx.recipient if ctx else action.recipient
         high_risk = recipient in HIGH_RISK_RECIPIENTS
-        override = find_override(self.overrides.current(), action, req.app, spend=not is_preflight(req))
         if override is not None and not personal and override.action != "level":
             kind, _, explanation, text = apply_override(override, "no personal data found")
-            return Decision(action=kind, six=action, rule="override", explanation=explanation, override=text)
+            return {"action": kind, "rule": "override", "explanation": explanation, "override": text}
         if req.scheme in RAW_SCHEMES and high_risk and override is None:
-            return Decision(action="deny", six=action, rule="raw-stream-tracker",
-                            explanation=f"a raw {req.scheme.upper()} connection (not HTTP) to "
-                                        f"{recipient.replace('_', ' ')}: blocked by rule")
+            return {"action": "deny", "rule": "raw-stream-tracker",
+                    "explanation": f"a raw {req.scheme.upper()} connection (not HTTP) to "
+                                   f"{recipient.replace('_', ' ')}: blocked by rule"}
         if unreadable and self.settings.unparsed_rule == "block_high_risk" and \
                 (override is None or override.action != "allow") and unread_blocked(req, action, recipient):
             what = "a tracker" if high_risk else f"{recipient.replace('_', ' ')} with no role in your own flows"
-            return Decision(action="deny", six=action, rule="unparsed-high-risk",
-                            explanation=f"body could not be inspected in full ({', '.join(sorted(unreadable))}) and "
-                                        f"the destination is {what}: blocked by rule (it could hold anything)")
+            return {"action": "deny", "rule": "unparsed-high-risk",
+                    "explanation": f"body could not be inspected in full ({', '.join(sorted(unreadable))}) and the "
+                                   f"destination is {what}: blocked by rule (it could hold anything)"}
         if not personal:
             reason = "no personal data found"
             if unreadable:
                 reason = f"body not inspected ({', '.join(sorted(unreadable))}); passed by rule"
-            return Decision(action="allow", six=action, rule="no-personal-data" if not unreadable else "unparsed-pass",
-                            explanation=reason)
+            return {"action": "allow", "rule": "no-personal-data" if not unreadable else "unparsed-pass",
+                    "explanation": reason}
+        return None
 
+    def _verdict(self, req: RawRequest, action: Action, ctx: Context | None, fixed_l: float | None,
+                 override) -> Verdict:
+        """Stages 2–5 on a request with personal data: evidence, likelihood, risk and what they decide."""
         evidence = run_stage("evidence", self.evidence.retrieve, action)
         norm = self.norms.match(action) if ctx is None else None
         if fixed_l is not None:
@@ -404,16 +430,9 @@ class Gateway:
         override_text = None
         if override is not None:
             kind, level, explanation, override_text = apply_override(override, explanation)
-        d = Decision(action=kind, six=action, evidence=evidence, likelihood=lk, risk=r, start_level=level,
-                     explanation=explanation, override=override_text,
-                     rule=None if override is not None else risk_mod.stated_rule(r, kind))
-        if norm is not None:
-            d.extra["norm"] = norm.name
+        rule = None if override is not None else risk_mod.stated_rule(r, kind)
         stuck = unwritable(req, action) if kind == "transform" else None
         if stuck is not None:  # a rewrite that cannot be put where the values sit blocks instead
-            d.action, kind, d.rule = "deny", "deny", stuck[0]
-            d.explanation = f"{explanation}; blocked: {stuck[1]}"
-        if kind == "transform" and run_transform:
-            d.rewrite, d.final_level, d.rounds = run_stage("transform", self.transformer.transform, req, action, level)
-            d.extra["anonymize"] = d.rewrite.stats  # levels, rounds, counts: no values
-        return d
+            kind, rule, explanation = "deny", stuck[0], f"{explanation}; blocked: {stuck[1]}"
+        return Verdict(evidence=evidence, likelihood=lk, risk=r, kind=kind, level=level, explanation=explanation,
+                       override=override_text, rule=rule, norm=norm.name if norm is not None else None)

@@ -320,6 +320,22 @@ class Rewrite(BaseModel):
     stats: dict[str, int | float | str | list[int]] = Field(default_factory=dict)  # log-safe anonymizer facts
 
 
+class Verdict(BaseModel):
+    """Stages 2–5 on a request with personal data, before any rewrite: the evidence, likelihood and risk, what
+    they decide (a user override applied, a rewrite that cannot be put where the values sit turned into a block)
+    and why. The stage that rewrites (stage 6, or the session stage for a chat request) builds the Decision."""
+
+    evidence: Evidence
+    likelihood: Likelihood
+    risk: Risk
+    kind: ActionKind
+    level: int | None = None
+    explanation: str
+    override: str | None = None  # the user override's text, when one replaced the outcome
+    rule: str | None = None
+    norm: str | None = None  # the norm of the flow that set the likelihood (flow_norms.py)
+
+
 class Decision(BaseModel):
     id: str = Field(default_factory=lambda: uuid.uuid4().hex[:16])
     ts: float = Field(default_factory=time.time)

@@ -69,7 +69,9 @@ class AgentStage:
 
     def apply(self, req: RawRequest, chat, decision: Decision) -> Decision:
         """`chat` is the session stage's ChatRequest: its `data` is the body as it will leave (the session
-        rewrites it in place and serialises it), so nothing is decoded or parsed again here."""
+        rewrites it in place and serialises it), so nothing is decoded or parsed again here. The session's
+        decision with the guidance added (a new Decision), or `decision` itself when this stage has nothing to
+        add."""
         mode = self.mode_for(req.host, decision.six.domain)
         if mode == "off" or decision.action == "deny":
             return decision
@@ -86,22 +88,23 @@ class AgentStage:
             guidance = self.instructor.guide(step, rel)
             if mode in ("cdi", "cdi+guard") and guidance.withhold:  # nothing to withhold: the prompt stays as sent
                 injected = inject(kind, data, guidance.text)
+        update: dict = {}
         if injected:
-            body = dialects.get(kind).serialise(chat)
-            rw = decision.rewrite or Rewrite()
-            rw.body = codec.encode(body, req.header("content-encoding"))
-            decision.rewrite = rw
+            body = codec.encode(dialects.get(kind).serialise(chat), req.header("content-encoding"))
+            rw = decision.rewrite
+            update["rewrite"] = rw.model_copy(update={"body": body}) if rw is not None else Rewrite(body=body)
             if decision.action == "allow":
-                decision.action = "transform"
+                update["action"] = "transform"
         if guidance is not None and "guard" in mode:
             with self._lock:
                 self._kept[decision.id] = (guidance, mode, data, kind)
                 while len(self._kept) > _KEEP:
                     self._kept.popitem(last=False)
-        decision.extra["agent"] = {"mode": mode, "relationship": rel, "injected": injected}
+        agent = {"mode": mode, "relationship": rel, "injected": injected}
         if guidance is not None:
-            decision.extra["agent"].update(withhold=len(guidance.withhold), shareable=len(guidance.share))
-        return decision
+            agent.update(withhold=len(guidance.withhold), shareable=len(guidance.share))
+        update["extra"] = {**decision.extra, "agent": agent}
+        return decision.model_copy(update=update)
 
     # ------------------------------------------------------------------ a request decided in a worker process
 

@@ -170,16 +170,3 @@ class StreamGuard:
             return b"".join(self._openai_flush(ci) for ci in sorted({k[0] for k in self.args}))
         return b""
 
-
-class chained:  # noqa: N801 (a callable in the shape of mitmproxy's stream hooks)
-    """`second(first(chunk))`: the session's de-masking (which also decodes a compressed stream), then the guard."""
-
-    def __init__(self, first, second):
-        self.first, self.second = first, second
-        self.decodes = getattr(first, "decodes", False)
-
-    def __call__(self, data: bytes) -> bytes:
-        out = self.first(data)
-        if data:
-            return self.second(out) if out else b""
-        return (self.second(out) if out else b"") + self.second(b"")

@@ -17,7 +17,7 @@ For a request `chatapi.recognise` accepts, the stage
    replaced (so de-masking stays unambiguous);
 4. commits new mappings to the vault before the decision is returned (so before the request leaves).
 
-Responses are de-masked with the session's surrogate → real mapping (`stream.py`).
+Responses are de-masked with the session's surrogate → real mapping (`reply.py`, `stream.py`).
 """
 
 from __future__ import annotations
@@ -29,9 +29,8 @@ from collections import Counter
 from collections.abc import Callable
 
 from .. import chatapi, codec
-from ..chatapi.sse import MessageFramer
 from ..config import FactorTables, Settings
-from ..types import ENTITIES, Decision, RawRequest, Rewrite, Span, TextField
+from ..types import ENTITIES, Decision, RawRequest, Rewrite, Span, TextField, Verdict
 from . import files
 from .context import PartContext
 from .registry import SessionState, normalise
@@ -49,7 +48,6 @@ from .rewrite import (
     trim_possessive,
 )
 from .store import SessionStore
-from .stream import DECODABLE, StreamDemasker
 from .surrogates import _NAME_PART, _TITLES, ADDRESS_TYPES, SurrogateMaker, address_parts, overlaps_real
 from .vault import Vault
 
@@ -153,10 +151,15 @@ class SessionStage:
             material = f"{base}|{chat.kind}|{'history' if chat.history else 'single'}|{chat.prefix()}"
         return v.mac("session", material)[:32]
 
-    def apply(self, req: RawRequest, chat: chatapi.ChatRequest, action, decision: Decision) -> Decision:
-        decision.extra["chat_api"] = chat.kind
-        if decision.override and decision.action in ("allow", "deny"):
-            return decision  # the user's explicit rule for this destination wins
+    def decide(self, req: RawRequest, chat: chatapi.ChatRequest, action, verdict: Verdict | None) -> Decision:
+        """The decision of a chat request, built once: its conversation's values pseudonymised (a rewrite, or
+        allowed when nothing changes), or blocked when an attached file that carries them cannot be rewritten.
+        `verdict`: stages 2–5 on it when it holds personal data (their risk is noted, not applied: the session
+        decides), None when a stated rule found nothing to score."""
+        extra: dict = {"norm": verdict.norm} if verdict is not None and verdict.norm is not None else {}
+        extra["chat_api"] = chat.kind
+        scored: dict = {} if verdict is None else {"evidence": verdict.evidence, "likelihood": verdict.likelihood,
+                                                    "risk": verdict.risk, "override": verdict.override}
         sid = self.session_id(req, chat, action.domain or action.host)
         by_path = self._spans(chat, action)  # NER, if any is left to do, runs outside the session lock
         with self.store.lock(sid):
@@ -167,48 +170,45 @@ class SessionStage:
         crossed = st.crossed_turn is not None
         stuck = [att for att in chat.files if not att.commit()]
         if stuck:
-            decision.action, decision.rewrite, decision.rule = "deny", None, "file-not-rewritable"
-            decision.explanation = (
-                f"chat with {action.host} ({chat.kind}): the {', '.join(a.label() for a in stuck)} carries values this "
-                f"conversation replaces, and a {stuck[0].kind.upper()} cannot be rewritten: blocked by rule (send its "
-                "text instead, or allow this site)")
-            decision.extra.update({"chat_api": chat.kind, "session": sid, "files": len(chat.files)})
-            return decision
+            extra.update({"session": sid, "files": len(chat.files)})
+            return Decision(
+                action="deny", six=action, rule="file-not-rewritable", extra=extra, **scored,
+                start_level=verdict.level if verdict is not None else None,
+                explanation=f"chat with {action.host} ({chat.kind}): the {', '.join(a.label() for a in stuck)} "
+                            "carries values this conversation replaces, and a "
+                            f"{stuck[0].kind.upper()} cannot be rewritten: blocked by rule (send its text instead, "
+                            "or allow this site)")
         body = None
         if changed:
             raw = chatapi.dialects.get(chat.kind).serialise(chat)
             body = codec.encode(raw, req.header("content-encoding"))
         risk_note = ""
-        if decision.risk is not None:
-            risk_note = f"; risk R {decision.risk.R:.2f} ({decision.action}) handled by the session"
-        blocked = counts.get(BLOCKED, 0)
-        counts.pop(BLOCKED, None)
-        decision.action = "transform" if changed else "allow"
-        decision.rewrite = Rewrite(body=body, span_counts=dict(counts)) if changed else None
-        decision.start_level = decision.final_level = None
-        decision.rounds = 0
-        decision.rule = "chat-session"
-        decision.explanation = (
-            f"chat with {action.host} ({chat.kind}), turn {turn}: {sum(counts.values())} value(s) pseudonymised"
-            f"{f', {blocked} blocked' if blocked else ''}; CPE {st.cpe:.2f} {'>' if crossed else '≤'} τ {self.cfg.tau:g}"
-            f"{f' since turn {st.crossed_turn}: whole history rewritten' if crossed else ''}{risk_note}")
-        decision.extra.update({"session": sid, "turn": turn, "cpe": round(st.cpe, 3), "retroactive": crossed,
-                               "crossed_turn": st.crossed_turn, "counts": dict(counts), "blocked": blocked,
-                               "stream": chat.stream})
+        if verdict is not None:
+            risk_note = f"; risk R {verdict.risk.R:.2f} ({verdict.kind}) handled by the session"
+        blocked = counts.pop(BLOCKED, 0)
+        extra.update({"session": sid, "turn": turn, "cpe": round(st.cpe, 3), "retroactive": crossed,
+                      "crossed_turn": st.crossed_turn, "counts": dict(counts), "blocked": blocked,
+                      "stream": chat.stream})
         if chat.files or chat.unread_files:
-            decision.extra.update({"files": len(chat.files), "files_unread": chat.unread_files})
-        return decision
+            extra.update({"files": len(chat.files), "files_unread": chat.unread_files})
+        return Decision(
+            action="transform" if changed else "allow", six=action, rule="chat-session", extra=extra, **scored,
+            rewrite=Rewrite(body=body, span_counts=dict(counts)) if changed else None,
+            explanation=f"chat with {action.host} ({chat.kind}), turn {turn}: {sum(counts.values())} value(s) "
+                        f"pseudonymised{f', {blocked} blocked' if blocked else ''}; CPE {st.cpe:.2f} "
+                        f"{'>' if crossed else '≤'} τ {self.cfg.tau:g}"
+                        f"{f' since turn {st.crossed_turn}: whole history rewritten' if crossed else ''}{risk_note}")
 
     @staticmethod
     def fail_closed(decision: Decision) -> Decision:
         """The session stage failed: the chat request is blocked whatever the tier's fail mode, because
         the conversation's values could not be pseudonymised (stated rule, `session-error-fail-closed`)."""
-        if decision.action != "deny":
-            decision.action, decision.rewrite = "deny", None
-            decision.rule = "session-error-fail-closed"
-            decision.explanation = ("the conversation session failed: a chat request that cannot be pseudonymised "
-                                    "is blocked by rule")
-        return decision
+        if decision.action == "deny":
+            return decision
+        return decision.model_copy(update={
+            "action": "deny", "rewrite": None, "rule": "session-error-fail-closed",
+            "explanation": "the conversation session failed: a chat request that cannot be pseudonymised is blocked "
+                           "by rule"})
 
     def _spans(self, chat: chatapi.ChatRequest, action) -> dict[str, list[Span]]:
         """Stage 1's spans by path, plus the detector's for chat texts stage 1 did not analyse."""
@@ -407,28 +407,6 @@ class SessionStage:
         return "".join(out)
 
     # ------------------------------------------------------------------ response side
-
-    def stream_for(self, meta: dict, content_type: str | None, content_encoding: str | None) -> StreamDemasker | None:
-        """A de-masking callable for a streamed chat response, or None (then the body is left alone)."""
-        sid, dialect = meta.get("session"), chatapi.dialects.get(meta.get("chat_api"))
-        framer = dialect.framer(content_type) if sid and dialect is not None else None
-        if framer is None:
-            return None
-        coding = (content_encoding or "").strip().lower() or None
-        if coding == "identity":
-            coding = None
-        if coding is not None and coding not in DECODABLE:
-            return None  # stated rule: an encoding we cannot decode incrementally passes unchanged
-        return StreamDemasker(dialect.name, self.store.demasker(sid), framer, coding,
-                              lambda a: self.store.alias(a, sid))
-
-    def ws_stream(self, meta: dict) -> StreamDemasker | None:
-        """A de-masker for the server→client messages of a chat WebSocket (`StreamDemasker.message`)."""
-        sid, dialect = meta.get("session"), chatapi.dialects.get(meta.get("chat_api"))
-        if not sid or dialect is None or not dialect.websocket:
-            return None
-        return StreamDemasker(dialect.name, self.store.demasker(sid), MessageFramer(), None,
-                              lambda a: self.store.alias(a, sid))
 
     def demask_response(self, meta: dict, body: bytes, content_type: str | None) -> bytes | None:
         """A whole decoded chat answer de-masked (the reply filter's whole-body reader, `reply.read_whole`,

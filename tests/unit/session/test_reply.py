@@ -21,7 +21,7 @@ from guardian_proxy.config import load_factor_tables, load_settings
 from guardian_proxy.session import SessionStage
 from guardian_proxy.session.demask import Demasker
 from guardian_proxy.session.reply import Streamed, Whole, is_stream, open_messages, open_reply, read_whole
-from guardian_proxy.types import ENTITIES, Action, Decision, RawRequest, Span
+from guardian_proxy.types import ENTITIES, Action, RawRequest, Span
 from tests.support import llm_server as srv
 
 NAME, EMAIL = "Quentin Zarkowsky", "quentin.zarkowsky@gmail.com"
@@ -57,7 +57,7 @@ def session(stage, url="https://api.openai.com/v1/chat/completions", body=None) 
                      headers=[("content-type", "application/json"), ("authorization", "Bearer sk-reply")])
     action = Action(domain="openai.com", host=req.host, recipient="ai_service")
     chat = stage.recognise(req, action)
-    d = stage.apply(req, chat, action, Decision(action="allow", six=action))
+    d = stage.decide(req, chat, action, None)
     sent = json.loads(d.rewrite.body)
     assert NAME not in d.rewrite.body.decode()
     return {**d.extra, "id": d.id}, sent

@@ -79,8 +79,7 @@ def test_restart_keeps_mappings_and_demasks(gateway, tmp_path):
     fresh = SessionStage(gateway.settings, gateway.tables, detect=gateway.extractor.detector.detect)
     req = chat(m, key="sk-restart")
     c = fresh.recognise(req)
-    d2 = gateway._decide(req, gateway.extractor.extract(req), None, None, False)
-    fresh.apply(req, c, gateway.extractor.extract(req), d2)
+    d2 = fresh.decide(req, c, gateway.extractor.extract(req), None)
     assert sent(d2)["messages"][0]["content"] == f"Please remember {sur}."
     reply = json.dumps({"choices": [{"message": {"content": f"{sur}'s file; {sur.upper()}"}}]}).encode()
     out = json.loads(fresh.demask_response(d2.extra, reply, "application/json"))
@@ -153,7 +152,6 @@ def test_a_longer_span_that_stays_does_not_shadow_a_name_inside_it(gateway):
     action.spans = [Span(path=path, start=4, end=end, entity="ORGANIZATION", category="other", text=text[4:end],
                          direct=False),
                     Span(path=path, start=4, end=17, entity="PERSON", category="identity", text="Helen Fischer")]
-    d = gateway._decide(req, action, None, None, False)
-    stage.apply(req, c, action, d)
+    d = stage.decide(req, c, action, None)
     body = d.rewrite.body.decode()
     assert "Helen Fischer" not in body and "at Mercy General about it." in body
