@@ -50,7 +50,7 @@ PROC = "/proc"
 MAX_PIDS = 4096  # processes whose fd table is read at most per lookup
 MAX_SCAN_S = 0.25  # seconds (wall) a lookup's walk of /proc may take
 WAIT_S = 0.5  # how long a request waits for its connection's lookup before it is decided with `unknown`
-META = "guardian_app"  # flow.metadata key (the record, set by AppLookup, read by addon.to_raw)
+META = "guardian_app"  # flow.metadata key (the record, set by AppLookup, read by mitm/flows.py to_raw)
 _LISTEN = "0A"
 _TIME_WAIT = "06"
 
@@ -490,7 +490,7 @@ def app_matches_rule(app: dict | None, rule: str) -> bool:
 class AppLookup:
     """mitmproxy addon: one lookup per client connection, started off the event loop when the connection opens
     (while the program still holds it), awaited (at most WAIT_S) by the first request; the record goes into
-    `flow.metadata[META]`, where `addon.to_raw` reads it. Add it before GuardianAddon."""
+    `flow.metadata[META]`, where mitm/flows.py `to_raw` reads it. Add it before GuardianAddon."""
 
     def __init__(self, finder: ProcessFinder | None = None, wait_s: float = WAIT_S):
         self.finder = finder or ProcessFinder()

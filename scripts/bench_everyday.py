@@ -55,7 +55,7 @@ def _loader():
 
 
 def outgoing(req: RawRequest, d: Decision) -> RawRequest | None:
-    """The request as it leaves the proxy (None: blocked), applied as addon.apply_decision applies it."""
+    """The request as it leaves the proxy (None: blocked), applied as mitm/blocking.py `apply_decision` applies it."""
     if d.action == "deny":
         return None
     if d.action != "transform" or d.rewrite is None:

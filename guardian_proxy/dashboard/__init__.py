@@ -2,7 +2,8 @@
 
 Modules: service (Dashboard: lifecycle, publish), server (routes, SSE), security (token, Host/Origin rules),
 hub (recent decisions, details, subscribers), stats (aggregates, also used by `guardian-proxy stats`),
-detail (the log-safe detail view), override_store (overrides set from the page), components (model status).
+detail (the log-safe detail view), block_actions (the block page's buttons), apps (per program), sites, query,
+wording (decisions in words), components (model status); overrides set from the page: ../overrides/.
 """
 
 from .service import Dashboard, pac_text
