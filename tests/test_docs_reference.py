@@ -69,7 +69,8 @@ def test_every_rule_points_at_code_that_defines_it():
 
 def _stated_rules_in_code() -> set[str]:
     """String constants the package assigns as a decision's `rule` (`rule="…"`, `x.rule = "…"`, also in a tuple
-    assignment); guardian_proxy/testing.py holds the fakes tests use, not rules."""
+    assignment, or a `{"rule": "…"}` a decision is built from); guardian_proxy/testing.py holds the fakes tests use,
+    not rules."""
     found: set[str] = set()
     for path in (ROOT / "guardian_proxy").rglob("*.py"):
         if path.name == "testing.py" and path.parent.name == "guardian_proxy":
@@ -77,6 +78,9 @@ def _stated_rules_in_code() -> set[str]:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.keyword) and node.arg == "rule":
                 values = [node.value]
+            elif isinstance(node, ast.Dict):
+                values = [v for k, v in zip(node.keys, node.values, strict=True)
+                          if isinstance(k, ast.Constant) and k.value == "rule"]
             elif isinstance(node, ast.Assign):
                 values = []
                 for target in node.targets:
