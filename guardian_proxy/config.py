@@ -177,7 +177,7 @@ class LimitSettings(_Strict):
     max_field_chars: int = 100_000  # a string value is read up to this many characters (flag `truncated`)
     # free-text characters per request the NER reads; fields past it get the narrative recognizers instead
     max_analysed_chars: int = 200_000
-    eval_timeout_s: float = Field(default=60.0, gt=0)  # past this the addon applies the tier's fail mode
+    eval_timeout_s: float = Field(default=60.0, gt=0)  # past this: the fail rules (R-FAIL-TIER, R-FAIL-UNKNOWN-TIER)
     # responses (R-RESPONSE-BOUND: mitm/replies.py, session/reply.py): every response no stage reads
     # streams as it arrives; one a stage reads (a session's whole chat answer, a privacy page) is held up to this
     # many wire bytes, and past it passes on uninspected

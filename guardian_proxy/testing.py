@@ -23,7 +23,7 @@ from .types import Action, Decision, RawRequest
 
 class FakeGateway:
     """A gateway that decides every request the same (`decision`), records what it was asked (`seen`) and has no
-    event-loop fast path (`evaluate_inline` is None: every request goes through `evaluate` in the addon's pool).
+    event-loop fast path (`evaluate_inline` is None: every request goes through `evaluate`, off the event loop).
     A stage that fails is decided by the evaluator's own fail rules (guardian_proxy/failure.py), not here."""
 
     def __init__(self, decision: Decision):

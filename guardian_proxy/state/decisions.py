@@ -1,7 +1,7 @@
 """The recent decisions of a fleet: the dashboard's and `log --fleet` / `stats --fleet`'s view of every gateway.
 
 Every decision line the gateway writes to its JSONL log (a record the log's masking has passed: never a raw
-value) is also handed to the feed (`Gateway.write_log`). Two back ends behind `DecisionFeed`:
+value) is also handed to the feed (evaluator.py `write_line`). Two back ends behind `DecisionFeed`:
 
     local   nothing new: one gateway, and its JSONL log is its fleet. Publishing does nothing (`feed_for` gives
             None); reading reads the log (rotated files, then the live one): decisions_local.py.
