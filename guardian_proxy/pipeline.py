@@ -1,4 +1,4 @@
-"""The Gateway: wires the seven stages of DESIGN.md and owns no logic of its own.
+"""The Gateway: wires the seven stages (docs/design/request-path.md) and owns no logic of its own.
 
     1 extract    RawRequest → Action                (guardian_proxy.extract)
     2 evidence   Action → Evidence                  (guardian_proxy.policy)
@@ -6,7 +6,9 @@
     4 risk       → Risk                             (guardian_proxy.risk.RiskScorer)
     5 decide     → allow | transform(level) | deny  (guardian_proxy.risk.decide, overrides)
     6 transform  → Rewrite, final level, rounds     (guardian_proxy.anonymize)
-    7 session    chat conversations (guardian_proxy.session), when present
+    7 session    a chat request (guardian_proxy.session): the stated rules and stages 2–4 as above, then decided
+                 once by its conversation session instead of 5–6 (`SessionStage.decide`, R-CHAT-SESSION), the
+                 agent stage's guidance added (guardian_proxy.agents)
 
 Each stage is an object with one method, injected through the constructor, so a test can pass a
 fake and `Gateway.from_settings` builds the real ones.
@@ -360,9 +362,10 @@ class Gateway:
                         override=v.override, rule=v.rule, rewrite=rewrite, extra=extra)
 
     def _decide_chat(self, req: RawRequest, action: Action, chat, fixed_l: float | None) -> Decision:
-        """A chat request, decided once by the session stage (stage 7) from what the stated rules and stages 2–5
-        found; a user override that allows or blocks it decides it instead (the user's explicit rule for the
-        destination wins). The agent stage then adds its guidance to the body that will leave."""
+        """A chat request, decided once by the session stage (stage 7, R-CHAT-SESSION) from what the stated rules
+        and stages 2–5 found; a user override that allows or blocks it decides it instead (R-OVERRIDE: the user's
+        explicit rule for the destination wins). The agent stage then adds its guidance to the body that will
+        leave (a new Decision)."""
         extra = {"chat_api": chat.kind}
         override = run_stage("decide", self._override, req, action)
         ruled = run_stage("decide", self._by_rule, req, action, None, override)
@@ -383,8 +386,8 @@ class Gateway:
         return find_override(self.overrides.current(), action, req.app, spend=not is_preflight(req))
 
     def _by_rule(self, req: RawRequest, action: Action, ctx: Context | None, override) -> dict | None:
-        """What a stated rule that needs no scoring decides (an override of a request with nothing personal,
-        R-UNREAD-CLOSED, a raw stream to a tracker, nothing personal found): the Decision's action, rule,
+        """What a stated rule that needs no scoring decides (R-OVERRIDE for a request with nothing personal,
+        R-RAW-TRACKER, R-UNREAD-CLOSED, R-NO-PERSONAL-DATA, R-UNREAD-PASS): the Decision's action, rule,
         explanation (and override), or None."""
         personal = action.personal()
         unreadable = action.unreadable()
@@ -432,7 +435,7 @@ class Gateway:
             kind, level, explanation, override_text = apply_override(override, explanation)
         rule = None if override is not None else risk_mod.stated_rule(r, kind)
         stuck = unwritable(req, action) if kind == "transform" else None
-        if stuck is not None:  # a rewrite that cannot be put where the values sit blocks instead
+        if stuck is not None:  # a rewrite that cannot be put where the values sit blocks instead (R-RAW-DATA, R-HOST-DATA)
             kind, rule, explanation = "deny", stuck[0], f"{explanation}; blocked: {stuck[1]}"
         return Verdict(evidence=evidence, likelihood=lk, risk=r, kind=kind, level=level, explanation=explanation,
                        override=override_text, rule=rule, norm=norm.name if norm is not None else None)

@@ -152,8 +152,9 @@ class SessionStage:
         return v.mac("session", material)[:32]
 
     def decide(self, req: RawRequest, chat: chatapi.ChatRequest, action, verdict: Verdict | None) -> Decision:
-        """The decision of a chat request, built once: its conversation's values pseudonymised (a rewrite, or
-        allowed when nothing changes), or blocked when an attached file that carries them cannot be rewritten.
+        """The decision of a chat request, built once: its conversation's values pseudonymised (R-CHAT-SESSION: a
+        rewrite, or allowed when nothing changes), or blocked when an attached file that carries them cannot be
+        rewritten (R-FILE-NOT-REWRITABLE).
         `verdict`: stages 2–5 on it when it holds personal data (their risk is noted, not applied: the session
         decides), None when a stated rule found nothing to score."""
         extra: dict = {"norm": verdict.norm} if verdict is not None and verdict.norm is not None else {}
@@ -202,7 +203,7 @@ class SessionStage:
     @staticmethod
     def fail_closed(decision: Decision) -> Decision:
         """The session stage failed: the chat request is blocked whatever the tier's fail mode, because
-        the conversation's values could not be pseudonymised (stated rule, `session-error-fail-closed`)."""
+        the conversation's values could not be pseudonymised (R-SESSION-FAIL-CLOSED). A new decision."""
         if decision.action == "deny":
             return decision
         return decision.model_copy(update={

@@ -155,3 +155,19 @@ def test_a_longer_span_that_stays_does_not_shadow_a_name_inside_it(gateway):
     d = stage.decide(req, c, action, None)
     body = d.rewrite.body.decode()
     assert "Helen Fischer" not in body and "at Mercy General about it." in body
+
+
+def test_a_chat_request_is_decided_once_by_its_session(gateway, monkeypatch):
+    m = [{"role": "user", "content": "I'm Quentin Zarkowsky and I live in Albuquerque."}]
+    monkeypatch.setattr(gateway.transformer, "transform", lambda *a: 1 / 0)  # stage 6 never runs on a chat
+    d = gateway.evaluate(chat(m, key="sk-once"), log=False)
+    assert d.action == "transform" and d.rule == "chat-session" and "Zarkowsky" not in json.dumps(sent(d))
+    # stages 2–4 scored it and their risk is noted; the session decided it (no stage 6 level, no anonymizer stats)
+    assert d.risk is not None and d.likelihood is not None and f"risk R {d.risk.R:.2f}" in d.explanation
+    assert d.start_level is None and d.final_level is None and d.rounds == 0 and "anonymize" not in d.extra
+    # an override that blocks decides alone: the session is not asked
+    monkeypatch.setattr(gateway, "overrides", OverrideStore(None, [Override(action="deny", domain="openai.com")]))
+    monkeypatch.setattr(gateway.session, "decide", lambda *a: 1 / 0)
+    blocked = gateway.evaluate(chat(m, key="sk-once"), log=False)
+    assert blocked.action == "deny" and blocked.override and blocked.rewrite is None
+    assert blocked.extra["chat_api"] == "openai_chat" and "session" not in blocked.extra
