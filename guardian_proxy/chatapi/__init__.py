@@ -43,9 +43,10 @@ def recognise(path: str, data, host: str = "") -> ChatRequest | None:
 
 
 def recognise_body(host: str, path: str, body: bytes, content_type: str | None,
-                   websocket: bool = False) -> ChatRequest | None:
+                   websocket: bool = False, fallback: Dialect | None = None) -> ChatRequest | None:
     """The chat request in a decoded body (or one WebSocket message), or None. A JSON body is parsed once for
-    every dialect that reads JSON the default way."""
+    every dialect that reads JSON the default way, `fallback` included (`ai_generic`: tried when no dialect of
+    the address accepted the body; its errors are not caught)."""
     data = _UNPARSED
     for d in dialects.find(host, path, websocket):
         try:
@@ -59,7 +60,13 @@ def recognise_body(host: str, path: str, body: bytes, content_type: str | None,
             chat = None  # a body that does not have the shape is not a chat of this dialect
         if chat is not None:
             return chat
-    return None
+    if fallback is None:
+        return None
+    if type(fallback).parse is not Dialect.parse:
+        return fallback.parse(body, content_type, path)
+    if data is _UNPARSED:
+        data = _json(body)
+    return fallback.read(data, path) if data is not None else None
 
 
 _UNPARSED = object()

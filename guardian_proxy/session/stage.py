@@ -104,9 +104,9 @@ class SessionStage:
         except Exception:
             return None  # not decodable: the general pipeline's rules apply
         ctype = req.header("content-type")
-        chat = chatapi.recognise_body(req.host, req.path, decoded, ctype, ws)
-        if chat is None and ai:
-            chat = chatapi.dialects.get("ai_generic").parse(decoded, ctype, req.path)
+        # no known shape: the generic dialect, by rule, from the same parsed JSON
+        chat = chatapi.recognise_body(req.host, req.path, decoded, ctype, ws,
+                                      chatapi.dialects.get("ai_generic") if ai else None)
         if chat is None and ai and not ws:  # a file upload or a form
             chat = self._upload(decoded, ctype, req.path)
         elif chat is not None:

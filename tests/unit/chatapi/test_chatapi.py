@@ -146,3 +146,16 @@ def test_ollama_events_and_context_alias():
     assert chatapi.response_aliases("ollama_generate", final) == [chatapi.context_hash([4, 5])]
     assert json.dumps(chatapi.synth_event("ollama_chat", {"model": "m"}, ("o", "content"), "z")[1]) == \
         '{"model": "m", "message": {"role": "assistant", "content": "z"}, "done": false}'
+
+
+def test_the_generic_fallback_reads_the_body_the_dialects_parsed(monkeypatch):
+    parsed = []
+    real = chatapi._json
+    monkeypatch.setattr(chatapi, "_json", lambda body: parsed.append(body) or real(body))
+    body = json.dumps({"query": "Email Ann Lee", "conversation_id": "c9"}).encode()
+    generic = chatapi.dialects.get("ai_generic")
+    chat = chatapi.recognise_body("api.openai.com", "/v1/chat/completions", body, "application/json", fallback=generic)
+    assert chat.kind == "ai_generic" and chat.conversation == "c9" and paths(chat) == {"json:$.query": "Email Ann Lee"}
+    assert parsed == [body]  # one parse for the address's dialects and the fallback
+    assert chatapi.recognise_body("api.openai.com", "/v1/chat/completions", body, "application/json") is None
+    assert chatapi.recognise_body("api.openai.com", "/v1/chat/completions", b"{not json", None, fallback=generic) is None
