@@ -61,3 +61,27 @@ def test_log_line_has_no_raw_values(gateway):
                 "latency_ms"):
         assert key in last
     assert "canary" not in text and "Zarkowsky" not in text
+
+
+def test_resign_gives_a_new_decision_and_leaves_the_given_one(monkeypatch):
+    from guardian_proxy import sigv4
+    from guardian_proxy.pipeline import resign
+    from guardian_proxy.types import Action, Decision, Rewrite
+
+    req = post("https://bedrock-runtime.us-east-1.amazonaws.com/model/m/converse", b'{"a":1}',
+               authorization="AWS4-HMAC-SHA256 Credential=AKIAEXAMPLE/20261202/us-east-1/bedrock/aws4_request")
+    given = Decision(action="transform", six=Action(domain="amazonaws.com", host=req.host), explanation="why",
+                     rewrite=Rewrite(body=b'{"a":2}', set_headers={"x-keep": "1"}))
+    monkeypatch.setattr(sigv4, "resign", lambda *a: {"authorization": "AWS4-HMAC-SHA256 new", "x-amz-date": "d"})
+    signed = resign(req, given)
+    assert signed.rewrite.set_headers == {"x-keep": "1", "authorization": "AWS4-HMAC-SHA256 new", "x-amz-date": "d"}
+    assert given.rewrite.set_headers == {"x-keep": "1"} and signed.id == given.id
+
+    def cannot(*a):
+        raise sigv4.CannotResign("no credentials")
+
+    monkeypatch.setattr(sigv4, "resign", cannot)
+    blocked = resign(req, given)
+    assert blocked.action == "deny" and blocked.rewrite is None and blocked.rule == "signed-request"
+    assert blocked.explanation.startswith("why; blocked: the request is signed") and "no credentials" in blocked.explanation
+    assert given.action == "transform" and given.rewrite.body == b'{"a":2}' and given.rule is None
