@@ -104,9 +104,7 @@ def in_process(n_conv: int) -> dict:
                 req_cpu.append(dc)
                 action = gw.extractor.extract(req)  # detector cache warm: isolates the session stage
                 t1 = time.perf_counter()
-                chat = gw.session.recognise(req)
-                dec = gw._decide(req, action, None, None, False)
-                gw.session.apply(req, chat, action, dec)
+                gw._decide_chat(req, action, gw.session.recognise(req), None)
                 sess_ms.append((time.perf_counter() - t1) * 1000)
             upstream = json.loads(d.rewrite.body) if d.rewrite and d.rewrite.body else json.loads(req.body)
             text, _ = llm_server.answer(upstream)

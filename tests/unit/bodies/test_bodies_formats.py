@@ -105,16 +105,18 @@ def test_the_evaluation_puts_a_decompressed_rewrite_back_in_the_sniffed_compress
     """The session and agent stages serialise a chat body without knowing it came gzip-compressed with no
     Content-Encoding (`gz=1`): the evaluation re-compresses the rewrite before it is signed again and applied (the
     addon puts on the wire exactly the bytes decided)."""
-    from types import SimpleNamespace
-
     from guardian_proxy.pipeline import compressed_as_sent
-    from guardian_proxy.types import RawRequest, Rewrite
+    from guardian_proxy.types import Action, Decision, RawRequest, Rewrite
+
+    def decided(body: bytes) -> Decision:
+        return Decision(action="transform", six=Action(domain="t.example", host="t.example"), rewrite=Rewrite(body=body))
 
     sent = gzip.compress(b'{"q":"mail homary@yahoo.com"}')
     req = RawRequest(method="POST", url="https://t.example/e?gz=1", headers=[("content-type", "text/plain")], body=sent)
     new = b'{"q":"mail ab12@example.com"}'
-    dec = compressed_as_sent(req, SimpleNamespace(action="transform", rewrite=Rewrite(body=new)), LIMIT)
+    given = decided(new)
+    dec = compressed_as_sent(req, given, LIMIT)
     assert dec.rewrite.body[:2] == b"\x1f\x8b" and gzip.decompress(dec.rewrite.body) == new
-    same = compressed_as_sent(req, SimpleNamespace(action="transform", rewrite=Rewrite(body=gzip.decompress(sent))),
-                              LIMIT)
+    assert given.rewrite.body == new  # a new decision: the one given is left as it was
+    same = compressed_as_sent(req, decided(gzip.decompress(sent)), LIMIT)
     assert same.rewrite.body == sent  # nothing rewritten: the bytes as sent
