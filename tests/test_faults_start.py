@@ -44,6 +44,11 @@ def _one_line(text: str) -> str:
 P = free_port()
 
 
+def _portless(value) -> str:
+    """A test id without the free port picked at collection (the same ids in every pytest-xdist worker)."""
+    return re.sub(r":\d+(?=\D*$)", ":PORT", str(value))
+
+
 @pytest.mark.parametrize("args, shown", [
     (["--mode", f"regular@0.0.0.0:{P}"], f"0.0.0.0:{P}"),
     (["--mode", f"socks5@0.0.0.0:{P}"], f"0.0.0.0:{P}"),
@@ -55,7 +60,7 @@ P = free_port()
     (["--host", "0.0.0.0", "--mode", "socks5"], "0.0.0.0:8080"),  # --host applies to a mode without @HOST
     (["--mode", f"regular@127.0.0.1:{P}", "--mode", f"regular@0.0.0.0:{P + 1}"], f"0.0.0.0:{P + 1}"),
     (["--mode", f"regular@0.0.0.0:{P}", "--mode", f"regular@127.0.0.1:{P + 1}"], f"0.0.0.0:{P}"),
-])
+], ids=lambda v: None if isinstance(v, list) else _portless(v))
 def test_every_listen_address_obeys_the_loopback_rule(tmp_path, no_models, args, shown):
     r = runner.invoke(app, ["run", *args, "--state-dir", str(tmp_path), "--dashboard-port", "0"])
     assert r.exit_code == 2, (r.output, r.exception)
@@ -79,7 +84,7 @@ SPECS = [f"upstream:http://x:3128@0.0.0.0:{P}", "socks5", "regular@::1:9", "regu
          "wireguard:/tmp/wg.conf@0.0.0.0:51820", "transparent", "dns@5353", "REGULAR@10.0.0.1:1"]
 
 
-@pytest.mark.parametrize("spec", SPECS)
+@pytest.mark.parametrize("spec", SPECS, ids=_portless)
 def test_listen_addresses_split_specs_as_mitmproxy_does(spec):
     from mitmproxy.proxy.mode_specs import ProxyMode
 
