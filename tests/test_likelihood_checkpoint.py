@@ -96,3 +96,4 @@ def test_proxy_refuses_to_start_with_a_corrupt_model(tmp_path):
                        cwd=ROOT, timeout=300)
     assert r.returncode != 0
     assert "broken.pt" in (r.stdout + r.stderr)
+    assert "Traceback" not in r.stderr and r.stderr.startswith("error:"), r.stderr  # one clear line

@@ -13,6 +13,7 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
+from ..errors import GuardianError
 from ..types import RawRequest
 from .app import app
 from .common import COLOR, CONFIG, fail, json_line, one_line, read_data, settings_from, stdout_console
@@ -83,7 +84,7 @@ def check(
             gw.overrides.live = False  # a what-if: it neither counts matches nor spends a once rule
             d = gw.evaluate(RawRequest(method=method.upper(), url=url, headers=headers, body=body),
                             context=context, likelihood=likelihood, log=False)
-    except KeyError as e:
+    except (KeyError, GuardianError) as e:  # a bad model file, a missing table: one line, no traceback
         fail(str(e))
     out = {**decision_json(d), "request": {"method": method.upper(), "url": url}}
     if as_json:

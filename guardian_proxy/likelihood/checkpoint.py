@@ -150,7 +150,8 @@ def load(path: Path | str) -> LoadedModel:
     try:
         ck = _read_npz(path) if path.suffix == ".npz" else _read_pt(path)
     except Exception as e:  # numpy, zipfile, json and torch raise many types for a corrupt or foreign file
-        raise ModelLoadError(f"likelihood model {path} is corrupt or not a checkpoint: {type(e).__name__}: {e}") from e
+        first = next((line.strip() for line in str(e).splitlines() if line.strip()), "")[:160]  # torch's is a page
+        raise ModelLoadError(f"likelihood model {path} is corrupt or not a checkpoint: {type(e).__name__}: {first}") from e
     if not isinstance(ck, dict) or ck.get("format") != FORMAT:
         raise ModelLoadError(f"likelihood model {path}: not a {FORMAT} checkpoint")
     try:
