@@ -4,7 +4,7 @@
 const TOKEN = document.querySelector('meta[name="guardian-token"]').content;
 const MAX_ROWS = 200;
 const WORDS = { allow: "allowed", transform: "rewritten", deny: "blocked" };
-const state = { rows: [], gateway: null, statsTimer: null, sitesTimer: null, appsTimer: null, es: null, q: "", paused: false, pending: [],
+const state = { rows: [], gateway: null, statsTimer: null, es: null, q: "", paused: false, pending: [],
                 lost: false, retryTimer: null, backoff: 1000, filterTimer: null, tokenChanged: false };
 const RETRY_MAX_MS = 10000;
 
@@ -162,8 +162,7 @@ function connect() {
       renderPending();
     } else {
       addDecision(d, true);
-      scheduleSites();
-      scheduleApps();
+      scheduleGrouped();
     }
     scheduleStats();
   });
@@ -227,8 +226,7 @@ async function applyFilter() {
     input.classList.remove("invalid");
     input.title = "";
     connect();
-    if (!document.getElementById("tab-sites").classList.contains("hidden")) loadSites().catch(console.warn);
-    if (!document.getElementById("tab-apps").classList.contains("hidden")) loadApps().catch(console.warn);
+    for (const name of Object.keys(GROUPED)) if (isShown(name)) loadGrouped(name).catch(console.warn);
   } catch (e) {
     input.classList.add("invalid");
     input.title = e.message;
@@ -254,8 +252,7 @@ function togglePause() {
   if (!state.paused) {
     for (const d of state.pending) addDecision(d, true);
     state.pending = [];
-    scheduleSites();
-    scheduleApps();
+    scheduleGrouped();
   }
   renderPending();
 }
@@ -275,7 +272,7 @@ function renderSites(list) {
       g.preflights ? h("span", { class: "muted", "data-testid": "preflights",
                                  title: "the browser asking whether it may send (OPTIONS): no data of the page, not counted as requests" },
                        `· ${g.preflights} CORS preflight${g.preflights === 1 ? "" : "s"} apart `) : null,
-      g.site ? h("button", { class: "ov", "data-testid": "site-filter", onclick: () => showSite(g.site) }, "show requests") : null),
+      g.site ? h("button", { class: "ov", "data-testid": "site-filter", onclick: () => showFiltered(`site:${g.site}`) }, "show requests") : null),
     g.third.length ? h("div", { class: "tablewrap" }, h("table", { class: "grid" },
       h("thead", {}, h("tr", {}, ...["third party", "recipient", "requests", "allowed / rewritten / blocked",
         "received as is", "received rewritten", "stopped", "max R"].map((t) => h("th", {}, t)))),
@@ -292,20 +289,34 @@ function renderSites(list) {
       : h("p", { class: "muted" }, "no third parties"))));
 }
 
-async function loadSites() {
-  renderSites((await api(withQ("/api/sites"))).sites);
+// ------------------------------------------------------------------ grouped views (Sites, Apps)
+
+const GROUPED = {
+  sites: { path: "/api/sites", render: (r) => renderSites(r.sites), timer: null },
+  apps: { path: "/api/apps", render: (r) => renderApps(r.apps), timer: null },
+};
+
+function isShown(name) {
+  return !document.getElementById(`tab-${name}`).classList.contains("hidden");
 }
 
-function scheduleSites() {
-  if (state.sitesTimer || document.getElementById("tab-sites").classList.contains("hidden")) return;
-  state.sitesTimer = setTimeout(() => {
-    state.sitesTimer = null;
-    if (!state.paused) loadSites().catch(console.warn);
-  }, 500);
+async function loadGrouped(name) {
+  const g = GROUPED[name];
+  g.render(await api(withQ(g.path)));
 }
 
-function showSite(site) {
-  document.getElementById("filter").value = `site:${site}`;
+function scheduleGrouped() {  // new decisions: the open grouped view reloads, at most every 500 ms
+  for (const [name, g] of Object.entries(GROUPED)) {
+    if (g.timer || !isShown(name)) continue;
+    g.timer = setTimeout(() => {
+      g.timer = null;
+      if (!state.paused) loadGrouped(name).catch(console.warn);
+    }, 500);
+  }
+}
+
+function showFiltered(filter) {  // a group's "show requests": the live table with its filter
+  document.getElementById("filter").value = filter;
   showTab("overview");
   applyFilter();
 }
@@ -330,7 +341,7 @@ function renderApps(list) {
       h("span", { class: "muted" }, ` · ${a.requests} request${a.requests === 1 ? "" : "s"}, ${a.with_data} with personal ` +
         `data · ${a.actions.allow} allowed / ${a.actions.transform} rewritten / ${a.actions.deny} blocked `),
       a.preflights ? h("span", { class: "muted" }, `· ${a.preflights} CORS preflight${a.preflights === 1 ? "" : "s"} apart `) : null,
-      a.filter ? h("button", { class: "ov", "data-testid": "app-filter", title: a.filter, onclick: () => showApp(a.filter) },
+      a.filter ? h("button", { class: "ov", "data-testid": "app-filter", title: a.filter, onclick: () => showFiltered(a.filter) },
                    "show requests") : null),
     kv([["sent as is", cats(a.as_is)], ["sent rewritten", cats(a.rewritten)], ["stopped", cats(a.blocked)],
         ["recipients", Object.keys(a.recipients).map(words).join(", ") || "–"],
@@ -351,23 +362,6 @@ function renderApps(list) {
     a.more_destinations ? h("p", { class: "muted" }, `and ${a.more_destinations} more destinations`) : null)));
 }
 
-async function loadApps() {
-  renderApps((await api(withQ("/api/apps"))).apps);
-}
-
-function scheduleApps() {
-  if (state.appsTimer || document.getElementById("tab-apps").classList.contains("hidden")) return;
-  state.appsTimer = setTimeout(() => {
-    state.appsTimer = null;
-    if (!state.paused) loadApps().catch(console.warn);
-  }, 500);
-}
-
-function showApp(filter) {
-  document.getElementById("filter").value = filter;
-  showTab("overview");
-  applyFilter();
-}
 
 // ------------------------------------------------------------------ detail view
 
@@ -615,8 +609,7 @@ function showTab(name) {
   for (const s of document.querySelectorAll(".tab-body")) s.classList.toggle("hidden", s.id !== `tab-${name}`);
   if (name === "overrides") api("/api/overrides").then((r) => renderOverrides(r.overrides)).catch(console.warn);
   if (name === "config") loadConfig().catch(console.warn);
-  if (name === "sites") loadSites().catch(console.warn);
-  if (name === "apps") loadApps().catch(console.warn);
+  if (name in GROUPED) loadGrouped(name).catch(console.warn);
 }
 
 document.querySelectorAll("nav .tab").forEach((b) => b.addEventListener("click", () => showTab(b.dataset.tab)));
