@@ -90,6 +90,19 @@ function addDecision(d, live) {
   while (body.children.length > MAX_ROWS) body.removeChild(body.lastChild);
 }
 
+// the cells a destination shares in every view: recipient, requests, actions, and the data sent as is, rewritten
+// or stopped (counts per type, never values)
+function flowCells(x) {
+  return [
+    h("td", {}, words(x.recipient)),
+    h("td", { class: "num" }, x.requests),
+    h("td", { class: "nowrap" }, `${x.actions.allow} / ${x.actions.transform} / ${x.actions.deny}`),
+    h("td", { class: "cats" }, cats(x.as_is)),
+    h("td", { class: "cats" }, cats(x.rewritten)),
+    h("td", { class: "cats" }, cats(x.blocked)),
+  ];
+}
+
 function renderStats(s) {
   document.getElementById("count-total").textContent = s.total;
   for (const a of ["allow", "transform", "deny"]) document.getElementById(`count-${a}`).textContent = s.actions[a] || 0;
@@ -100,12 +113,7 @@ function renderStats(s) {
   const body = document.querySelector("#destinations tbody");
   body.replaceChildren(...s.destinations.map((d) => h("tr", { "data-host": d.host },
     h("td", {}, d.host),
-    h("td", {}, words(d.recipient)),
-    h("td", { class: "num" }, d.requests),
-    h("td", { class: "nowrap" }, `${d.actions.allow} / ${d.actions.transform} / ${d.actions.deny}`),
-    h("td", { class: "cats" }, cats(d.as_is)),
-    h("td", { class: "cats" }, cats(d.rewritten)),
-    h("td", { class: "cats" }, cats(d.blocked)),
+    ...flowCells(d),
     h("td", { class: "num" }, fmtNum(d.max_R)))));
 }
 
@@ -279,12 +287,7 @@ function renderSites(list) {
       h("tbody", {}, ...g.third.map((t) => h("tr", { "data-domain": t.domain },
         h("td", {}, t.domain, h("div", { class: "hosts" }, hostsOf(t),
           t.preflights ? ` (+${t.preflights} preflight${t.preflights === 1 ? "" : "s"})` : "")),
-        h("td", {}, words(t.recipient)),
-        h("td", { class: "num" }, t.requests),
-        h("td", { class: "nowrap" }, `${t.actions.allow} / ${t.actions.transform} / ${t.actions.deny}`),
-        h("td", { class: "cats" }, cats(t.as_is)),
-        h("td", { class: "cats" }, cats(t.rewritten)),
-        h("td", { class: "cats" }, cats(t.blocked)),
+        ...flowCells(t),
         h("td", { class: "num" }, fmtNum(t.max_R)))))))
       : h("p", { class: "muted" }, "no third parties"))));
 }
@@ -351,12 +354,7 @@ function renderApps(list) {
         "sent as is", "sent rewritten", "stopped", a.rule_app ? `override for ${a.rule_app}` : ""].map((t) => h("th", {}, t)))),
       h("tbody", {}, ...a.destinations.map((t) => h("tr", { "data-domain": t.domain },
         h("td", {}, t.domain, h("div", { class: "hosts" }, hostsOf(t))),
-        h("td", {}, words(t.recipient)),
-        h("td", { class: "num" }, t.requests),
-        h("td", { class: "nowrap" }, `${t.actions.allow} / ${t.actions.transform} / ${t.actions.deny}`),
-        h("td", { class: "cats" }, cats(t.as_is)),
-        h("td", { class: "cats" }, cats(t.rewritten)),
-        h("td", { class: "cats" }, cats(t.blocked)),
+        ...flowCells(t),
         h("td", {}, appOverride(a, t)))))))
       : null,
     a.more_destinations ? h("p", { class: "muted" }, `and ${a.more_destinations} more destinations`) : null)));
