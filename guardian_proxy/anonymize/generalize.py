@@ -2,10 +2,10 @@
 
 | entity            | L3                                   | L4                        | L5                 |
 |-------------------|--------------------------------------|---------------------------|--------------------|
-| DATE              | exact date → year; year → decade; a duration's number → "several" ("three months" → "several months") | → decade ("1990s")        | [DATE]             |
+| DATE              | a date or year → its decade ("31 May 1991" → "1990s": the year of a dated event is what the record of that event is found by); a duration's number → "several" ("three months" → "several months") | as L3 | [DATE]             |
 | AGE               | 45 → "40-49"                         | [AGE]                     | [AGE]              |
 | LOCATION          | "City, Country" → country; else [LOCATION]; a country stays | as L3  | [LOCATION]         |
-| ORGANIZATION      | a named public body, school, hospital or prison loses its name, keeps its kind ("İzmir Labour Court" → "[LOCATION] Labour Court"), one named by its kind alone loses its field ("Ministry of Defence" → "Ministry of […]"); else → its kind: "… Group" → "company", "Supreme Court" → "court"; else [ORGANIZATION] | as L3 | [ORGANIZATION] |
+| ORGANIZATION      | a named public body, school, hospital or prison loses its name, keeps its kind ("İzmir Labour Court" → "[LOCATION] Labour Court"), one named by its kind alone loses its field ("Ministry of Defence" → "Ministry of […]"); else → its kind: "… Group" → "company", "Supreme Court" → "court"; else [ORGANIZATION] | as L3 | a public body as L3; else [ORGANIZATION] |
 | AMOUNT            | → order of magnitude: "EUR 5,443.70" → "EUR 1,000-10,000" | [AMOUNT] | [AMOUNT]         |
 | QUANTITY          | the number → "several"               | as L3                     | [QUANTITY]         |
 | CASE_NUMBER       | removed ("[…]")                      | removed                   | removed            |
@@ -78,11 +78,7 @@ def date(value: str, level: int) -> str:
             return re.sub(r"several(?:[\s-]+several|\s+and\s+a\s+half)+", "several", out)
     if level >= 5 or not years:
         return tag("DATE")
-    y = years[-1]
-    only_year = re.fullmatch(r"\s*(1[6-9]\d\d|20\d\d)s?\s*", value) is not None
-    if level == 3 and not only_year:
-        return y
-    return y[:3] + "0s"
+    return years[-1][:3] + "0s"
 
 
 def age(value: str, level: int) -> str:
@@ -152,13 +148,16 @@ def _named_body(value: str) -> str | None:
 
 
 def organization(value: str, level: int) -> str:
+    """See the table. A public body keeps its kind at every level, L5 included: "Regional Court", "Ministry of"
+    say what any case of its kind says, while its name ([LOCATION]) and its field ([…]) are what would tell the
+    person's affair; everything else is [ORGANIZATION] at L5."""
+    named = _named_body(value)
+    if named is not None:
+        return named
     if level >= 5:
         return tag("ORGANIZATION")
     if _LAW_FIRM.match(value.strip()):
         return "company"
-    named = _named_body(value)
-    if named is not None:
-        return named
     for pat, kind in _ORG_KIND:
         found = list(pat.finditer(value))
         if found:

@@ -14,7 +14,11 @@ Each cue has a confidence that says how much it narrows down a person:
 | number   | 3+ digits outside legal references (Article 6 § 1); a plot's,   | 0.6                   |
 |          | building's or flat's number ("plot no. 937") is no reference    |                       |
 | rare     | a capitalised word or acronym by English word frequency (Zipf), | <2: 0.85, <3: 0.7, <3.8: 0.45 |
-|          | not a public body's common vocabulary ("Freedoms")             |                       |
+|          | not a public body's vocabulary ("Freedoms", "Cassation",       |                       |
+|          | "Assize", a possessive "Ministry’s"), not a currency ("PLN",    |                       |
+|          | "Liras"), not a body's name in its own language glossed in     |                       |
+|          | parentheses after a body named by its kind ("the Court of      |                       |
+|          | Appeal (Sąd Apelacyjny)")                                        |                       |
 | rare_low | a lower-case word English almost never uses (Zipf < 1, 6+ chars) | 0.4                  |
 
 Text inside square brackets (placeholders, `[…]`) is never residue.
@@ -27,6 +31,7 @@ from dataclasses import dataclass
 
 import regex as re
 
+from ..extract.quasi_lexicon import CURRENCY_CODES, CURRENCY_WORDS
 from ..institutions import INSTITUTION_HEADS, INSTITUTION_WORDS, law_date
 from .spans import zipf
 
@@ -60,7 +65,6 @@ _SENT_START = re.compile(r"(?:^|[\n.!?:;•\-–—(“\"']\s*)\s*$")
 
 
 _BODY_VOCABULARY = frozenset(INSTITUTION_HEADS | INSTITUTION_WORDS)
-
 
 @dataclass(frozen=True)
 class Cue:
@@ -100,6 +104,29 @@ def _date_conf(v: str) -> float:
     if re.search(r"\d{1,2}", re.sub(r"\d{4}", "", low)) or re.fullmatch(r"\d{4}-\d{2}-\d{2}", low):
         return 0.85
     return 0.65
+#: a currency's code or name says what a sum is counted in ("TRL", "Liras", "PLN"), never whose it is
+_CURRENCY = re.compile(rf"(?i)(?:{CURRENCY_CODES}|{CURRENCY_WORDS})")
+#: a parenthesis right after a public body named by its kind alone ("the Court of Appeal (", "the Constitutional
+#: Court (“"): what it holds is that body's name in its own language ("Sąd Apelacyjny", "Verfassungsgerichtshof"),
+#: which says no more than the English did. A body with a name ("the Warsaw Regional Court (Sąd Okręgowy w
+#: Warszawie)") is not such a body: its gloss can hold the place
+_GLOSS_BEFORE = re.compile(r"((?:\p{L}[\p{L}'’\-]*[ \t]+){1,6})$")
+_GLUE = {"of", "the", "for", "and"}
+
+
+def _body_gloss(text: str, a: int) -> bool:
+    """Is the word at `a` inside a parenthesised gloss that follows a body named by its vocabulary alone? Read
+    back from the parenthesis over the body's words ("Court of Appeal"); a capitalised word right before them that
+    is not one ("Warsaw Regional Court") is the body's name."""
+    opened = text.rfind("(", max(0, a - 60), a)
+    if opened < 0 or ")" in text[opened:a] or "\n" in text[opened:a]:
+        return False
+    words = re.findall(r"\p{L}[\p{L}'’\-]*|\S", text[max(0, opened - 80): opened])
+    body: list[str] = []
+    while words and (words[-1].lower() in _BODY_VOCABULARY or words[-1].lower() in _GLUE):
+        body.append(words.pop().lower())
+    named = bool(words) and words[-1][:1].isupper() and (not body or body[-1] != "the")
+    return not named and any(w in INSTITUTION_HEADS for w in body)
 
 
 def _word_conf(text: str, a: int, w: str) -> tuple[str, float] | None:
@@ -110,8 +137,11 @@ def _word_conf(text: str, a: int, w: str) -> tuple[str, float] | None:
     acronym = w.isupper() and 2 <= len(w) <= 6
     if caps or acronym:
         z = zipf(low)
-        if z >= 3.0 and low.removesuffix("’s").removesuffix("'s") in _BODY_VOCABULARY:
-            return None  # "Fundamental Freedoms", "Assembly": what a public body is, not who ("Cassation" is rare)
+        stem = low.removesuffix("’s").removesuffix("'s")
+        if stem in _BODY_VOCABULARY or _CURRENCY.fullmatch(stem):
+            return None  # "Fundamental Freedoms", "Cassation", "Ministry’s": what a public body is, not who; a currency
+        if _body_gloss(text, a):
+            return None  # "(Sąd Apelacyjny)" after "the Court of Appeal": the same body, named in its language
         initial = _SENT_START.search(text[max(0, a - 3): a]) is not None or a == 0
         if initial and z >= 2.0:
             return None

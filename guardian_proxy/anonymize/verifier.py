@@ -5,6 +5,10 @@ three characters) or shares a content word longer than two characters with it. G
 surrogates, placeholders or hallucinations fail the test, so they never raise the level. The original
 stays here: the guesser never sees it.
 
+A number is verified only as a whole number of the original: "1,000" is a bound of the range the anonymizer
+wrote itself ("EUR 1,000-10,000" for "EUR 5,443.70") and shares no value with the original, although its digit
+group "000" appears in any round sum there. Digit groups are not content words.
+
 A guess made only of the recipient's own names (the destination's or the sending page's name: "Hotstar" in the
 page title a request to hotstar.com carries) is no residue either: the recipient knows its own name, and it says
 nothing of who the user is (`own_names`).
@@ -33,7 +37,16 @@ def _norm(s: str) -> str:
 
 
 def content_words(s: str) -> set[str]:
-    return {w for w in _WORD.findall(s.lower()) if len(w) > 2 and w not in FUNCTION_WORDS}
+    """Words of three letters or more that are not function words; a group of digits is no word ("000")."""
+    return {w for w in _WORD.findall(s.lower()) if len(w) > 2 and w not in FUNCTION_WORDS and not w.isdigit()}
+
+
+_NUMBER = re.compile(r"\d[\d,.' ]*\d|\d")
+
+
+def _whole(value: str, text: str) -> bool:
+    """Is `value` in `text` as a whole number (no digit, and no digit group of the same number, around it)?"""
+    return re.search(r"(?<![\d,.])" + re.escape(value) + r"(?![\d]|[,.]\d)", text) is not None
 
 
 def own_names(*domains: str | None) -> frozenset[str]:
@@ -58,6 +71,8 @@ class LexicalVerifier:
         words = content_words(g)
         if self._own and words and words <= self._own:
             return False  # the destination's or the page's own name: it knows it, and it is not the user
+        if _NUMBER.fullmatch(g):
+            return _whole(g, self._text)  # a number: the same number, not a digit run inside another one
         if len(g) >= 3 and g in self._text:
             return True
         return bool(words & self._words)

@@ -20,6 +20,13 @@ def test_verifier_accepts_substrings_and_shared_content_words_only():
     assert not v.verified(Guess("in", 0.9)) and not v.verified(Guess("of the", 0.9))
 
 
+def test_a_number_is_verified_only_as_a_whole_number_of_the_original():
+    v = LexicalVerifier("He was fined TRL 1,000,000 and paid EUR 5,443.70 in 1999.")
+    # "1,000" and "10,000" are the bounds of the range L3 wrote ("EUR 1,000-10,000"), not values of the original
+    assert not v.verified(Guess("1,000", 0.6)) and not v.verified(Guess("10,000", 0.6))
+    assert v.verified(Guess("1,000,000", 0.6)) and v.verified(Guess("5,443.70", 0.6)) and v.verified(Guess("1999", 0.6))
+
+
 def test_deterministic_guesser_reads_residue_not_placeholders():
     g = DeterministicGuesser().guess("[PERSON_1] wrote from j***@acme.com on 31 May 1991 about Xylotymbou.")
     by = {x.cue: x for x in g}

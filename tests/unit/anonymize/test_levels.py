@@ -54,7 +54,7 @@ def test_l2_placeholders_are_consistent_and_typed():
 
 def test_l3_generalizes_quasi_identifiers():
     out = render(3)
-    assert "31 May 1961" not in out and "1961" in out  # exact date → year
+    assert "31 May 1961" not in out and "1961" not in out and "1960s" in out  # exact date → decade
     assert "Kalogrea" not in out and "[LOCATION]" in out
     assert "EUR 1,000-10,000" in out and "[OCCUPATION]" in out
 
@@ -100,7 +100,7 @@ def test_sentence_split_never_cuts_initials_or_spans():
 
 
 def test_generalization_rules():
-    assert generalize("31 May 1991", "DATE", 3) == "1991"
+    assert generalize("31 May 1991", "DATE", 3) == "1990s"  # the year would still find the dated event
     assert generalize("1991", "DATE", 3) == "1990s"
     assert generalize("45 years old", "AGE", 3) == "40-49 years old"
     assert generalize("Lublin, Poland", "LOCATION", 3) == "Europe"
@@ -109,7 +109,10 @@ def test_generalization_rules():
     assert generalize("Governor of Sztum Prison", "ORGANIZATION", 3) == "Governor of [LOCATION] Prison"
     assert generalize("Supreme Military Administrative Court", "ORGANIZATION", 3) == "Supreme […] Administrative Court"
     assert generalize("Ministry of Defence", "ORGANIZATION", 4) == "Ministry of […]"  # its field said the affair
-    assert generalize("Istanbul State Security Court", "ORGANIZATION", 5) == "[ORGANIZATION]"
+    # L5 too: the kind of a body says what any case of its kind says, its name and field are hidden
+    assert generalize("Istanbul State Security Court", "ORGANIZATION", 5) == "[LOCATION] State Security Court"
+    assert generalize("Supreme Military Administrative Court", "ORGANIZATION", 5) == "Supreme […] Administrative Court"
+    assert generalize("Acme Widgets Group", "ORGANIZATION", 5) == "[ORGANIZATION]"  # not a public body
     assert generalize("three months", "DATE", 3) == "several months"  # a duration keeps its unit
     assert generalize("two and a half years", "DATE", 4) == "several years"
     assert generalize("Reid, Webb and Alvarez", "ORGANIZATION", 3) == "company"
@@ -207,7 +210,18 @@ def test_residue_skips_a_laws_date_and_a_public_bodys_common_words():
             "The Court of Cassation upheld the judgment on 3 May 2001 (Fundamental Freedoms).")
     values = [c.value for c in scan(text)]
     assert "3 May 2001" in values and "1 November 1998" not in values and "Freedoms" not in values
-    assert "Cassation" in values  # a rare word stays a cue
+    assert "Cassation" not in values  # rare in English, but a public body's word: the setting of any case
+
+
+def test_residue_skips_currencies_possessive_body_words_and_a_kind_named_bodys_gloss():
+    from guardian_proxy.anonymize.residue import scan
+
+    text = ("The Court of Appeal (Sąd Apelacyjny) reversed the Ministry’s order to pay TRL 500 in Liras. "
+            "The Warsaw Regional Court (Sąd Okręgowy w Warszawie) and Mr Kowalski (Sąd) agreed.")
+    values = [c.value for c in scan(text)]
+    assert "Apelacyjny" not in values and "Ministry’s" not in values and "TRL" not in values and "Liras" not in values
+    # a named body's gloss can hold its place; a parenthesis after a person is no gloss of a body
+    assert "Warszawie" in values and "Okręgowy" in values and values.count("Sąd") == 2
 
 
 def test_a_rare_acronym_is_hidden_at_l5():
