@@ -3,8 +3,10 @@
     .venv/bin/python scripts/bench_replay.py                      # the whole corpus (28 HAR files, 275 cassettes)
     .venv/bin/python scripts/bench_replay.py --har-only --only 'chatgpt|spotify' --limit 50 --json out.json
 
-Every request of the public HAR captures and VCR cassettes (personal values already replaced by scrub.py's
-synthetic stand-ins) is sent, as captured — method, Host, path and query, headers and cookies in their order, body
+Every request of the public HAR captures and VCR cassettes (personal values already replaced by scrub.py's synthetic
+stand-ins), and of the HAR captures this project recorded with real clients (tests/fixtures/recorded,
+scripts/record_captures.py: Chromium, the AI SDKs from pip, curl/httpx/requests, each beside the personal values its
+scenario planted; `--no-recorded` leaves them out), is sent, as captured — method, Host, path and query, headers and cookies in their order, body
 bytes and Content-Encoding — through one real `guardian-proxy run` process (default settings, no LLM, a temporary
 state dir, `--redirect-upstream`) to a local upstream that records what arrives and answers with the recorded
 response (cassettes: recorded status, headers and body bytes, event streams sent as chunked streams; HAR: the
@@ -38,8 +40,9 @@ Who the request is for (judged from the capture, not from the proxy's decision)
                request of a page (the navigation), a request no page made (no Origin, Referer, Sec-Fetch-*: a tool
                addressing that host), an identity provider or payment processor, a developer's own server
                (loopback, private address, non-standard port), every AI-API request of a cassette.
-  - AI chat turn  a user flow to an AI host (recipients table `ai_hosts`) whose body carries a conversation
-               (messages, contents, prompt, input, query, parts, f.req …).
+  - AI chat turn  a user flow to an AI host (recipients table `ai_hosts`), or to any host on a public chat API's path
+               (/v1/chat/completions, /v1/messages, Ollama's /api/chat …: a self-hosted model server), whose body
+               carries a conversation (messages, contents, prompt, input, query, parts, f.req …).
   - tracker    a host the recipients table classes analytics / ad_network / social / data_broker (WhoTracks.Me,
                the broker registry, AdGuard's CNAME list) and not of the page's own registrable domain or related
                set; and any telemetry endpoint, first party included: a path segment telemetry, analytics,
@@ -112,6 +115,9 @@ from guardian_proxy.types import RawRequest  # noqa: E402
 from scripts.bench_everyday import visible  # noqa: E402
 
 DATA = Path(os.environ.get("GUARDIAN_SHARED", ROOT.parent / "shared")) / "data" / "realtraffic"
+#: captures this project recorded with real clients (scripts/record_captures.py), each HAR with the personal values
+#: its scenario planted beside it (`<name>.values.json`, value → kind)
+RECORDED = ROOT / "tests" / "fixtures" / "recorded"
 LIMIT = 64 * 1024 * 1024  # decoded-body limit for comparisons
 HOP = {"connection", "keep-alive", "proxy-connection", "proxy-authorization", "proxy-authenticate", "te",
        "trailer", "transfer-encoding", "upgrade", "expect", "content-length", "http2-settings"}
@@ -235,10 +241,15 @@ def _keyed_pairs(req: RawRequest) -> list[tuple[str, str]]:
     return pairs
 
 
-def personal_values(req: RawRequest) -> dict[str, str]:
-    """Personal stand-ins the request carries: value → kind (see the module docstring)."""
+def personal_values(req: RawRequest, planted: dict[str, str] | None = None) -> dict[str, str]:
+    """Personal stand-ins the request carries: value → kind (see the module docstring); `planted`: the values a
+    recorded capture's scenario planted (RECORDED), counted wherever the request holds them."""
     found: dict[str, str] = {}
-    for t in _texts(req):
+    texts = _texts(req)
+    for v, kind in (planted or {}).items():
+        if any(v in t for t in texts):
+            found[v] = kind
+    for t in texts:
         for m in EMAIL.finditer(t):
             found.setdefault(m.group(0), "email")
         for m in CARD.finditer(t):
@@ -482,6 +493,7 @@ class Item:
     resp_stream: bool = False
     page: str = ""  # registrable domain of the capture's top page ("" for cassettes)
     tool: bool = False  # a cassette: an SDK addressing the API
+    planted: dict[str, str] = field(default_factory=dict)  # a recorded capture's planted values (value → kind)
     error: str | None = None  # could not be built: a replay error with this reason
     notes: list[str] = field(default_factory=list)
     # results
@@ -590,9 +602,11 @@ def load_har(path: Path) -> list[Item]:
         page_site[ref] = votes[ref].most_common(1)[0][0] if votes[ref] else \
             registrable_domain(urlsplit(u).hostname or "")
     first_site = next(iter(page_site.values()), "")
+    sidecar = path.with_name(path.name.split(".har")[0] + ".values.json")
+    planted = json.loads(sidecar.read_text()) if sidecar.exists() else {}
     items = []
     for i, e in enumerate(entries):
-        it = Item(file=path.name, idx=i)
+        it = Item(file=path.name, idx=i, planted=planted)
         try:
             req, resp = e["request"], e.get("response") or {}
             it.method = req.get("method", "GET").upper()
@@ -684,15 +698,23 @@ def load_cassette(path: Path) -> list[Item]:
     return items
 
 
-def captures(har: bool, cassettes: bool, only: str | None) -> list[Path]:
+def captures(har: bool, cassettes: bool, only: str | None, recorded: bool = True) -> list[Path]:
+    """The public captures (DATA), then this project's own recordings (RECORDED: HAR files, replayed with the HARs);
+    `only` is a regex on `har/…`, `cassettes/…` or `recorded/…`."""
     files: list[Path] = []
     if har:
         files += sorted((DATA / "har").glob("*.har*"))
     if cassettes:
         files += sorted((DATA / "cassettes").glob("*/*.yaml*"))
+    if har and recorded:
+        files += sorted(RECORDED.glob("*.har"))
     if only:
-        files = [f for f in files if re.search(only, str(f.relative_to(DATA)))]
+        files = [f for f in files if re.search(only, _rel(f))]
     return files
+
+
+def _rel(f: Path) -> str:
+    return str(f.relative_to(DATA)) if f.is_relative_to(DATA) else f"recorded/{f.name}"
 
 
 # ---------------------------------------------------------------------------------------------- who is it for
@@ -760,6 +782,10 @@ TELEMETRY = re.compile(r"/(?:telemetry|analytics|metrics|beacon|rgstr|collect|tr
                        r"impressions?|log_event|t)/?$|/v\d+/(?:[tpibem]|identify|track|page|batch)/?$", re.I)
 TELEMETRY_HOST = {"events", "telemetry", "analytics", "metrics", "stats", "log", "logs", "logging", "collector",
                   "beacon", "beacons", "tracking", "track", "pixel", "rum"}
+#: the paths of the public chat APIs (OpenAI and every compatible server, Anthropic, Ollama): a request there speaks
+#: to a model whatever the host (a self-hosted Ollama or vLLM, a gateway)
+CHAT_API_PATHS = ("/v1/chat/completions", "/chat/completions", "/v1/completions", "/v1/responses", "/v1/messages",
+                  "/v1/complete", "/api/chat", "/api/generate")
 CHAT_KEYS = {"messages", "contents", "prompt", "input", "inputtext", "query", "parts", "message", "text",
              "conversation", "f.req", "query_str", "documents", "texts", "instances"}
 
@@ -808,7 +834,7 @@ def classify(it: Item) -> tuple[str, str]:
     if tc and not first:
         return "tracker", tc
     chat = False
-    if ai_host(host) or it.tool:
+    if ai_host(host) or it.tool or sp.path.rstrip("/").endswith(CHAT_API_PATHS):
         body = decoded_body(it.headers, it.body)
         keys: set[str] = set()
         try:
@@ -1068,7 +1094,7 @@ def judge(it: Item) -> dict:
         res["verdict"], res["reason"] = "replay_error", it.error
         return res
     sent = it.raw
-    values = personal_values(sent)
+    values = personal_values(sent, it.planted)
     res["personal"] = dict(Counter(values.values()))
     leakable = {v: k for v, k in values.items() if k != "ip"}
     if not it.blocked and not it.arrived:
@@ -1174,6 +1200,8 @@ def reply_diff(want: bytes, got: bytes) -> tuple[bool, str]:
     a, b = parse(want), parse(got)
     if a == b and a:
         return True, "same JSON, other layout"
+    if len(a) > 1 and len(b) > 1 and _assembled(a) == _assembled(b):
+        return True, "same streamed text, cut into other events"
     fa = dict(x for i, ev in enumerate(a) for x in _leaves(ev, f"$[{i}]"))
     fb = dict(x for i, ev in enumerate(b) for x in _leaves(ev, f"$[{i}]"))
     for k in dict.fromkeys(list(fa) + list(fb)):
@@ -1182,6 +1210,25 @@ def reply_diff(want: bytes, got: bytes) -> tuple[bool, str]:
             return False, f"{k}: {shape(o if isinstance(o, str) else json.dumps(o))} → " \
                           f"{shape(n if isinstance(n, str) else json.dumps(n))}"
     return False, ""
+
+
+#: the keys of a stream event whose strings a client joins into the reply (OpenAI, Anthropic, Ollama, Gemini, Cohere)
+_STREAM_TEXT = frozenset({"content", "text", "partial_json", "arguments", "completion", "response", "thinking"})
+
+
+def _assembled(events: list) -> tuple[dict, dict]:
+    """A stream as its client reads it: per field (the path with the event's index left out) the joined text of the
+    text keys, and the set of every other value. A de-masker may hold back the start of what could be a stand-in
+    and send it with the next event: the reply is the same."""
+    text: dict[str, str] = defaultdict(str)
+    other: dict[str, set] = defaultdict(set)
+    for ev in events:
+        for k, v in _leaves(ev, "$"):
+            if isinstance(v, str) and re.sub(r"\[\d+\]$", "", k).rsplit(".", 1)[-1] in _STREAM_TEXT:
+                text[k] += v
+            else:
+                other[k].add(json.dumps(v))
+    return dict(text), dict(other)
 
 
 def attach_decisions(items: list[Item], results: list[dict], log_path: Path) -> None:
@@ -1322,7 +1369,7 @@ def run(files: list[Path], limit: int | None, concurrency: int, timeout: float, 
     items: list[Item] = []
     for f in files:
         try:
-            got = load_har(f) if "/har/" in str(f) else load_cassette(f)
+            got = load_cassette(f) if "/cassettes/" in _rel(f) or _rel(f).startswith("cassettes/") else load_har(f)
         except Exception as ex:
             it = Item(file=f.name if "/har/" in str(f) else f"{f.parent.name}/{f.name}", idx=-1,
                       error=f"unreadable capture: {type(ex).__name__}: {str(ex)[:80]}")
@@ -1365,7 +1412,9 @@ def main(argv: list[str] | None = None) -> int:
     g = ap.add_mutually_exclusive_group()
     g.add_argument("--har-only", action="store_true")
     g.add_argument("--cassettes-only", action="store_true")
-    ap.add_argument("--only", help="regex on capture paths (relative to realtraffic/)")
+    ap.add_argument("--only", help="regex on capture paths (har/…, cassettes/… of realtraffic/; recorded/…)")
+    ap.add_argument("--no-recorded", action="store_true",
+                    help="leave out the project's own recordings (tests/fixtures/recorded, scripts/record_captures.py)")
     ap.add_argument("--limit", type=int, help="replay only the first N requests")
     ap.add_argument("--json", type=Path, help="write the summary and every request's result here")
     ap.add_argument("--concurrency", type=int, default=4)
@@ -1376,7 +1425,7 @@ def main(argv: list[str] | None = None) -> int:
     if not DATA.is_dir():
         print(f"no corpus at {DATA}", file=sys.stderr)
         return 2
-    files = captures(not args.cassettes_only, not args.har_only, args.only)
+    files = captures(not args.cassettes_only, not args.har_only, args.only, not args.no_recorded)
     if not files:
         print("no capture matches", file=sys.stderr)
         return 2

@@ -157,3 +157,50 @@ def test_replay_subset_through_a_real_proxy(tmp_path):
     assert {r["class"] for r in results} >= {"user", "tracker"}
     assert all(r.get("decision") for r in results), "every replayed request is matched to its decision log line"
     assert all("rule" in r["decision"] and "explanation" in r["decision"] for r in results)
+
+
+def test_planted_values_of_a_recorded_capture_are_personal():
+    req = br.RawRequest(method="POST", url="https://www.shop.example/contact", headers=[("Host", "www.shop.example")],
+                        body=b"name=Maria+Lindqvist&message=call+me")
+    assert br.personal_values(req) == {}
+    assert br.personal_values(req, {"Maria Lindqvist": "name", "Nobody Here": "name"}) == {"Maria Lindqvist": "name"}
+
+
+def test_a_stream_cut_into_other_events_is_the_same_reply():
+    def sse(*pieces: str) -> bytes:
+        return b"".join(b"data: " + json.dumps({"id": "c1", "choices": [{"index": 0, "delta": {"content": p}}]}).encode()
+                        + b"\n\n" for p in pieces) + b"data: [DONE]\n\n"
+
+    assert br.reply_diff(sse("Hi Jor", "dan, ok"), sse("Hi ", "Jordan", ", ok")) == \
+        (True, "same streamed text, cut into other events")
+    same, where = br.reply_diff(sse("Hi Jor", "dan, ok"), sse("Hi ", "Jordan", ", no"))
+    assert not same and "content" in where
+
+
+def test_a_chat_api_path_is_an_ai_chat_turn_on_any_host():
+    body = b'{"model": "llama3", "messages": [{"role": "user", "content": "hi"}]}'
+    it = item("https://models.lab.example/api/chat", body, headers=[])
+    assert br.classify(it) == ("ai_chat", "AI chat turn")
+    assert br.classify(item("https://models.lab.example/api/status", body, headers=[]))[0] == "user"
+
+
+@pytest.mark.slow
+def test_replay_of_our_own_recordings(tmp_path):
+    """tests/fixtures/recorded (scripts/record_captures.py): Chromium on the local shop, the AI SDKs, curl/httpx/
+    requests: nothing the user meant to send is changed, no tracker gets a planted value, every AI exchange holds."""
+    out = tmp_path / "replay.json"
+    assert br.main(["--only", "^recorded/", "--json", str(out), "--quiet"]) == 0
+    data = json.loads(out.read_text())
+    s, results = data["summary"], data["results"]
+    files = {r["file"] for r in results}
+    assert files == {"chromium-shop.har", "sdk-chat.har", "cli-forms.har"}
+    assert s["replay_errors"] == 0, [r.get("reason") for r in results if r["verdict"] == "replay_error"]
+    bad = [(r["file"], r["idx"], r["verdict"], r.get("changes"), r.get("reply")) for r in results
+           if r["verdict"] in ("breakage", "leak", "ai_broken", "needless")]
+    assert not bad
+    classes = {r["class"] for r in results}
+    assert classes >= {"user", "tracker", "ai_chat"}
+    # the planted values were seen: the AI prompts' person is pseudonymised, the shop's sign-in goes through as typed
+    assert any(r["verdict"] == "rewritten_personal" and r["class"] == "ai_chat" for r in results)
+    assert any(r["file"] == "cli-forms.har" and r["personal"].get("password") and r["verdict"] == "ok"
+               for r in results)

@@ -22,26 +22,20 @@ import base64
 import json
 import os
 import re
-import time
 from pathlib import Path
 from urllib.parse import parse_qs, quote, quote_plus, urlsplit
 
 import pytest
 
 from tests.support.proxy_process import start_proxy
-from tests.support.shop_site import ACCOUNT, ORDER_ID, SHOP, STRIPE_KEY, start_shop
+from tests.support.shop_site import ORDER_ID, SHOP, STRIPE_KEY, start_shop
+from tests.support.shop_visit import CARD, EMAIL, MESSAGE, NAME, PASSWORD, SHIPPING, browse
 
 pytestmark = pytest.mark.slow
 CHROMIUM = os.environ.get("GUARDIAN_CHROMIUM", "/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--no-first-run"]  # as tests/test_dashboard_browser.py
 TRACKERS = ("api.segment.io", "www.facebook.com")
-EMAIL, PASSWORD, NAME = ACCOUNT["email"], ACCOUNT["password"], ACCOUNT["name"]
-CARD = {"number": "4242424242424242", "cvc": "314", "exp_month": "12", "exp_year": "2030"}
-SHIPPING = {"line1": "27 Larkspur Lane", "city": "Portland", "state": "OR", "postal_code": "97205"}
-MESSAGE = ("Hello, my order ORD-1001 arrived with a torn sleeve. Could you please call me at (503) 555-0142 "
-           "in the afternoon to arrange a replacement? Thank you!")
-STEP_MS = 30_000
 
 
 # --------------------------------------------------------------------------- the visit (once per module)
@@ -71,7 +65,7 @@ def visit(tmp_path_factory):
          "steps": {}, "tracker": [], "learned": []}
     try:
         try:
-            _browse(page, px, v)
+            browse(page, v, px.state_dir / "policies" / "learned.jsonl")
         except Exception as e:  # a step that could not go on: reported by the tests, with what came before
             v["steps"]["aborted"] = f"{type(e).__name__}: {str(e)[:500]}"
         v["headers"] = {id(r): _all_headers(r) for r in sent}  # while the browser is still there
@@ -89,80 +83,6 @@ def _all_headers(r) -> dict:
         return r.all_headers()
     except Exception:  # a request that never got that far (blocked before sending, page gone)
         return r.headers
-
-
-def _tracker_settled(page, v: dict, step: str) -> None:
-    """The tracker's calls on this page settled (fetch answered or given up after its retries, pixel loaded)."""
-    try:
-        page.wait_for_function("() => window.__ajs && window.__ajs.pending === 0", timeout=STEP_MS)
-    except Exception as e:  # reported by the tests, the visit goes on
-        v["steps"][f"{step}: tracker settled"] = f"no: {type(e).__name__}"
-    v["tracker"] += page.evaluate("() => window.__ajs ? window.__ajs.calls : []")
-
-
-def _type(page, selector: str, text: str) -> None:
-    page.click(selector)
-    page.locator(selector).press_sequentially(text)
-
-
-def _browse(page, px, v: dict) -> None:
-    steps = v["steps"]
-    # 1. the privacy page, and the proxy learns it
-    r = page.goto(f"https://{SHOP}/privacy", timeout=STEP_MS)
-    steps["privacy page"] = r.status if r else None
-    learned = px.state_dir / "policies" / "learned.jsonl"
-    deadline = time.time() + 30
-    v["learned"] = []
-    while time.time() < deadline:
-        if learned.exists():
-            v["learned"] = [json.loads(x) for x in learned.read_text().splitlines() if x.strip()]
-            if any(x.get("domain") == "shop.example" for x in v["learned"]):
-                break
-        time.sleep(0.2)
-
-    # 2. sign in: typed, then a click on the button (a top-level form POST navigation, 303 to /account)
-    r = page.goto(f"https://{SHOP}/login", timeout=STEP_MS)
-    steps["login page"] = r.status if r else None
-    _type(page, "#email", EMAIL)
-    _type(page, "#password", PASSWORD)
-    with page.expect_navigation(timeout=STEP_MS):
-        page.click("#sign-in")
-    page.wait_for_load_state("load")
-    steps["after sign-in"] = page.url
-    steps["welcome"] = page.locator("#welcome").text_content() if page.locator("#welcome").count() else None
-    _tracker_settled(page, v, "account")
-
-    # 3. checkout: shipping address and card typed, "Pay" clicked; the page's script does the rest
-    r = page.goto(f"https://{SHOP}/checkout", timeout=STEP_MS)
-    steps["checkout page"] = r.status if r else None
-    for sel, text in (("#ship-name", NAME), ("#ship-email", EMAIL), ("#ship-line1", SHIPPING["line1"]),
-                      ("#ship-city", SHIPPING["city"]), ("#ship-state", SHIPPING["state"]),
-                      ("#ship-zip", SHIPPING["postal_code"]), ("#card-number", CARD["number"]),
-                      ("#card-month", CARD["exp_month"]), ("#card-year", CARD["exp_year"]),
-                      ("#card-cvc", CARD["cvc"])):
-        _type(page, sel, text)
-    page.click("#pay")
-    try:
-        page.wait_for_function("() => { const t = document.getElementById('status').textContent;"
-                               " return t && t !== 'Paying…'; }", timeout=STEP_MS)
-    except Exception as e:
-        steps["checkout status wait"] = type(e).__name__
-    steps["checkout status"] = page.text_content("#status")
-
-    # 4. contact form, reached by clicking the navigation link; the tracker fires when the e-mail field changes
-    with page.expect_navigation(timeout=STEP_MS):
-        page.click("nav >> text=Contact")
-    steps["contact page"] = page.url
-    _type(page, "#c-name", NAME)
-    _type(page, "#c-email", EMAIL)
-    _type(page, "#c-message", MESSAGE)  # leaving the e-mail field fires its change event
-    _tracker_settled(page, v, "contact")
-    with page.expect_navigation(timeout=STEP_MS):
-        page.click("#send")
-    page.wait_for_load_state("load")
-    steps["after contact"] = page.url
-    steps["thanks"] = page.locator("#thanks").text_content() if page.locator("#thanks").count() else None
-    time.sleep(0.5)  # the proxy logs the last decisions
 
 
 # --------------------------------------------------------------------------- helpers for the assertions
