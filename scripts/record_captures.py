@@ -16,6 +16,8 @@ reads beside the stand-in shapes it knows:
   sdks     the AI SDKs from pip against tests/support/llm_server.py: openai (chat JSON, stream, tools; Responses),
            anthropic (Messages JSON and stream), mistralai, the ollama client, litellm; prompts with a person's
            name and e-mail, and factual questions with none                    → sdk-chat.har
+  google-cohere  google-genai (a Gemini chat, JSON and `alt=sse` stream) and cohere's ClientV2 (JSON and
+           stream) against tests/support/google_cohere_server.py                   → sdk-google-cohere.har
   cli      the user's own tools against the shop: curl's sign-in form, httpx's contact form, requests' JSON
            order                                                                 → cli-forms.har
 
@@ -45,6 +47,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm would fetch its price list
 
 from tests.support.browser import ARGS, CHROMIUM  # noqa: E402
+from tests.support.google_cohere_server import start_google_cohere_server  # noqa: E402
 from tests.support.llm_server import start_llm_server  # noqa: E402
 from tests.support.shop_site import SHOP, start_shop  # noqa: E402
 from tests.support.shop_visit import CARD, EMAIL, MESSAGE, NAME, PASSWORD, SHIPPING, browse  # noqa: E402
@@ -166,6 +169,26 @@ def sdks(rec: Recorder) -> dict:
     return {PERSON: "name", PERSON_EMAIL: "email"}
 
 
+def google_cohere(rec: Recorder) -> dict:
+    import cohere
+    import httpx
+    from google import genai
+    from google.genai import types
+
+    with httpx.Client(proxy=rec.url, verify=rec.ssl_context(), timeout=60) as http:
+        gm = genai.Client(api_key="AIza-recorded", http_options=types.HttpOptions(httpx_client=http))
+        chat = gm.chats.create(model="gemini-2.5-flash")
+        chat.send_message(SAID)
+        "".join(c.text or "" for c in chat.send_message_stream(FACTUAL))
+        co = cohere.ClientV2(api_key="co-recorded", base_url="https://api.cohere.com", httpx_client=http)
+        msgs = [{"role": "system", "content": "You are a helpful assistant."}, {"role": "user", "content": SAID}]
+        r = co.chat(model="command-a-03-2025", messages=msgs)
+        msgs += [{"role": "assistant", "content": r.message.content[0].text}, {"role": "user", "content": FACTUAL}]
+        "".join(e.delta.message.content.text for e in co.chat_stream(model="command-a-03-2025", messages=msgs)
+                if e.type == "content-delta")
+    return {PERSON: "name", PERSON_EMAIL: "email"}
+
+
 def cli(rec: Recorder) -> dict:
     import httpx
     import requests
@@ -186,6 +209,7 @@ def cli(rec: Recorder) -> dict:
 SCENARIOS: dict[str, tuple[str, str, Callable[[Recorder], dict]]] = {
     "browser": ("chromium-shop", "shop", browser),
     "sdks": ("sdk-chat", "llm", sdks),
+    "google-cohere": ("sdk-google-cohere", "google-cohere", google_cohere),
     "cli": ("cli-forms", "shop", cli),
 }
 
@@ -194,7 +218,8 @@ def record(name: str, out: Path) -> Path:
     har_name, server, clients = SCENARIOS[name]
     with tempfile.TemporaryDirectory(prefix="record-") as t:
         tmp = Path(t)
-        srv = start_shop(tmp) if server == "shop" else start_llm_server(tmp, AI_HOSTS)
+        srv = {"shop": start_shop, "llm": lambda d: start_llm_server(d, AI_HOSTS),
+               "google-cohere": start_google_cohere_server}[server](tmp)
         try:
             har = out / f"{har_name}.har"
             with recording(tmp, srv.port, har) as rec:
