@@ -72,8 +72,13 @@ PATTERNS: list[tuple[str, float, re.Pattern]] = [
     ("USERNAME", 0.8, re.compile(r"(?i)\b(?:user ?name|name|seller(?: name)?|author|posted by|buyer|reviewer|"
                                  r"contact name|nickname|handle)\s*[:=]\s*\K[^|\n:]{1,60}?(?=\s*(?:\||\n|$|,|\())")),
     ("USERNAME", 0.7, re.compile(r"\bUser\s+\K(?:\p{Lu}[\w.\-]+|[\w.\-]*\d[\w.\-]*)")),
-    ("LOCATION", 0.8, re.compile(r"(?i)\b(?:location(?: for pickup)?|general location|city|address|hometown|"
-                                 r"lives in|based in|pickup from|pickup at)\s*[:=]?\s*\K[^|\n.;]{2,60}?(?=\s*(?:\||\n|$|\.|;|–|-\s))")),
+    # a place after its field label ("City: Leeds") — the label needs its colon: "City Council submitted …" is a
+    # council — or after "lives in" / "based in", up to the end of the clause (a comma ends it: "lives in Kayseri,
+    # was a student …")
+    ("LOCATION", 0.8, re.compile(r"(?i)\b(?:location(?: for pickup)?|general location|city|address|hometown)\s*[:=]"
+                                 r"\s*\K[^|\n.;]{2,60}?(?=\s*(?:\||\n|$|\.|;|–|-\s))")),
+    ("LOCATION", 0.8, re.compile(r"(?i)\b(?:lives in|based in|pickup from|pickup at)\s*[:=]?\s*\K[^|\n.;,]{2,60}?"
+                                 r"(?=\s*(?:\||\n|$|\.|;|,|–|-\s))")),
     # organisations and places by their head word
     ("ORGANIZATION", 0.75, re.compile(rf"\b(?:(?!(?:The|A|An|This|That|In|On|By|At|For|His|Her|Their|Our|My)\b){_CAP}\s+"
                                       rf"(?:(?:of|de|du|für|for|and|&)\s+)?){{1,5}}(?:{lx.ORG_HEADS})\b"
@@ -170,6 +175,19 @@ def _phones(text: str) -> list[Hit]:
     return out
 
 
+#: a list or heading number: "3. The proceedings …" at the start of a line, "(2) the provisions", "Article 52 (4)"
+_ENUM_BEFORE = re.compile(r"(?:^|\n)[ \t]*(?:\(?[ \t]*)$|\([ \t]*$")
+_ENUM_AFTER = re.compile(r"[ \t]*(?:\.(?:\s|$)|\))")
+
+
+def _enumeration(text: str, s: int, e: int) -> bool:
+    """Is the number at text[s:e] one that numbers a list item, a heading or a sub-paragraph (not a count)?"""
+    if not text[s:e].isdigit():
+        return False
+    before = text[max(0, s - 12): s]
+    return bool(_ENUM_BEFORE.search(before) or s == 0) and _ENUM_AFTER.match(text, e) is not None
+
+
 def _from_doc(doc, text: str) -> list[Hit]:
     out: list[Hit] = []
     for ent in doc.ents:
@@ -180,7 +198,7 @@ def _from_doc(doc, text: str) -> list[Hit]:
         if label == "DATE" and not _DATEISH.search(t):
             continue
         if ent.label_ == "CARDINAL":
-            if t.lower() in ("one", "a", "1") or _legal_ref(text, s):
+            if t.lower() in ("one", "a", "1") or _legal_ref(text, s) or _enumeration(text, s, e):
                 continue
         out.append((s, e, label, 0.6))
     for tok in doc:

@@ -97,3 +97,17 @@ def test_a_greeting_of_ordinary_words_names_no_one():
     from guardian_proxy.extract.narrative import detect_quasi
 
     assert not [h for h in detect_quasi("Hi there, hello everyone! Welcome back, friends.", None) if h[2] == "USERNAME"]
+
+
+def test_a_place_label_needs_its_colon_and_lives_in_ends_at_the_clause():
+    assert has("City: Leeds | posted today", "Leeds", "LOCATION")
+    assert not any(lab == "LOCATION" for _, lab in found("On 23 October 2007 the City Council submitted its observations."))
+    assert has("The applicant, who lives in Kayseri, was a student at a military academy.", "Kayseri", "LOCATION")
+
+
+def test_a_list_or_heading_number_is_no_quantity():
+    from guardian_proxy.extract.narrative import _enumeration
+
+    text = "A.\n3. The proceedings\nunder (2) of the Act and Article 52 (4); he was heard 3 times."
+    at = [text.index("3."), text.index("(2)") + 1, text.index("(4)") + 1, text.index("3 times")]
+    assert [_enumeration(text, i, i + 1) for i in at] == [True, True, True, False]
