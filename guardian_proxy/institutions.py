@@ -67,10 +67,29 @@ _CENTURY = re.compile(r"(?i)^(?:the\s+)?(?:(?:early|mid|late|end\s+of\s+the|begi
                       r"(?:(?:,\s*|\s+and\s+|\s*-\s*)\d{1,2}(?:st|nd|rd|th))*\s+centur(?:y|ies)$")
 
 
+#: the date a court reorganised itself ("On 1 November 2001 the Court changed the composition of its Sections", "As
+#: from 1 November 2001 the application was reallocated to the First Section"): the same date in every case then
+#: pending, no one's
+_ORGANISATION_AFTER = re.compile(r"(?i),?\s+(?:the\s+)?(?:Court|Commission|Chamber|Tribunal)\s+(?:changed|modified|"
+                                 r"amended|reorganised|reorganized)\s+(?:the\s+)?composition\b|,?\s+the\s+"
+                                 r"(?:application|case)\s+was\s+(?:re)?(?:allocated|assigned|transferred)\s+to\s+"
+                                 r"the\s+\w+\s+Section\b")
+#: the date of another case's judgment cited in parentheses ("Karayiğit v. Turkey ((dec.), no. 45874/05, 23 September
+#: 2008)", "(judgment of 17 December 1996, Reports of Judgments and Decisions 1996-VI)"): case law, not this person's
+_CITED_BEFORE = re.compile(r"\bv\.\s+(?:the\s+)?\p{Lu}[^\n;()]{0,60}?\(\(?(?:dec\.\)\s*,?\s*)?[^()\n]{0,80}$")
+_CITED_AFTER = re.compile(r",?\s*(?:Reports\s+of\s+Judgments|Series\s+A\b|ECHR\s+\d{4})")
+_CITED_OPEN = re.compile(r"\((?:(?:judgment|decision)\s+of\s+)?$")
+
+
 def law_date(text: str, start: int, end: int) -> bool:
-    """Is the DATE at text[start:end] a law's (its name's year, its date, its entry into force) or a century?"""
+    """Is the DATE at text[start:end] a law's (its name's year, its date, its entry into force), a century, the
+    date a court reorganised itself or that of a judgment cited as case law?"""
     value = text[start:end].strip()
-    if _CENTURY.match(value):
+    if _CENTURY.match(value) or _ORGANISATION_AFTER.match(text, end):
+        return True
+    before = text[max(0, start - 200): start]
+    if _CITED_BEFORE.search(before) or (_CITED_OPEN.search(text[max(0, start - 20): start])
+                                       and _CITED_AFTER.match(text, end)):
         return True
     year = re.fullmatch(r"\d{4}", value) is not None
     before = text[max(0, start - 40): start]

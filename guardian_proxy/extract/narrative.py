@@ -215,6 +215,14 @@ def _from_doc(doc, text: str) -> list[Hit]:
     return out
 
 
+#: a marital status that names a benefit scheme ("Widow's Bereavement Allowance", "a widowed mother's allowance",
+#: "a widower's pension"): what the law pays, not the status of the person the text is about
+_FAMILY_SCHEME = re.compile(r"(?i)(?:[’']s)?(?:\s+(?:parent|mother|father)[’']s)?\s+(?:bereavement\s+)?(?:allowances?|"
+                            r"pensions?|payments?|benefits?|credits?|grants?|schemes?|supplements?)\b")
+#: "separated" of things apart ("separated from the cells by a partition", "separated off"), not of a couple
+_APART = re.compile(r"(?i)\s+(?:off\b|by\b|from\s+(?:the|a|an|its|this|that)\b)")
+
+
 def detect_quasi(text: str, doc) -> list[Hit]:
     """Located quasi-identifiers (and a few direct ones: titled names, handles, codes) in one text."""
     out: list[Hit] = []
@@ -230,6 +238,8 @@ def detect_quasi(text: str, doc) -> list[Hit]:
             if label == "DATE" and score < 0.7 and _legal_ref(text, s):
                 continue
             if pat is _SUFFIX_CONDITION and text[s:e].lower() in NOT_CONDITIONS:
+                continue
+            if label == "FAMILY" and (_FAMILY_SCHEME.match(text, e) or _APART.match(text, e) or _legal_ref(text, s)):
                 continue
             out.append((s, e, label_, score))
     out += _phones(text) + _greeted_handles(text)

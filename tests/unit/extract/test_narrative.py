@@ -111,3 +111,11 @@ def test_a_list_or_heading_number_is_no_quantity():
     text = "A.\n3. The proceedings\nunder (2) of the Act and Article 52 (4); he was heard 3 times."
     at = [text.index("3."), text.index("(2)") + 1, text.index("(4)") + 1, text.index("3 times")]
     assert [_enumeration(text, i, i + 1) for i in at] == [True, True, True, False]
+
+
+def test_a_benefit_named_after_a_status_and_things_kept_apart_are_no_family_status():
+    assert has("The applicant, who is a lawyer, got married in 1990.", "married", "FAMILY")
+    for text in ("He was refused Widow's Bereavement Allowance.", "a widowed mother's allowance was paid",
+                 "toilets separated from the cells by a partition", "under Section 1 § 3 of the Child Benefits Act"):
+        assert not any(lab == "FAMILY" for _, lab in found(text)), text
+    assert has("She separated from her husband in 2001.", "separated", "FAMILY")
