@@ -229,3 +229,12 @@ def test_a_rare_acronym_is_hidden_at_l5():
 
     cues = {c.value: c.confidence for c in scan("propaganda in favour of the PKK under section 7")}
     assert cues.get("PKK") == 0.45
+
+
+def test_l3_hides_a_rare_acronym_not_a_common_one_nor_a_roman_numeral():
+    text = "He was convicted of propaganda for the PKK under Part II of the Act; the UN was informed. Mr Casey agreed."
+    fields = [TextField(path="text:", text=text)]
+    spans = [find(text, "Mr Casey", "PERSON")]
+    out = LevelRenderer(fields, spans, Surrogates(text, seed=b"t")).render(3)["text:"]
+    assert "PKK" not in out and "Part II" in out and "the UN was" in out and "Casey" not in out
+    assert "PKK" in LevelRenderer(fields, spans, Surrogates(text, seed=b"t")).render(2)["text:"]  # L2: only the spans
