@@ -6,8 +6,15 @@ import json
 
 import pytest
 
-from guardian_proxy.agents import Guard, Instructor, default_norms, default_record_model, detect_step
-from guardian_proxy.agents.instructor import JUDGE_BAND
+from guardian_proxy.agents import (
+    Guard,
+    Instructor,
+    RecordModel,
+    default_norms,
+    default_record_model,
+    detect_step,
+)
+from guardian_proxy.agents.instructor import judge_band
 from guardian_proxy.config import LLMSettings, load_settings
 from guardian_proxy.llm import make_backend
 from tests.support.openai_compatible_server import start_server
@@ -25,8 +32,20 @@ def backend(srv):
     return make_backend(LLMSettings(backend="openai_compatible", base_url=srv.base_url, model="test-model"))
 
 
+def centred() -> RecordModel:
+    """The shipped model with its threshold amid its scores of the three e-mails, so that all three are unsure."""
+    model = RecordModel(default_record_model().to_dict())
+    g = Instructor(default_norms(), records=model).guide(detect_step("openai_chat", request(SHAPES["json"])))
+    scores = sorted({j.score for j in g.judged})
+    assert len(scores) == 3 and scores[-1] - scores[0] < 0.5
+    model.threshold = (scores[0] + scores[-1]) / 2
+    lo, hi = judge_band(model.threshold)
+    assert all(lo <= p < hi for p in scores)
+    return model
+
+
 def instructor(judge=None, timeout=5.0):
-    return Instructor(default_norms(), records=default_record_model(), judge=judge, llm_timeout=timeout)
+    return Instructor(default_norms(), records=centred(), judge=judge, llm_timeout=timeout)
 
 
 def test_the_judge_decides_the_unsure_records(server):
@@ -47,7 +66,6 @@ def test_the_judge_is_final_even_against_the_norms_allow_lists(server):
     server.cfg.answer = json.dumps({"withhold": [1, 2, 3]})  # a strict judge: everything unsure is withheld
     step = detect_step("openai_chat", request(SHAPES["json"]))
     g = instructor(backend(server)).guide(step)
-    assert all(JUDGE_BAND[0] <= p < JUDGE_BAND[1] for p in (0.61, 0.71, 0.76))  # the model's scores of the e-mails
     assert not any("2A" in j.item.text for j in g.share) and any("2A" in j.item.text and j.types for j in g.withhold)  # schedule to a coworker is allowed by the norms
 
 

@@ -148,6 +148,8 @@ def test_training_round_trip_and_benchmark(tmp_path):
     assert r.returncode == 0, r.stderr
     m = RecordModel.load(out)
     assert m.meta["items"] == 60 and len(m.vocab) > 100
+    # the threshold was chosen on the training items, out of fold, to keep PP at the target
+    assert m.meta["pp_target"] == 0.9 and 0 < m.threshold < 1 and m.meta["threshold_pp_on_training_folds"] >= 0.9
     r = subprocess.run([sys.executable, str(ROOT / "scripts/eval_agents.py"), "--limit", "40", "--folds", "2"],
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
@@ -217,3 +219,15 @@ def test_flagged_records_follow_the_norms_allowed_flows():
     other = json.dumps({"results": [{"id": "1", "content": "Emily Carter was diagnosed with diabetes last week."}]})
     to_doctor = ins.guide(detect_step("openai_chat", request(other, "Email Dr. Lee, her doctor, a summary of the note.")))
     assert to_doctor.relationship == "health_care" and not any("health" in j.types for j in to_doctor.withhold)
+
+
+def test_training_pp_counts_what_the_records_let_out_item_by_item():
+    import train_record_model as TR
+
+    # one item, three records: the first lets out sensitive items 0 and 1, the second item 1, the third nothing;
+    # the norms release the second whatever the model says
+    rows = [{"texts": ["a", "b", "c"], "leaks": [{0, 1}, {1}, set()], "released": [False, True, False],
+             "n_sensitive": 4}]
+    probs = TR.np.array([0.7, 0.9, 0.1])
+    assert TR.item_pp(rows, probs, 0.5) == 0.75  # the first withheld, the released second lets out item 1
+    assert TR.item_pp(rows, probs, 0.8) == 0.5  # nothing withheld: items 0 and 1 out

@@ -16,8 +16,8 @@ the deterministic lists, which stay as they are, so a weak model cannot loosen t
 fails or times out leaves the deterministic guidance alone.
 
 An LLM record judge (optional, `agents.judge: llm` with an `llm` back end, e.g. `openai_compatible` with a
-small local instruct model): the records the record model is unsure of (`JUDGE_BAND`: P(must not flow) in
-[0.3, 0.85)) are put to the back end in one JSON call per step, with the user's task and the recipient's
+small local instruct model): the records the record model is unsure of (`judge_band`: P(must not flow) within
+0.25 of its threshold) are put to the back end in one JSON call per step, with the user's task and the recipient's
 relationship; its answer decides those records (withheld, with the data types the norms do not allow or as
 another person's context; or shareable, whatever the norms' allow lists say). Records outside the band stay
 the model's; a failure, a timeout or an answer that does not parse leaves the model's decisions.
@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .items import Item, content_words
-from .norms import Norms, heuristic_persons
+from .norms import Classified, Norms, heuristic_persons
 from .records import Record, RecordModel, classify_records, norms_flags, object_of, records_of
 from .step import AgentStep
 
@@ -39,7 +39,7 @@ MAX_LISTED = 12
 LLM_PROMPT = ("You write privacy guidance for an AI agent's next action. In at most four sentences, tell the agent "
               "what it must leave out of its next message and why (whose information it is and why this recipient "
               "should not get it), and what it may use to finish the user's task. Do not repeat the lists verbatim.")
-JUDGE_BAND = (0.3, 0.85)
+JUDGE_BAND = (-0.25, 0.25)  # the records the judge decides: P(must not flow) this far around the model's threshold
 JUDGE_MAX = 12  # records put to the judge per step (the most uncertain first)
 JUDGE_CHARS = 700
 JUDGE_PROMPT = ("You judge information flows by contextual integrity. A user asked an AI agent to do a task; the "
@@ -52,6 +52,24 @@ JUDGE_PROMPT = ("You judge information flows by contextual integrity. A user ask
 JUDGE_SCHEMA = {"type": "object", "properties": {"withhold": {"type": "array", "items": {"type": "integer"}}},
                 "required": ["withhold"]}
 CONTEXT_TYPE = "other_person_context"  # a withheld record that carries no cue of a listed data type
+
+
+def judge_band(threshold: float) -> tuple[float, float]:
+    """The P(must not flow) band, [low, high), of the records the LLM record judge decides."""
+    return max(0.0, threshold + JUDGE_BAND[0]), min(1.0, threshold + JUDGE_BAND[1])
+
+
+def flagged_types(norms: Norms, c: Classified, relationship: str) -> list[str]:
+    """What a record the record model flags is withheld as: its data types (cue weight from the norms'
+    `personal_threshold`) that this relationship may not receive, or `CONTEXT_TYPE` when it carries none. Nothing
+    (it is shared) when it is the user's own information and `own_data` allows the relationship, or when the norms
+    allow every type it carries for the relationship (health information to the patient's doctor)."""
+    if c.own and not c.third_party and relationship in norms.spec.own_data.get("allow", []):
+        return []
+    found = [t for t, w in c.types.items() if w >= norms.spec.personal_threshold]
+    if not found:
+        return [CONTEXT_TYPE]
+    return [t for t in found if relationship not in norms.spec.allow.get(t, [])]
 
 
 @dataclass
@@ -123,27 +141,25 @@ class Instructor:
         out: list[Judged] = []
         for n, (rec, c, p) in enumerate(zip(recs, classified, probs, strict=True)):
             types: list[str] = []
-            own_ok = c.own and not c.third_party and relationship in self.norms.spec.own_data.get("allow", [])
             if n in judged:  # the LLM judge's word is final on the records the model was unsure of
                 p = 1.0 if judged[n] else 0.0
                 found = [t for t, w in c.types.items() if w >= cut]
                 types = ([t for t in found if relationship not in self.norms.spec.allow.get(t, [])] or [CONTEXT_TYPE]
                          if judged[n] else [])
-            elif p >= self.records.threshold and not own_ok:
-                found = [t for t, w in c.types.items() if w >= cut]
-                types = [t for t in found if relationship not in self.norms.spec.allow.get(t, [])]
-                if not found:
-                    types = [CONTEXT_TYPE]
+            elif p >= self.records.threshold:
+                types = flagged_types(self.norms, c, relationship)
             for it in rec.items:
                 own = types or self.norms.withhold(self.norms.classify(it.text), relationship, personal=False)
                 out.append(Judged(it, list(own), content_words(it.text), p))
         return out
 
     def _judged(self, texts: list[str], probs: list[float], relationship: str, instruction: str) -> dict[int, bool]:
-        """The LLM record judge on the records in `JUDGE_BAND` (see the module's docstring): record index ->
+        """The LLM record judge on the records in `judge_band` (see the module's docstring): record index ->
         withhold; empty when none is unsure or the back end failed."""
-        lo, hi = JUDGE_BAND
-        unsure = sorted((i for i, p in enumerate(probs) if lo <= p < hi), key=lambda i: abs(probs[i] - 0.5))[:JUDGE_MAX]
+        assert self.records is not None
+        lo, hi = judge_band(self.records.threshold)
+        mid = self.records.threshold
+        unsure = sorted((i for i, p in enumerate(probs) if lo <= p < hi), key=lambda i: abs(probs[i] - mid))[:JUDGE_MAX]
         if not unsure:
             return {}
         listed = "\n\n".join(f"[{n + 1}] {' '.join(texts[i].split())[:JUDGE_CHARS]}" for n, i in enumerate(unsure))

@@ -1,0 +1,34 @@
+"""What a record the record model flags is withheld as (`instructor.flagged_types`), and the band of scores the
+optional LLM record judge decides (`instructor.judge_band`, around the model's threshold)."""
+
+from guardian_proxy.agents import default_norms
+from guardian_proxy.agents.instructor import CONTEXT_TYPE, flagged_types, judge_band
+
+
+def test_a_flagged_record_is_withheld_as_the_types_the_recipient_may_not_get():
+    norms = default_norms()
+    diagnosis = norms.classify("Emily told me she was diagnosed with cancer and starts chemotherapy.", persons=1)
+    assert "health" in flagged_types(norms, diagnosis, "coworker")
+    assert "health" not in flagged_types(norms, diagnosis, "health_care")  # health information to a doctor
+
+
+def test_a_flagged_record_with_no_listed_type_is_another_persons_context():
+    norms = default_norms()
+    plain = norms.classify("Mark asked whether the blue folder is still on the shelf.", persons=1)
+    assert flagged_types(norms, plain, "coworker") == [CONTEXT_TYPE]
+
+
+def test_the_norms_release_own_information_and_allowed_flows():
+    norms = default_norms()
+    own = norms.classify("I was diagnosed with depression and I take sertraline daily.")
+    assert flagged_types(norms, own, "intimate") == [] and "health" in flagged_types(norms, own, "coworker")
+    # a room change on a pseudonymised day ("[DATE_1]", as the session stage leaves it) is a schedule: fine to a coworker
+    room = norms.classify("The [DATE_1] design sync moves from room 4B to room 2A on the second floor.")
+    assert "schedule" in room.types and flagged_types(norms, room, "coworker") == []
+
+
+def test_the_judge_band_surrounds_the_threshold_within_zero_and_one():
+    assert judge_band(0.5) == (0.25, 0.75)
+    lo, hi = judge_band(0.1)
+    assert lo == 0.0 and abs(hi - 0.35) < 1e-9
+    assert judge_band(0.9)[1] == 1.0
