@@ -31,7 +31,9 @@ client's address, and where it connected: the proxy's address, or the original d
 else a dump filtered by the port in the kernel; where netlink is refused, one read of /proc/net/tcp{,6} (searched as bytes for the address; only the matching lines are parsed),
 then a walk of /proc/<pid>/fd, first of the processes that owned earlier connections, then of the socket owner's
 (uid) processes, newest first, bounded by MAX_PIDS and MAX_SCAN_S. One lookup per client connection
-(`AppLookup` starts it off the event loop when the connection opens; every request of the connection shares it).
+(`AppLookup` starts it off the event loop when the connection opens; every request of the connection shares it);
+the connections that open while the lookup thread is busy share one walk (a burst from one program reads its fd
+table once).
 """
 
 from __future__ import annotations
@@ -41,9 +43,10 @@ import ipaddress
 import os
 import re
 import sys
+import threading
 import time
 from collections import OrderedDict
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 PROC = "/proc"
@@ -362,25 +365,53 @@ class ProcessFinder:
         self.euid = os.geteuid() if hasattr(os, "geteuid") else -1
         self.lookups = 0
         self.netlink = True  # sock_diag first; /proc/net/tcp{,6} where it is refused
+        self._supported: bool | None = None  # supported(), asked once
 
     def lookup(self, addr: str | None, port: int | None, sockname: tuple | None = None) -> App:
         """The App for a client at (addr, port) as the proxy sees it; never raises. `sockname`: the proxy's side
         of the connection (where the client connected: a lookup in the kernel's hash instead of a walk)."""
-        self.lookups += 1
-        try:
-            return self._lookup(addr, port, sockname)
-        except Exception:
-            return unknown("error")
+        return self.lookup_many([(addr, port, sockname)])[0]
 
-    def _lookup(self, addr: str | None, port: int | None, sockname: tuple | None = None) -> App:
+    def lookup_many(self, clients: list[tuple]) -> list[App]:
+        """`lookup` for each (addr, port, sockname), in order, with one walk of /proc for all of them: a program
+        that opens several connections at once (a browser's six per host, an HTTP client's pool) has its fd table
+        read once, not once per connection. Never raises."""
+        self.lookups += len(clients)
+        out: list[App | None] = []
+        owners: dict[int, dict[int, list[int]]] = {}  # uid → socket inode → indices of `clients` it answers
+        for i, (addr, port, sockname) in enumerate(clients):
+            try:
+                got = self._socket(addr, port, sockname)
+            except Exception:
+                got = unknown("error")
+            if isinstance(got, SocketEntry):
+                owners.setdefault(got.uid, {}).setdefault(got.inode, []).append(i)
+                out.append(None)
+            else:
+                out.append(got)
+        for uid, inodes in owners.items():
+            try:
+                found = self.owners(set(inodes), uid)
+            except Exception:
+                found = {}
+            for inode, idx in inodes.items():
+                for i in idx:
+                    out[i] = found.get(inode) or unknown("error")
+        return out  # type: ignore[return-value]
+
+    def _socket(self, addr: str | None, port: int | None, sockname: tuple | None = None) -> SocketEntry | App:
+        """The client's live socket (its inode and owner uid), or the App that says why there is none."""
         if not addr or port is None:
             return unknown("error")
         try:
             ipaddress.ip_address(str(addr).split("%", 1)[0])
         except ValueError:  # a unix socket, a virtual peer (wireguard, local redirect)
             return unknown("error")
-        if self.proc == PROC and not supported():
-            return unknown("unsupported")
+        if self.proc == PROC:
+            if self._supported is None:
+                self._supported = supported()
+            if not self._supported:
+                return unknown("unsupported")
         entries: list[SocketEntry] | None = None
         if self.proc == PROC and self.netlink:
             try:
@@ -397,19 +428,29 @@ class ProcessFinder:
         live = [e for e in entries if e.inode and e.state != _TIME_WAIT]
         if not live:
             return unknown("gone") if entries or _is_loopback(addr) else REMOTE
-        e = live[0]
-        return self.owner(e.inode, e.uid)
+        return live[0]
 
     def owner(self, inode: int, uid: int) -> App:
+        return self.owners({inode}, uid)[inode]
+
+    def owners(self, inodes: set[int], uid: int) -> dict[int, App]:
+        """The process holding each socket inode (all owned by `uid`): one walk of /proc/<pid>/fd for all of them,
+        the processes that owned earlier connections first, each fd table read until every socket it may still
+        hold is found; bounded by max_pids and max_scan_s."""
         if self.euid not in (0, uid):
-            return unknown("no-permission")
-        target = f"socket:[{inode}]"
+            return {i: unknown("no-permission") for i in inodes}
+        targets = {f"socket:[{i}]": i for i in inodes}
+        found: dict[int, App] = {}
+        named: dict[int, App] = {}  # pid → its App (read once per walk)
         deadline = time.monotonic() + self.max_scan_s
         denied = 0
         scanned = 0
         for pid in self._candidates(uid):
+            if not targets:
+                break
             if scanned >= self.max_pids or time.monotonic() > deadline:
-                return unknown("scan-limit")
+                found.update((i, unknown("scan-limit")) for i in targets.values())
+                return found
             scanned += 1
             fd_dir = os.path.join(self.proc, str(pid), "fd")
             try:
@@ -421,16 +462,23 @@ class ProcessFinder:
                 continue
             for fd in fds:
                 try:
-                    if os.readlink(os.path.join(fd_dir, fd)) == target:
-                        self._remember(pid)
-                        return describe(pid, uid, self.proc)
+                    inode = targets.pop(os.readlink(os.path.join(fd_dir, fd)), None)
                 except OSError:
                     continue
-        return unknown("no-permission" if denied else "not-found")
+                if inode is not None:
+                    if pid not in named:
+                        self._remember(pid)
+                        named[pid] = describe(pid, uid, self.proc)
+                    found[inode] = named[pid]
+                    if not targets:
+                        break
+        why = unknown("no-permission" if denied else "not-found")
+        found.update((i, why) for i in targets.values())
+        return found
 
     def _candidates(self, uid: int):
         seen = set()
-        for pid in reversed(self.recent):
+        for pid in list(reversed(self.recent)):  # a copy: a walk for several sockets remembers pids as it goes
             seen.add(pid)
             yield pid
         try:
@@ -490,7 +538,11 @@ def app_matches_rule(app: dict | None, rule: str) -> bool:
 class AppLookup:
     """mitmproxy addon: one lookup per client connection, started off the event loop when the connection opens
     (while the program still holds it), awaited (at most WAIT_S) by the first request; the record goes into
-    `flow.metadata[META]`, where mitm/flows.py `to_raw` reads it. Add it before GuardianAddon."""
+    `flow.metadata[META]`, where mitm/flows.py `to_raw` reads it. Add it before GuardianAddon.
+
+    The lookups run on one thread, in batches: the connections that opened while it was busy are looked up
+    together (`ProcessFinder.lookup_many`: a burst of connections from one program costs one read of its fd
+    table, not one per connection)."""
 
     def __init__(self, finder: ProcessFinder | None = None, wait_s: float = WAIT_S):
         self.finder = finder or ProcessFinder()
@@ -498,6 +550,8 @@ class AppLookup:
         self.pending: dict[str, asyncio.Future] = {}
         self.done_: dict[str, dict] = {}
         self._pool: ThreadPoolExecutor | None = None
+        self._queue: list[tuple] = []  # (addr, port, sockname, concurrent Future) not yet taken by the thread
+        self._lock = threading.Lock()
 
     def _start(self, client) -> asyncio.Future | None:
         cid = getattr(client, "id", None)
@@ -508,13 +562,32 @@ class AppLookup:
             self.done_[cid] = unknown("udp").record()  # UDP (DNS, QUIC, WireGuard): only TCP is looked up
             return None
         if fut is None and cid not in self.done_:
+            loop = asyncio.get_running_loop()  # RuntimeError without one (nothing queued then)
             peer = getattr(client, "peername", None) or (None, None)
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="guardian-procinfo")
-            fut = asyncio.get_running_loop().run_in_executor(self._pool, self.finder.lookup, peer[0], peer[1],
-                                                             getattr(client, "sockname", None))
+            cf: Future = Future()
+            with self._lock:
+                self._queue.append((peer[0], peer[1], getattr(client, "sockname", None), cf))
+            self._pool.submit(self._drain)
+            fut = asyncio.wrap_future(cf, loop=loop)
             self.pending[cid] = fut
         return fut
+
+    def _drain(self) -> None:
+        """On the lookup thread: every connection queued by now, in one batch (the later calls find it empty)."""
+        with self._lock:
+            batch, self._queue = self._queue, []
+        batch = [b for b in batch if b[3].set_running_or_notify_cancel()]
+        if not batch:
+            return
+        try:
+            many = getattr(self.finder, "lookup_many", None)
+            apps = many([b[:3] for b in batch]) if many is not None else [self.finder.lookup(*b[:3]) for b in batch]
+        except Exception:
+            apps = [unknown("error")] * len(batch)
+        for b, app in zip(batch, apps, strict=True):
+            b[3].set_result(app)
 
     def client_connected(self, client) -> None:
         try:
