@@ -17,6 +17,7 @@ from .. import runtime
 from ..errors import GuardianError
 from ..logmask import mask_handlers
 from ..pipeline import Gateway
+from ..workers import settle_heap
 from .options import ca_cert_path
 
 __all__ = ["ca_cert_path", "check_mode", "check_sets", "close_client", "listening_servers", "run_proxy"]
@@ -99,6 +100,7 @@ async def _serve(gateway: Gateway, host: str, port: int, confdir: str, redirect:
         problem = _set_problem(opts, sets)
         if problem:
             raise GuardianError(problem)
+    settle_heap()  # the gateway and mitmproxy are loaded: the collector leaves them be from now on (workers.py)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         try:
