@@ -4,6 +4,7 @@
     .venv/bin/python scripts/bench_proxy.py --quick         # 1,000 requests per workload, 15 s cap each
     .venv/bin/python scripts/bench_proxy.py --workers 0,1,2 # threads mode, 1 and 2 worker processes
     .venv/bin/python scripts/bench_proxy.py --latency       # sequential medians of 200 (docs/benchmarks.md)
+    .venv/bin/python scripts/bench_proxy.py --quick --workers 1 --baseline /tmp/base   # before/after, same rounds
 
 It starts the benchmark upstream (scripts/bench_upstream.py, which verifies every request it gets),
 a bare `mitmdump` (with scripts/redirect_upstream.py) and one `guardian-proxy run --workers K` per value
@@ -19,6 +20,10 @@ workers, per process too); sequential medians (interleaved the same way); for gu
 outcome counts and the head-of-line effect of slow requests (--hol-slow ~90 KB free-text POSTs in
 flight, fired again in waves until --hol-min-probes probes or --hol-seconds): p50, p99 and max of
 small personal POSTs and bodyless GETs meanwhile.
+
+`--baseline DIR` (a checkout of another commit, e.g. `git worktree add /tmp/base HEAD`) adds each guardian kind again
+as `KIND@base`, run from DIR's code (PYTHONPATH=DIR), in the same interleaved rounds: a change's before and after see
+the same background load, which a shared machine varies more than the change itself.
 
 The last stdout line is JSON: {"bare": {...}, "guardian": {KIND: {...}}, "workers": {KIND: K},
 "ratio": {KIND: {"bodyless_throughput", "personal_throughput", "mixed_throughput"}}, "targets":
@@ -222,12 +227,14 @@ def start_upstream(tmp: Path) -> tuple[Proc, int]:
     raise RuntimeError("upstream did not start")
 
 
-def guardian_kind(workers: int) -> str:
-    return f"guardian-w{workers}"
+def guardian_kind(workers: int, baseline: bool = False) -> str:
+    return f"guardian-w{workers}" + ("@base" if baseline else "")
 
 
-def start_proxy(kind: str, tmp: Path, up_port: int, workers: int | None = None) -> tuple[Proc, int]:
-    """Bare mitmdump (kind "bare") or `guardian-proxy run --workers K` (K None: the proxy's default)."""
+def start_proxy(kind: str, tmp: Path, up_port: int, workers: int | None = None,
+                code: Path | None = None) -> tuple[Proc, int]:
+    """Bare mitmdump (kind "bare") or `guardian-proxy run --workers K` (K None: the proxy's default), from the
+    code at `code` (PYTHONPATH; None: this checkout's)."""
     port = free_port()
     d = tmp / kind
     d.mkdir()
@@ -246,7 +253,10 @@ def start_proxy(kind: str, tmp: Path, up_port: int, workers: int | None = None) 
         if workers is not None:
             args += ["--workers", str(workers)]
         marker = "listening on"
-    p = Proc(args, d / "proxy.out", {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"})
+    env = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    if code is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(code), *filter(None, [os.environ.get("PYTHONPATH")])])
+    p = Proc(args, d / "proxy.out", env)
     p.wait_ready(port, marker)
     return p, port
 
@@ -533,16 +543,16 @@ def snapshot(proc: Proc, res: dict, when: str) -> None:
 
 def bench(tmp: Path, up_port: int, args) -> tuple[dict, dict]:
     """Start the proxies, run everything; (results by kind, {workload: {guardian kind: per-round ratios}})."""
-    guardians = [guardian_kind(k) for k in args.workers]
+    count = kinds_of(args)
+    guardians = list(count)
     kinds = ["bare"] if args.only == "bare" else guardians if args.only == "guardian" else ["bare", *guardians]
-    count = {guardian_kind(k): k for k in args.workers}
     procs: dict = {}
     res: dict = {k: {} for k in kinds}
     ratios: dict = {}
     try:
         for k in kinds:
             print(f"starting {k} …", file=sys.stderr, flush=True)
-            proc, port = start_proxy(k, tmp, up_port, count.get(k))
+            proc, port = start_proxy(k, tmp, up_port, count.get(k), args.baseline if k.endswith("@base") else None)
             procs[k] = (proc, f"http://127.0.0.1:{port}")
             snapshot(proc, res[k], "start")
             res[k]["processes"] = len(res[k]["rss_mb_by_process"]["start"])
@@ -575,6 +585,17 @@ def bench(tmp: Path, up_port: int, args) -> tuple[dict, dict]:
     finally:
         for proc, _ in procs.values():
             proc.stop()
+
+
+def kinds_of(args) -> dict[str, int]:
+    """The guardian kinds to run → their worker count: one per --workers value, and with --baseline each again
+    from the baseline's code (`guardian-w1@base`), next to it."""
+    out: dict[str, int] = {}
+    for k in args.workers:
+        out[guardian_kind(k)] = k
+        if getattr(args, "baseline", None) is not None:
+            out[guardian_kind(k, baseline=True)] = k
+    return out
 
 
 def proxy_bound(bare: dict, g: dict, workers: int) -> float | None:
@@ -663,6 +684,9 @@ def main() -> None:
                     help="fire new waves of slow requests until this many probes were taken during them …")
     ap.add_argument("--hol-seconds", type=float, default=60.0, help="… or this many seconds passed (per proxy)")
     ap.add_argument("--only", choices=["bare", "guardian"])
+    ap.add_argument("--baseline", type=Path, metavar="DIR",
+                    help="also run each guardian kind from the code at DIR (another commit's checkout) as KIND@base, "
+                         "in the same rounds")
     ap.add_argument("--out", type=Path, help="also write the JSON here")
     args = ap.parse_args()
     if args.quick:
@@ -677,7 +701,7 @@ def main() -> None:
             up.stop()
     bare = res.get("bare", {})
     guards = {k: v for k, v in res.items() if k != "bare"}
-    workers = {guardian_kind(k): k for k in args.workers if guardian_kind(k) in guards}
+    workers = {k: n for k, n in kinds_of(args).items() if k in guards}
     if args.latency:
         final = {"bare": bare, "guardian": guards, "workers": workers}
         if bare:
@@ -705,7 +729,8 @@ def main() -> None:
         "integrity_mismatches": sum(r[w]["integrity_mismatches"] for r in res.values() for w in args.workloads),
         "errors": sum(r[w]["errors"] for r in res.values() for w in args.workloads),
     }
-    top = max(workers, key=workers.get) if workers else None
+    own = {k: n for k, n in workers.items() if not k.endswith("@base")}  # the targets are this checkout's
+    top = max(own, key=own.get) if own else None
     final["targets"], final["targets_measured"] = targets_for(top, final["ratio"], guards, workers)
     print(tables(res, final, args.workloads))
     if args.out:

@@ -59,6 +59,14 @@ def test_workers_axis_and_targets():
     assert bench_proxy.proxy_bound({"cpu_ms_per_req": 2.0}, {"cpu_ms_per_req": 4.0}, 0) == 0.5
 
 
+def test_baseline_kinds_run_beside_this_checkouts():
+    """--baseline DIR: each guardian kind again from DIR's code, named KIND@base, with the same worker count."""
+    args = argparse.Namespace(workers=[1, 2], baseline=Path("/tmp/base"))
+    assert bench_proxy.kinds_of(args) == {"guardian-w1": 1, "guardian-w1@base": 1, "guardian-w2": 2,
+                                          "guardian-w2@base": 2}
+    assert bench_proxy.kinds_of(argparse.Namespace(workers=[1], baseline=None)) == {"guardian-w1": 1}
+
+
 @pytest.mark.slow
 def test_proc_reads_the_whole_process_tree(tmp_path):
     """CPU and RSS of a process with two spawned children count the children (as guardian's workers)."""
