@@ -81,11 +81,22 @@ _CITED_AFTER = re.compile(r",?\s*(?:Reports\s+of\s+Judgments|Series\s+A\b|ECHR\s
 _CITED_OPEN = re.compile(r"\((?:(?:judgment|decision)\s+of\s+)?$")
 
 
+#: a duration the law sets: a time-limit ("within the ten-day time-limit laid down in Article 498", "the statutory
+#: six-month time-limit", "within thirty days"), the same for anyone the rule applies to
+_DURATION = re.compile(r"(?i)(?:\d+|[a-z]+)(?:[\s-](?:and\s+a\s+half|[a-z]+))?[\s-](?:years?|months?|weeks?|days?|hours?)$")
+_LIMIT_AFTER = re.compile(r"(?i)[’']?s?\s*(?:statutory\s+)?(?:time[\s-]limits?|limitation\s+periods?|deadlines?|"
+                          r"periods?\s+(?:prescribed|laid\s+down|provided|set|allowed|granted|of\s+limitation))\b")
+_WITHIN_BEFORE = re.compile(r"(?i)\b(?:within|no\s+later\s+than|not\s+later\s+than)\s+(?:the\s+)?(?:statutory\s+|"
+                            r"prescribed\s+|required\s+)?(?:period\s+of\s+)?$")
+
+
 def law_date(text: str, start: int, end: int) -> bool:
-    """Is the DATE at text[start:end] a law's (its name's year, its date, its entry into force), a century, the
-    date a court reorganised itself or that of a judgment cited as case law?"""
+    """Is the DATE at text[start:end] a law's (its name's year, its date, its entry into force, a time-limit it
+    sets), a century, the date a court reorganised itself or that of a judgment cited as case law?"""
     value = text[start:end].strip()
     if _CENTURY.match(value) or _ORGANISATION_AFTER.match(text, end):
+        return True
+    if _DURATION.search(value) and (_LIMIT_AFTER.match(text, end) or _WITHIN_BEFORE.search(text[max(0, start - 40): start])):
         return True
     before = text[max(0, start - 200): start]
     if _CITED_BEFORE.search(before) or (_CITED_OPEN.search(text[max(0, start - 20): start])

@@ -5,7 +5,7 @@
 | DATE              | a date or year → its decade ("31 May 1991" → "1990s": the year of a dated event is what the record of that event is found by); a duration's number → "several" ("three months" → "several months") | as L3 | [DATE]             |
 | AGE               | 45 → "40-49"                         | [AGE]                     | [AGE]              |
 | LOCATION          | "City, Country" → country; else [LOCATION]; a country stays | as L3  | [LOCATION]         |
-| ORGANIZATION      | a named public body, school, hospital or prison loses its name, keeps its kind ("İzmir Labour Court" → "[LOCATION] Labour Court"), one named by its kind alone loses its field ("Ministry of Defence" → "Ministry of […]"); else → its kind: "… Group" → "company", "Supreme Court" → "court"; else [ORGANIZATION] | as L3 | a public body as L3; else [ORGANIZATION] |
+| ORGANIZATION      | a named public body, school, hospital or prison loses its name, keeps its kind ("İzmir Labour Court" → "[LOCATION] Labour Court"), one named by its kind alone loses its field ("Ministry of Defence" → "Ministry of […]") or, with no field, stays ("Office of the University President"); else → its kind: "… Group" → "company", "Acme Clinic" → "hospital"; else [ORGANIZATION] | as L3 | a public body as L3; else [ORGANIZATION] |
 | AMOUNT            | → order of magnitude: "EUR 5,443.70" → "EUR 1,000-10,000" | [AMOUNT] | [AMOUNT]         |
 | QUANTITY          | the number → "several"               | as L3                     | [QUANTITY]         |
 | CASE_NUMBER       | removed ("[…]")                      | removed                   | removed            |
@@ -131,7 +131,9 @@ def _named_body(value: str) -> str | None:
     if not name:  # named by its kind alone: its field is what says what the affair was about
         name = [i for i, w in enumerate(low) if w in SPECIALISED and w not in _BODY_HEADS]
         marker = REMOVED
-    if not name or len(name) == len(words):
+        if not name:  # its kind alone ("the Office of the University President"): it names no one, it stays
+            return value
+    if len(name) == len(words):
         return None
     out, pos, i = [], 0, 0
     while i < len(words):

@@ -10,7 +10,8 @@ Each cue has a confidence that says how much it narrows down a person:
 | mask     | the visible part of a partial mask (`j***@acme.com` → acme.com) | 0.65 (digits 0.6)     |
 | date     | a full date / month and year / a bare year / a decade, not a    | 0.85 / 0.65 / 0.45 / 0.2 |
 |          | law's date ("the 1998 Act", the day a law came into force)      |                       |
-| code     | a number with / or letters and digits (file, plot, case no.)    | 0.85                  |
+| code     | a number with / or letters and digits (file, plot, case no.),   | 0.85                  |
+|          | not a number and its unit ("60-day", "192-page")                |                       |
 | number   | 3+ digits outside legal references (Article 6 § 1); a plot's,   | 0.6                   |
 |          | building's or flat's number ("plot no. 937") is no reference    |                       |
 | rare     | a capitalised word or acronym by English word frequency (Zipf), | <2: 0.85, <3: 0.7, <3.8: 0.45 |
@@ -42,7 +43,8 @@ _TOKEN = re.compile(
     r"|(?P<mask>[\w.-]*[*•]{2,}(?:@[\w-]+(?:\.[\w-]+)+|[\w.-]*)(?:\s\d{2,})?)"
     rf"|(?P<date>\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:{MONTHS})\.?,?\s+\d{{4}}\b|\b(?:{MONTHS})\.?\s+\d{{1,2}},?\s+\d{{4}}\b"
     rf"|\b\d{{4}}-\d{{2}}-\d{{2}}\b|\b(?:{MONTHS})\.?,?\s+\d{{4}}\b|(?<![\w/.§])(?:1[6-9]\d\d|20\d\d)s?(?![\w/]))"
-    r"|(?P<code>\b\d+(?:/\d+)+\b|\b(?!\d+(?:st|nd|rd|th|s)\b)(?=[A-Za-z-]*\d)(?=[\d-]*[A-Za-z])[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*\b)"
+    r"|(?P<code>\b\d+(?:/\d+)+\b|\b(?!\d+(?:st|nd|rd|th|s)\b)(?!\d+-(?:years?|months?|weeks?|days?|hours?|minutes?|"
+    r"page|member|storey|hectare|metre|meter|kilometre|kilometer|mile|point|man|person|strong)(?:-old)?\b)(?=[A-Za-z-]*\d)(?=[\d-]*[A-Za-z])[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*\b)"
     r"|(?P<number>\b\d[\d,.]*\d\b)"
     r"|(?P<word>\p{L}[\p{L}'’\-]*\p{L}|\p{L})",
     re.I,

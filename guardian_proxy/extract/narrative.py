@@ -41,6 +41,11 @@ PATTERNS: list[tuple[str, float, re.Pattern]] = [
     ("DATE", 0.8, re.compile(rf"\b\d{{1,2}}[:.]\d{{2}}(?::\d{{2}})?\s?(?:[ap]\.?m\.?\b)?(?:\s?{_TZ}\b)?(?=\W|$)")),
     ("DATE", 0.8, re.compile(r"\b\d{1,2}\s?(?:a\.m\.|p\.m\.|am\b|pm\b)")),
     ("DATE", 0.6, re.compile(r"(?<![\w/.§,-])(?:1[6-9]\d\d|20\d\d)s?(?![\w/]|[.,]\d)")),
+    # a named holiday is a day of the calendar ("on All Saints’ Day", "at Christmas", "during Ramadan")
+    ("DATE", 0.8, re.compile(r"\b(?:(?:All\s+Saints|All\s+Souls|New\s+Year|Christmas|Boxing|Easter|Independence|"
+                             r"Victory|Armistice|Remembrance|Memorial|Thanksgiving|Valentine|St\.?\s+\p{Lu}\p{Ll}+)"
+                             r"[’']?s?[’']?\s+(?:Day|Eve)|Christmas|Easter|Ramadan|Eid(?:\s+al-\p{L}+)?|Diwali|Hanukkah|"
+                             r"Passover|Yom\s+Kippur|Bayram)\b")),
     # ages
     ("AGE", 0.9, re.compile(r"\b(?:aged|age(?:d)? of|at the age of|age)\s+\d{1,3}\b", re.I)),
     ("AGE", 0.9, re.compile(rf"\b(?:\d{{1,3}}|{_NUMW})(?:[\s-](?:{_NUMW}))?[\s-](?:years?|yrs?|months?)[\s-]old\b", re.I)),

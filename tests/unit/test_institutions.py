@@ -28,3 +28,11 @@ def test_a_laws_date_and_a_century_stay_no_ones():
     assert at("Law no. 4126 of 27 October 1995 amended it", "27 October 1995")
     assert at("in the 19th century", "19th century")
     assert not at("He was born in 1991 in Ankara.", "1991")
+
+
+def test_a_time_limit_the_law_sets_is_no_ones():
+    assert at("he appealed within the ten-day time-limit laid down in Article 498", "ten-day")
+    assert at("the Ministry did not decide within the statutory six-month time-limit", "six-month")
+    assert at("to pay the court fees within thirty days for the proceedings to continue", "thirty days")
+    assert not at("he was sentenced to seven years’ imprisonment", "seven years")
+    assert not at("he had lived there for less than three years", "three years")

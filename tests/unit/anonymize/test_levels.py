@@ -113,6 +113,8 @@ def test_generalization_rules():
     assert generalize("Istanbul State Security Court", "ORGANIZATION", 5) == "[LOCATION] State Security Court"
     assert generalize("Supreme Military Administrative Court", "ORGANIZATION", 5) == "Supreme […] Administrative Court"
     assert generalize("Acme Widgets Group", "ORGANIZATION", 5) == "[ORGANIZATION]"  # not a public body
+    # a body named by its kind alone, with no field, names no one
+    assert generalize("Office of the University President", "ORGANIZATION", 3) == "Office of the University President"
     assert generalize("three months", "DATE", 3) == "several months"  # a duration keeps its unit
     assert generalize("two and a half years", "DATE", 4) == "several years"
     assert generalize("Reid, Webb and Alvarez", "ORGANIZATION", 3) == "company"
@@ -238,3 +240,10 @@ def test_l3_hides_a_rare_acronym_not_a_common_one_nor_a_roman_numeral():
     out = LevelRenderer(fields, spans, Surrogates(text, seed=b"t")).render(3)["text:"]
     assert "PKK" not in out and "Part II" in out and "the UN was" in out and "Casey" not in out
     assert "PKK" in LevelRenderer(fields, spans, Surrogates(text, seed=b"t")).render(2)["text:"]  # L2: only the spans
+
+
+def test_a_number_and_its_unit_is_no_code():
+    from guardian_proxy.anonymize.residue import scan
+
+    cues = {c.value: c.kind for c in scan("within the 60-day period the two-month limit for file AB-123 on plot 12a")}
+    assert "60-day" not in cues and cues.get("AB-123") == "code" and cues.get("12a") == "code"

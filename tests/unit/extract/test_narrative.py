@@ -119,3 +119,12 @@ def test_a_benefit_named_after_a_status_and_things_kept_apart_are_no_family_stat
                  "toilets separated from the cells by a partition", "under Section 1 § 3 of the Child Benefits Act"):
         assert not any(lab == "FAMILY" for _, lab in found(text)), text
     assert has("She separated from her husband in 2001.", "separated", "FAMILY")
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("The bottle exploded on All Saints’ Day in the village.", "All Saints’ Day"),
+    ("They met again at Christmas.", "Christmas"),
+    ("He fasted during Ramadan that year.", "Ramadan"),
+])
+def test_a_named_holiday_is_a_date(text, value):
+    assert has(text, value, "DATE")
