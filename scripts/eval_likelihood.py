@@ -16,6 +16,14 @@ a pair counts as predicted risky when L ≥ 0.5. Prints one JSON object:
   ms_per_pair_fast    mean wall time of estimate() for fast-path pairs (features + forward), CPU
   cpu_ms_per_estimate mean process CPU time of estimate() over every test pair (one thread)
   ece                 expected calibration error of the risky mass against the labels (10 equal bins)
+  escalation_sweep    fast-path accuracy (risky mass ≥ 0.5 vs the label) when the most uncertain 0 / 3.5 / 10 / 20 /
+                      30 / 40 % of the test pairs (largest u) are escalated: how honestly u ranks the errors
+With --statements FILE (scripts/build_pairs.py opp115 --statements-out) also:
+  reader              the model's statement reader on the test policies' statements: mean average precision over
+                      its outputs with ≥ 3 positive statements, and its mean log-loss
+  duplicate_sentences the annotators' own consistency: statements whose text occurs in several policies and is
+                      annotated in at least one copy, and the share annotated alike in every copy (any practice,
+                      each data category named); the ceiling of any reader that sees one sentence's text
 With --calibration FILE.svg a reliability diagram of the risky mass against the annotators' labels is
 written (an SVG drawn here: no plotting library needed).
 and the same numbers for the shipped model under "shipped" (when --shipped exists), on --shipped-pairs
@@ -36,6 +44,8 @@ sys.path.insert(0, str(ROOT))
 
 from guardian_proxy.likelihood.pairs import read_pairs  # noqa: E402
 
+SWEEP = (0.0, 0.035, 0.1, 0.2, 0.3, 0.4)
+
 
 def evaluate(model_file: Path, test, backend=None) -> dict:
     from guardian_proxy.likelihood.router import EvidentialLikelihood
@@ -46,6 +56,7 @@ def evaluate(model_file: Path, test, backend=None) -> dict:
     fast_ms: list[float] = []
     paths: dict[str, int] = {}
     masses: list[tuple[float, int, bool]] = []
+    records: list[tuple[float, float, int]] = []  # (risky mass, u, label) for the escalation sweep
     cpu = 0.0
     for p in test:
         c0 = time.process_time()
@@ -55,6 +66,7 @@ def evaluate(model_file: Path, test, backend=None) -> dict:
         cpu += time.process_time() - c0
         if lk.risky_mass is not None:
             masses.append((lk.risky_mass, p.label, lk.path == "fast"))
+            records.append((lk.risky_mass, lk.u if lk.u is not None else 1.0, p.label))
         paths[lk.path] = paths.get(lk.path, 0) + 1
         ok = int(lk.value >= 0.5) == p.label
         correct += ok
@@ -65,6 +77,7 @@ def evaluate(model_file: Path, test, backend=None) -> dict:
             fast_correct += ok
             fast_ms.append(ms)
     evaluate.masses = masses  # for the reliability diagram
+    evaluate.stage = stage
     return {
         "model": str(model_file), "test_pairs": n, "accuracy": round(correct / n, 4),
         "accuracy_fast_only": round(fast_correct / max(1, fast_n), 4),
@@ -73,9 +86,75 @@ def evaluate(model_file: Path, test, backend=None) -> dict:
         "ms_per_pair_fast": round(statistics.fmean(fast_ms), 3) if fast_ms else None,
         "ms_p95_fast": round(sorted(fast_ms)[int(0.95 * (len(fast_ms) - 1))], 3) if fast_ms else None,
         "cpu_ms_per_estimate": round(1000 * cpu / max(1, n), 3), "ece": round(ece(masses), 4),
-        "u_threshold": round(stage.u_threshold, 4), "paths": paths,
+        "u_threshold": round(stage.u_threshold, 4), "paths": paths, "escalation_sweep": escalation_sweep(records),
         "trained_on": stage.loaded.meta.get("trained_on"),
     }
+
+
+def escalation_sweep(records, shares=SWEEP) -> dict[str, float]:
+    """{share escalated: accuracy of the risky mass on the rest} when the pairs with the largest u are escalated."""
+    ranked = sorted(records, key=lambda r: -r[1])
+    out = {}
+    for share in shares:
+        kept = ranked[int(round(share * len(ranked))):]
+        out[f"{100 * share:g}%"] = round(sum((m >= 0.5) == y for m, _, y in kept) / max(1, len(kept)), 4)
+    return out
+
+
+def average_precision(y, score) -> float:
+    """Average precision (scikit-learn's definition: Σ (R_n − R_{n−1}) P_n over distinct score thresholds)."""
+    import numpy as np
+
+    y, score = np.asarray(y, dtype=float), np.asarray(score, dtype=float)
+    order = np.argsort(-score, kind="mergesort")
+    y, score = y[order], score[order]
+    last = np.r_[np.flatnonzero(np.diff(score)), len(score) - 1]  # the last row of each distinct score
+    tp = np.cumsum(y)[last]
+    precision, recall = tp / (last + 1), tp / max(1.0, y.sum())
+    return float(np.sum(np.diff(np.r_[0.0, recall]) * precision))
+
+
+def reader_quality(reader, rows: list[dict]) -> dict:
+    """The statement reader on annotated statements (build_pairs.py opp115_statements rows)."""
+    import numpy as np
+
+    from guardian_proxy.likelihood import reader as rd
+
+    y = np.stack([rd.targets(r["anns"]) for r in rows])
+    p = np.clip(np.stack([reader.probs(r["text"]) for r in rows]).astype(float), 1e-6, 1 - 1e-6)
+    aps = {k: average_precision(y[:, j], p[:, j]) for j, k in enumerate(rd.OUTPUTS) if y[:, j].sum() >= 3}
+    loss = -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))
+    return {"statements": len(rows), "mean_average_precision": round(float(np.mean(list(aps.values()))), 4),
+            "log_loss": round(float(loss), 4), "average_precision": {k: round(v, 3) for k, v in aps.items()}}
+
+
+def duplicate_agreement(rows: list[dict]) -> dict:
+    """How alike the annotators mark one sentence's text in different policies (see the module docstring)."""
+    import re
+    from collections import defaultdict
+
+    from guardian_proxy.likelihood import reader as rd
+
+    copies: dict[str, list[dict]] = defaultdict(list)
+    for r in rows:
+        copies[re.sub(r"\W+", " ", r["text"].lower()).strip()].append(r)
+    groups = [g for g in copies.values() if len({r["policy"] for r in g}) > 1]
+    facts = ["any", *(f"named:{c}" for c in rd.READ_CATS)]
+    marked = alike = 0
+    any_marked = any_alike = 0
+    for g in groups:
+        ys = [rd.targets(r["anns"]) for r in g]
+        for k in facts:
+            on = [bool(y[rd.INDEX[k]]) for y in ys]
+            if any(on):
+                marked += 1
+                alike += all(on)
+                if k == "any":
+                    any_marked += 1
+                    any_alike += all(on)
+    return {"texts_in_several_policies": len(groups), "annotated_somewhere": any_marked,
+            "annotated_in_every_copy": round(any_alike / max(1, any_marked), 3),
+            "category_named_in_every_copy": round((alike - any_alike) / max(1, marked - any_marked), 3)}
 
 
 def bins(masses, k: int = 10) -> list[tuple[float, float, int]]:
@@ -153,6 +232,9 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--llm-model", default=None)
     ap.add_argument("--limit", type=int, default=0, help="evaluate only the first N test pairs")
     ap.add_argument("--calibration", type=Path, default=None, help="write the reliability diagram (SVG) here")
+    ap.add_argument("--statements", type=Path, default=None,
+                    help="statements with gold annotations (build_pairs.py --statements-out): score the reader and "
+                         "the annotators' consistency on repeated sentences")
     args = ap.parse_args(argv)
 
     import torch
@@ -175,6 +257,12 @@ def main(argv: list[str] | None = None) -> dict:
         args.calibration.parent.mkdir(parents=True, exist_ok=True)
         args.calibration.write_text(reliability_svg(evaluate.masses, f"{args.model.name} on OPP-115 test pairs "
                                                     f"({len(test)})"), encoding="utf-8")
+    if args.statements:
+        rows = [json.loads(line) for line in args.statements.read_text(encoding="utf-8").splitlines() if line.strip()]
+        reader = evaluate.stage.loaded.spec.reader
+        if reader is not None:
+            out["reader"] = reader_quality(reader, [r for r in rows if r.get("split") == "test"])
+        out["duplicate_sentences"] = duplicate_agreement(rows)
     if args.shipped.is_file() and args.shipped.resolve() != args.model.resolve():
         sp = args.shipped_pairs if args.shipped_pairs.is_file() else args.pairs
         stest = [p for p in read_pairs(sp) if p.split == "test"][: args.limit or None]

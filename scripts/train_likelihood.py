@@ -55,16 +55,16 @@ def stacked_features(pairs, groups: np.ndarray, args):
     for k in range(args.folds):
         keep = [i for i, f in enumerate(st_fold) if f != k]
         reader_k = rd.train([texts[i] for i in keep], ys[keep], bits=args.reader_bits, epochs=args.reader_epochs,
-                            seed=args.seed)
+                            seed=args.seed, chars=args.reader_chars)
         spec_k = FeatureSpec(hash_bits=args.hash_bits, reader=reader_k)
         idx = np.flatnonzero(pair_fold == k)
         xk = featurize_many(((pairs[i].action, pairs[i].evidence) for i in idx), spec_k)
         if x is None:
             x = np.zeros((len(pairs), spec_k.dim), dtype=np.float32)
         x[idx] = xk
-    final = rd.train(texts, ys, bits=args.reader_bits, epochs=args.reader_epochs, seed=args.seed)
+    final = rd.train(texts, ys, bits=args.reader_bits, epochs=args.reader_epochs, seed=args.seed, chars=args.reader_chars)
     meta = {"statements": len(rows), "annotated": int((ys[:, rd.INDEX["any"]] > 0).sum()), "bits": args.reader_bits,
-            "epochs": args.reader_epochs, "file": args.statements.name}
+            "epochs": args.reader_epochs, "chars": args.reader_chars, "file": args.statements.name}
     return FeatureSpec(hash_bits=args.hash_bits, reader=final), x, meta
 
 
@@ -87,6 +87,9 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--statements", type=Path, default=None, help="statements with gold annotations: train a reader")
     ap.add_argument("--reader-bits", type=int, default=15)
     ap.add_argument("--reader-epochs", type=int, default=8)
+    ap.add_argument("--reader-chars", action="store_true",
+                    help="the reader also reads character 2-5-grams inside words (reader log-loss on a validation fold "
+                         "of the training policies 0.0867 -> 0.0828, but test pairs 0.834 -> 0.833 at twice the CPU: off)")
     ap.add_argument("--fill-pairs", type=Path, nargs="*", default=[],
                     help="pairs added only where their action uses a category, recipient or purpose that no "
                          "--pairs action has (OPP-115 knows no credentials, data brokers, AI services, unknown purpose)")

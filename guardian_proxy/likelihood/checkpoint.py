@@ -9,7 +9,7 @@ Two files hold the same model; the training script writes both (`save`):
     features     FeatureSpec.as_dict()   (dim must equal what this code computes for hash_bits)
     model        EvidentialMLP.config()  (dim must equal features.dim)
     state_dict   tensors (stored as float16 to keep models/ small; every value must be finite)
-    reader       (when features.reader) the statement reader: {"bits", "outputs", "weight", "bias"[, "idf_weights"]}
+    reader       (when features.reader) the statement reader: {"bits", "outputs", "chars", "weight", "bias"[, "idf_weights"]}
                  (float16, finite, shapes checked)
     u_threshold  the routing threshold chosen on the training split
     meta         training data, sizes and the measured numbers (informative)
@@ -100,7 +100,7 @@ def _reader(path: Path, rd):
         if idf is not None and not _finite(idf):
             raise ModelLoadError(f"likelihood model {path}: statement reader idf holds NaN/inf or is not a tensor")
         return Reader(w.astype(np.float32), b.astype(np.float32), bits,
-                      None if idf is None else idf.astype(np.float32))
+                      None if idf is None else idf.astype(np.float32), bool(rd.get("chars", False)))
     except (KeyError, TypeError, ValueError) as e:
         raise ModelLoadError(f"likelihood model {path}: malformed statement reader ({e})") from e
 

@@ -102,6 +102,51 @@ def test_reader_learns_wording_not_fields():
     assert np.array_equal(again.weight, reader.weight)  # seeded: training is reproducible
 
 
+def test_char_grams_link_spellings_of_one_word():
+    a, b = rd.char_grams("E-mail"), rd.char_grams("emails")
+    assert all(g.startswith("#") for g in a | b)  # never the hash of a word gram
+    assert {"# e", "#mail", "#mail "} <= a and "#mail" in b and "#il " not in b  # inside padded words only
+    assert rd.char_grams("") == set()
+
+
+def test_char_block_joins_the_word_block():
+    ids, w = rd.hashed("We share your e-mail address.", 12)
+    cids, cw = rd.hashed("We share your e-mail address.", 12, chars=True)
+    assert len(cids) > len(ids) and float(np.dot(w, w)) == pytest.approx(1.0)
+    assert float(np.dot(cw, cw)) == pytest.approx(1.0)  # two blocks of norm 1, each weighing 1/√2
+    assert np.allclose(cw[: len(ids)] * np.sqrt(2), w)
+
+
+def test_char_reader_reads_a_spelling_it_never_saw():
+    """Trained on "email" only, the word reader cannot read "e-mails"; the character n-grams can."""
+    texts = ["We share your email with advertisers.", "We share your cookies with advertisers.",
+             "We collect your email.", "Our offices are in Ohio.", "Thank you for visiting."]
+    ys = np.stack([rd.targets(a) for a in ([ann("contact", ("ad_network",))], [ann("cookie", ("ad_network",))],
+                                           [ann("contact")], [], [])])
+    words = rd.train(texts, ys, bits=12, epochs=80, lr=0.1)
+    chars = rd.train(texts, ys, bits=12, epochs=80, lr=0.1, chars=True)
+    i = rd.INDEX["named:contact"]
+    assert chars.chars and not words.chars
+    seen = chars.probs("E-mails are kept.")[i]
+    assert seen > 2 * words.probs("E-mails are kept.")[i] and seen > 10 * chars.probs("Cookies are kept.")[i]
+
+
+def test_checkpoint_keeps_the_char_reader(tmp_path):
+    reader = rd.Reader(np.random.default_rng(0).normal(size=(1 << 6, len(rd.OUTPUTS))).astype(np.float32),
+                       np.zeros(len(rd.OUTPUTS), np.float32), 6, chars=True)
+    spec = FeatureSpec(reader=reader)
+    p = tmp_path / "c.pt"
+    checkpoint.save(p, EvidentialMLP(spec.dim, 16, 0.0, spec.layout()), spec, 0.5, {"trained_on": ["test"]})
+    text = "We share your e-mail address."
+    for f in (p, checkpoint.npz_path(p)):
+        got = checkpoint.load(f).spec.reader
+        assert got.chars and np.allclose(got.probs(text), reader.probs(text), atol=5e-3)  # float16 weights
+    ck = torch.load(p, weights_only=True)
+    del ck["reader"]["chars"]  # a checkpoint from before the character n-grams reads words only
+    torch.save(ck, p)
+    assert not checkpoint.load(p).spec.reader.chars
+
+
 def saved_with_reader(tmp_path) -> Path:
     reader = rd.Reader(np.full((1 << 6, len(rd.OUTPUTS)), 0.01, np.float32), np.zeros(len(rd.OUTPUTS), np.float32), 6)
     spec = FeatureSpec(reader=reader)
@@ -167,7 +212,8 @@ def test_shipped_model_agrees_with_opp115_annotators_on_runtime_like_pairs():
 
 @pytest.mark.slow
 def test_train_script_stacks_the_reader_and_fills_the_vocabulary(tmp_path):
-    """--statements trains a reader (out-of-fold for the classifier's features) into the checkpoint;
+    """--statements trains a reader (out-of-fold for the classifier's features) into the checkpoint (with
+    --reader-chars, one that reads character n-grams too);
     --fill-pairs adds only pairs whose action uses a value the main pairs never do."""
     import json
     import shutil
@@ -196,7 +242,7 @@ def test_train_script_stacks_the_reader_and_fills_the_vocabulary(tmp_path):
     (tmp_path / "st.jsonl").write_text("".join(json.dumps(x) + "\n" for x in sts))
     out = tmp_path / "m.pt"
     report = train_likelihood.main(["--pairs", str(tmp_path / "main.jsonl"), "--fill-pairs", str(tmp_path / "fill.jsonl"),
-                                    "--statements", str(tmp_path / "st.jsonl"), "--reader-bits", "8",
+                                    "--statements", str(tmp_path / "st.jsonl"), "--reader-bits", "8", "--reader-chars",
                                     "--reader-epochs", "2", "--epochs", "2", "--folds", "2", "--out", str(out)])
     def values(x):
         a = x["action"]
@@ -207,3 +253,4 @@ def test_train_script_stacks_the_reader_and_fills_the_vocabulary(tmp_path):
     assert report["fill_pairs"] == n_new > 0 and report["pairs"] == len(main) + n_new
     lm = checkpoint.load(out)
     assert lm.spec.reader is not None and lm.spec.reader.bits == 8 and lm.meta["reader"]["statements"] == len(sts)
+    assert lm.spec.reader.chars and lm.meta["reader"]["chars"]  # --reader-chars reaches the shipped reader
