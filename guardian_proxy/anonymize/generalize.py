@@ -116,6 +116,9 @@ _KIND = INSTITUTION_HEADS | INSTITUTION_WORDS | SPECIALISED | _BODY_HEADS | {
 _BODY_WORD = re.compile(r"\p{L}[\p{L}'’\-]*|\d+(?:st|nd|rd|th)?")
 
 
+_LAWS = {"act", "acts", "law", "laws", "code", "protocol", "charter", "treaty", "constitution", "convention", "rules"}
+
+
 def _named_body(value: str) -> str | None:
     """A public body, school, hospital or prison with its name: the name (the words that are not the body's
     kind, rank or field) → [LOCATION], the rest kept ("İzmir State Security Court" → "[LOCATION] State Security
@@ -127,7 +130,8 @@ def _named_body(value: str) -> str | None:
     if not any(w in _BODY_HEADS for w in low):
         return None
     name = [i for i, w in enumerate(low) if w not in _KIND and not words[i].group()[:1].isdigit()]
-    marker = tag("LOCATION")
+    # a law's name says what it governs, not where ("German Unification Treaty" → "[…] Treaty"); a body's is its place
+    marker = REMOVED if [w for w in low if w in _BODY_HEADS][-1] in _LAWS else tag("LOCATION")
     if not name:  # named by its kind alone: its field is what says what the affair was about
         name = [i for i, w in enumerate(low) if w in SPECIALISED and w not in _BODY_HEADS]
         marker = REMOVED

@@ -146,6 +146,8 @@ def _legal_ref(text: str, s: int) -> bool:
 
 _SPACY = {"DATE": "DATE", "TIME": "DATE", "MONEY": "AMOUNT", "QUANTITY": "QUANTITY", "PERCENT": "QUANTITY",
           "CARDINAL": "QUANTITY", "FAC": "LOCATION"}
+_RECURRING = re.compile(r"(?i)(?:every|each)\s")
+_RECURRING_BEFORE = re.compile(r"(?i)\b(?:every|each)\s+$")
 _DATEISH = re.compile(rf"\d|\b(?:{lx.MONTHS}|{lx.WEEKDAYS}|{_NUMW})\b", re.I)
 
 
@@ -200,8 +202,9 @@ def _from_doc(doc, text: str) -> list[Hit]:
         if label is None:
             continue
         s, e, t = ent.start_char, ent.end_char, ent.text
-        if label == "DATE" and not _DATEISH.search(t):
-            continue
+        if label == "DATE" and (not _DATEISH.search(t) or _RECURRING.match(t)
+                                or _RECURRING_BEFORE.search(text[max(0, s - 10): s])):
+            continue  # a recurrence ("every Monday", "every two years") is a schedule, no day of anyone's life
         if ent.label_ == "CARDINAL":
             if t.lower() in ("one", "a", "1") or _legal_ref(text, s) or _enumeration(text, s, e):
                 continue

@@ -115,6 +115,8 @@ def test_generalization_rules():
     assert generalize("Acme Widgets Group", "ORGANIZATION", 5) == "[ORGANIZATION]"  # not a public body
     # a body named by its kind alone, with no field, names no one
     assert generalize("Office of the University President", "ORGANIZATION", 3) == "Office of the University President"
+    # a law's name says what it governs, not where: hidden as such, not as a place
+    assert generalize("Medical Practitioners Act", "ORGANIZATION", 3) == "[…] Act"
     assert generalize("three months", "DATE", 3) == "several months"  # a duration keeps its unit
     assert generalize("two and a half years", "DATE", 4) == "several years"
     assert generalize("Reid, Webb and Alvarez", "ORGANIZATION", 3) == "company"

