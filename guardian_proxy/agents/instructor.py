@@ -61,14 +61,16 @@ def judge_band(threshold: float) -> tuple[float, float]:
 
 def flagged_types(norms: Norms, c: Classified, relationship: str) -> list[str]:
     """What a record the record model flags is withheld as: its data types (cue weight from the norms'
-    `personal_threshold`) that this relationship may not receive, or `CONTEXT_TYPE` when it carries none. Nothing
-    (it is shared) when it is the user's own information and `own_data` allows the relationship, or when the norms
-    allow every type it carries for the relationship (health information to the patient's doctor)."""
+    `personal_threshold`) that this relationship may not receive, or `CONTEXT_TYPE` when it carries none but is
+    about someone (names a person or refers to one). Nothing (it is shared) when it is the user's own information
+    and `own_data` allows the relationship, when the norms allow every type it carries for the relationship (health
+    information to the patient's doctor), or when it carries no type and is about no one: a tool's impersonal
+    output ("Begin with the value 7.", a forecast, a price) is nobody's context, whatever the model scores."""
     if c.own and not c.third_party and relationship in norms.spec.own_data.get("allow", []):
         return []
     found = [t for t, w in c.types.items() if w >= norms.spec.personal_threshold]
     if not found:
-        return [CONTEXT_TYPE]
+        return [CONTEXT_TYPE] if c.personal else []
     return [t for t in found if relationship not in norms.spec.allow.get(t, [])]
 
 

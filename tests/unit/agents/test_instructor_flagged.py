@@ -18,6 +18,15 @@ def test_a_flagged_record_with_no_listed_type_is_another_persons_context():
     assert flagged_types(norms, plain, "coworker") == [CONTEXT_TYPE]
 
 
+def test_an_impersonal_tool_output_is_nobodys_context_whatever_the_model_scores():
+    """Recorded exchanges (a puzzle tool's "Begin with the value 7.", a forecast) carry no person: the guard neither
+    withholds them nor adds guidance for them, so an exchange with no personal data leaves as the agent wrote it."""
+    norms = default_norms()
+    for text in ("Begin with the value 7.", "Sunny, 21 degrees, light wind from the west.", "The next key is 'delta'."):
+        c = norms.classify(text)
+        assert not c.personal and flagged_types(norms, c, "coworker") == [], text
+
+
 def test_the_norms_release_own_information_and_allowed_flows():
     norms = default_norms()
     own = norms.classify("I was diagnosed with depression and I take sertraline daily.")
