@@ -108,7 +108,7 @@ PATTERNS: list[tuple[str, float, re.Pattern]] = [
     ("GENDER", 0.7, re.compile(r"(?<=\()(?:[Mm]ale|[Ff]emale|[Nn]on-?binary|M|F)(?=\))")),
     ("OCCUPATION", 0.7, re.compile(r"\b(?:works?|working|worked|employed|job|hired|trained|training|career)\s+as\s+"
                                    r"(?:an?\s+|the\s+)?\K[a-z][a-z\-]+(?:\s+[a-z][a-z\-]+){0,3}?"
-                                   r"(?=\s*(?:[.,;:!?)]|$|\s+(?:and|at|in|for|from|with|who|since|but|on)\b))")),
+                                   r"(?=\s*(?:[.,;:!?)]|$|\s+(?:and|at|in|for|from|with|who|since|but|on|to|until|when)\b))")),
     ("OCCUPATION", 0.7, re.compile(rf"\b(?:{lx.DEGREES})\b")),
     ("OCCUPATION", 0.6, re.compile(r"\b(?!(?:the|a|an|his|her|their|my|our|this|that|other|another|any|each|every|"
                                    r"no|some)\s)[a-z]{3,}\s(?:officer|assistant|worker|agent|operator|driver|clerk|"

@@ -139,3 +139,8 @@ def test_a_recurrence_is_no_date_an_event_day_is():
     f = found(text, nlp(text))
     assert not any(lab == "DATE" and ("Monday" == v or v.lower().startswith("every")) for v, lab in f)
     assert any(lab == "DATE" and "3 May 2004" in v for v, lab in f)
+
+
+def test_a_job_after_works_as_ends_before_to_until_or_when():
+    assert has("She was working as a nurse to another department.", "nurse", "OCCUPATION")
+    assert has("He worked as a lorry driver until 2001.", "lorry driver", "OCCUPATION")
