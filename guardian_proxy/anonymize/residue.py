@@ -18,8 +18,8 @@ Each cue has a confidence that says how much it narrows down a person:
 |          | not a public body's vocabulary ("Freedoms", "Cassation",       |                       |
 |          | "Assize", a possessive "Ministry’s"), not a currency ("PLN",    |                       |
 |          | "Liras"), not a body's name in its own language glossed in     |                       |
-|          | parentheses after a body named by its kind ("the Court of      |                       |
-|          | Appeal (Sąd Apelacyjny)")                                        |                       |
+|          | parentheses after a body named by its kind, with no field      |                       |
+|          | ("the Court of Appeal (Sąd Apelacyjny)")                        |                       |
 | rare_low | a lower-case word English almost never uses (Zipf < 1, 6+ chars) | 0.4                  |
 
 Text inside square brackets (placeholders, `[…]`) is never residue.
@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import regex as re
 
 from ..extract.quasi_lexicon import CURRENCY_CODES, CURRENCY_WORDS
-from ..institutions import INSTITUTION_HEADS, INSTITUTION_WORDS, law_date
+from ..institutions import INSTITUTION_HEADS, INSTITUTION_WORDS, SPECIALISED, law_date
 from .spans import zipf
 
 MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|"
@@ -128,7 +128,9 @@ def _body_gloss(text: str, a: int) -> bool:
     while words and (words[-1].lower() in _BODY_VOCABULARY or words[-1].lower() in _GLUE):
         body.append(words.pop().lower())
     named = bool(words) and words[-1][:1].isupper() and (not body or body[-1] != "the")
-    return not named and any(w in INSTITUTION_HEADS for w in body)
+    # a specialised body's gloss says its field again ("the Social Insurance Authority (Zakład Ubezpieczeń
+    # Społecznych)"), which generalize.py hides in the English name: it stays residue
+    return not named and any(w in INSTITUTION_HEADS for w in body) and not any(w in SPECIALISED for w in body)
 
 
 def _word_conf(text: str, a: int, w: str) -> tuple[str, float] | None:

@@ -226,6 +226,8 @@ def test_residue_skips_currencies_possessive_body_words_and_a_kind_named_bodys_g
     assert "Apelacyjny" not in values and "Ministry’s" not in values and "TRL" not in values and "Liras" not in values
     # a named body's gloss can hold its place; a parenthesis after a person is no gloss of a body
     assert "Warszawie" in values and "Okręgowy" in values and values.count("Sąd") == 2
+    # a specialised body's gloss says its field again
+    assert "Ubezpieczeń" in [c.value for c in scan("the Social Insurance Authority (Zakład Ubezpieczeń Społecznych)")]
 
 
 def test_a_rare_acronym_is_hidden_at_l5():
