@@ -4,8 +4,8 @@
 |-------|-------------------------------|-------------------------------|----------------------------------------------|
 | L1    | partial mask (`j***@acme.com`) | kept                          | kept                                          |
 | L2    | typed placeholder `[PERSON_1]` | kept                          | kept                                          |
-| L3    | placeholder                    | generalized (generalize.py)   | kept, but a rare acronym ("the PKK") is suppressed |
-| L4    | Faker surrogate (placeholder when the type has none) | generalized coarser | rare identifying tokens suppressed (residue ≥ 0.6, rare acronyms) |
+| L3    | placeholder                    | generalized (generalize.py)   | kept                                          |
+| L4    | Faker surrogate (placeholder when the type has none) | generalized coarser | rare identifying tokens suppressed (residue ≥ 0.6) |
 | L5    | surrogate                      | typed tag                     | residue ≥ 0.4 suppressed; a sentence left more than 3/4 hidden (half in a strict field) is dropped |
 
 Suppressed text becomes `[…]`. Direct identifiers are the `direct=True` entities of `types.ENTITIES`,
@@ -30,10 +30,6 @@ _ABBREV = re.compile(r"(?:\b\p{Lu}|\b(?:Mr|Mrs|Ms|Dr|Prof|No|Nos|Art|para|St|Co|
 _WORDS = re.compile(r"\w+")
 _TITLE = re.compile(r"(?:(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Professor|Sir|Dame|Lady|Lord|Mme|Mlle|Herr|Frau)\.?\s+)+")
 _SUPPRESS_AT = {4: 0.6, 5: 0.4}
-#: an acronym no detector typed ("the PKK", "the TRNC", "Svenska AB"): the short name of a party, a company or a state
-#: body, hidden from L3 on like a name; a Roman numeral ("Part II") is none, nor a common word in capitals
-#: ("UN", "EU", "DNA", "THE FACTS": residue.scan lets English words through by their frequency)
-_ACRONYM = re.compile(r"(?![IVXLCDM]+\b)\p{Lu}{2,6}")
 #: L5 drops a sentence whose words are hidden beyond this share (what is left of it says nothing); in a language
 #: the detectors do not read (strict) beyond half
 DROP_SHARE = 0.75
@@ -102,14 +98,11 @@ class LevelRenderer:
         return render
 
     def render_text(self, text: str, spans: list[Span], level: int, strict: bool = False) -> str:
-        if level < 3:
+        if level < 4:
             return apply_spans(text, spans, self._op(level))
         ranges = [(s.start, s.end) for s in spans]
-        # from L3 on, besides the spans, the rare acronyms: a party's, a company's, a state's short name; from L4 on
-        # every residue cue of the level's confidence
-        floor = _SUPPRESS_AT.get(min(level, 5), 1.0)
-        cues = [c for c in residue.scan(text, skip=ranges)
-                if c.confidence >= floor or c.kind == "rare" and _ACRONYM.fullmatch(c.value)]
+        floor = _SUPPRESS_AT[min(level, 5)]
+        cues = residue.scan(text, skip=ranges, min_confidence=floor)
         if strict:
             cues += [c for c in _rare_words(text, ranges) if not any(c.start < d.end and d.start < c.end for d in cues)]
         hidden = list(spans) + [Span(path="", start=c.start, end=c.end, entity="_RESIDUE", category="other",

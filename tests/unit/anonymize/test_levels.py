@@ -237,13 +237,13 @@ def test_a_rare_acronym_is_hidden_at_l5():
     assert cues.get("PKK") == 0.45
 
 
-def test_l3_hides_a_rare_acronym_not_a_common_one_nor_a_roman_numeral():
-    text = "He was convicted of propaganda for the PKK under Part II of the Act; the UN was informed. Mr Casey agreed."
+def test_l3_keeps_an_acronym_a_user_may_mean():
+    # an acronym no detector typed is residue from L4 by its rarity, never at L3: "JSON", "GDPR", "CSV" are rare in
+    # English and are what a user means; the short name of a party ("the PKK") goes with them (privacy is lower)
+    text = "Export my data as CSV under the GDPR, said Mr Casey of the PKK."
     fields = [TextField(path="text:", text=text)]
-    spans = [find(text, "Mr Casey", "PERSON")]
-    out = LevelRenderer(fields, spans, Surrogates(text, seed=b"t")).render(3)["text:"]
-    assert "PKK" not in out and "Part II" in out and "the UN was" in out and "Casey" not in out
-    assert "PKK" in LevelRenderer(fields, spans, Surrogates(text, seed=b"t")).render(2)["text:"]  # L2: only the spans
+    out = LevelRenderer(fields, [find(text, "Mr Casey", "PERSON")], Surrogates(text, seed=b"t")).render(3)["text:"]
+    assert "CSV" in out and "GDPR" in out and "PKK" in out and "Casey" not in out
 
 
 def test_a_number_and_its_unit_is_no_code():
