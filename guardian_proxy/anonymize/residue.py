@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import regex as re
 
-from ..extract.quasi_lexicon import CURRENCY_CODES, CURRENCY_WORDS
+from ..currencies import CURRENCY_CODES, CURRENCY_WORDS
 from ..institutions import INSTITUTION_HEADS, INSTITUTION_WORDS, SPECIALISED, law_date
 from .spans import zipf
 
