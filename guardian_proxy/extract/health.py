@@ -57,6 +57,13 @@ _DOSE = re.compile(r"(?<![\w.])\d{1,4}(?:\.\d{1,3})?\s?(?:mg|mcg|µg|ml|iu|units
 _DIAG = re.compile(r"(?i)\b(?:diagnosed with|suffer(?:s|ing)? from|prescribed|treated for|living with)\s"
                    r"(?P<v>[A-Za-z0-9][A-Za-z0-9'’-]{0,29}(?: [A-Za-z0-9][A-Za-z0-9'’-]{0,29}){0,2})")
 _STOP = frozenset("it a an the my this that his her their something nothing".split())
+#: a condition or a drug never starts with a preposition or a conjunction: after one, the trigger is the legal
+#: or procedural sense ("the period prescribed by domestic law", "prescribed in section 11", "treated for as long as")
+_FUNCTION = frozenset("by in under within at to as than of on from with for into upon onto pursuant according "
+                      "and or nor but if whether when where while because".split())
+#: "prescribed" after a determiner is an adjective ("the prescribed time-limit", "within the prescribed period"):
+#: a rule's requirement, not a prescription
+_ADJECTIVAL = re.compile(r"(?i)\b(?:the|a|an|any|its|their|this|that|such|each|every|no)\s+$")
 _TAIL = frozenset("last next this year years month months week weeks ago and but since in on at for when which that "
                   "who recently today yesterday so because".split())
 
@@ -95,7 +102,9 @@ def find(text: str) -> list[Hit]:
             out.append((m.start(), m.end(), "MEDICATION", 0.6))
     for m in _DIAG.finditer(text):
         words = m.group("v").split(" ")
-        if words[0].lower() in _STOP:
+        if words[0].lower() in _STOP or words[0].lower() in _FUNCTION:
+            continue
+        if m.group().lower().startswith("prescribed") and _ADJECTIVAL.search(text[max(0, m.start() - 12): m.start()]):
             continue
         keep = 1
         while keep < len(words) and words[keep].lower() not in _TAIL:

@@ -111,14 +111,43 @@ def _of_a_person(text: str, start: int, end: int) -> bool:
     return _PERSON_NOUNS.match(text, end) is not None or _IS_BEFORE.search(text[max(0, start - 20): start]) is not None
 
 
+#: what a case-law reference holds after its parties ("Smith v. Turkey ((dec.), no. 45874/05, § 40, 5 July 2007)",
+#: "Stec and Others v. the United Kingdom [GC], nos. 65731/01 and 65900/01, 12 April 2006"): the reporter's marks,
+#: the application numbers, paragraphs, dates and the series it is printed in, with their brackets and commas
+_CITED_PARTS = re.compile(r"\[GC\]|\(dec\.\)|\bdec\.|\bnos?\.|\d+/\d+|\band\b|§+\s*\d+(?:-\d+)?|"
+                          r"\d{1,2}\s+\p{L}+\s+\d{4}|\b(?:ECHR|Reports|Series\s+A)\b\s*(?:no\.\s*)?\d*(?:-[IVX]+)?|"
+                          r"\b(?:judgment|decision|Commission|of)\b|[()\[\],;\s]")
+#: the respondent of a cited case right after "v.": a capitalised name, possibly joined by "of"/"and"
+_RESPONDENT = re.compile(r"\bv\.\s+(?:the\s+)?\p{Lu}[\p{L}’'.-]*(?:\s+(?:(?:of|and)\s+(?:the\s+)?)?\p{Lu}[\p{L}’'.-]*)*")
+
+
+def _open_bracket(before: str) -> int:
+    """Where the parenthesis around the end of `before` opens (balanced inner groups skipped: "((dec.), no. …"),
+    or -1; a line break ends the search."""
+    depth = 0
+    for i in range(len(before) - 1, -1, -1):
+        c = before[i]
+        if c == "\n":
+            return -1
+        if c == ")":
+            depth += 1
+        elif c == "(":
+            if depth == 0:
+                return i
+            depth -= 1
+    return -1
+
+
 def _citation(text: str, start: int) -> bool:
-    """Is the value inside a case-law citation (a "X v. Y" reference earlier in the same parenthesis, within
-    120 characters)?"""
-    before = text[max(0, start - 120): start]
-    opened = before.rfind("(")
-    if opened < 0 or before.rfind(")") > opened or "\n" in before[opened:]:
-        return False  # only inside a parenthesis: "(see Smith v. Turkey, no. …)"
-    return _CITATION.search(before[opened:]) is not None
+    """Is the value part of a case-law citation: inside a parenthesis that holds an earlier "X v. Y" reference
+    ("(see Smith v. Turkey, no. …)"), or in the reference's own parts right after its parties ("Smith v. Turkey
+    ((dec.), no. 45874/05, 5 July 2007)"), within 160 characters?"""
+    before = text[max(0, start - 160): start]
+    opened = _open_bracket(before)
+    if opened >= 0 and _CITATION.search(before[opened:]) is not None:
+        return True
+    ends = [m.end() for m in _RESPONDENT.finditer(before)]
+    return bool(ends) and "\n" not in before[ends[-1]:] and not _CITED_PARTS.sub("", before[ends[-1]:])
 
 
 _PERSON_NOUN_ROLES = {

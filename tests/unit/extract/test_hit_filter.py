@@ -156,6 +156,28 @@ def test_numbers_and_dates_of_a_cited_case_are_public_references():
     assert _kept(own, "31 May 1991", "DATE") == "31 May 1991"
 
 
+@pytest.mark.parametrize("text,value,label", [
+    ("the decision of Karayiğit v. Turkey ((dec.), no. 45874/05, 23 September 2008). In", "45874/05", "CASE_NUMBER"),
+    ("the decision of Karayiğit v. Turkey ((dec.), no. 45874/05, 23 September 2008). In", "23 September 2008",
+     "DATE"),
+    ("in Stec and Others v. the United Kingdom [GC], nos. 65731/01 and 65900/01, 12 April 2006), the",
+     "65900/01", "CASE_NUMBER"),
+    ("the case of S. and Marper v. the United Kingdom ([GC], nos. 30562/04 and 30566/04, ECHR 2008), the",
+     "30566/04", "CASE_NUMBER"),
+])
+def test_a_cited_cases_own_parts_after_its_parties_are_public_references(text, value, label):
+    assert _kept(text, value, label) is None
+
+
+def test_after_a_cited_case_the_persons_own_numbers_and_dates_stay():
+    text = "as in Smith v. Turkey. The applicant, born on 3 May 1970, lodged application no. 1234/05 (no. 777/06)."
+    assert _kept(text, "1234/05", "CASE_NUMBER") == "1234/05"
+    assert _kept(text, "3 May 1970", "DATE") == "3 May 1970"
+    assert _kept(text, "777/06", "CASE_NUMBER") == "777/06"
+    nested = "The applicant (born in 1970 (see the annex), no. 1234/05) complained."
+    assert _kept(nested, "1234/05", "CASE_NUMBER") == "1234/05"
+
+
 def test_a_very_common_word_that_is_only_a_surname_is_not_a_person():
     assert _kept("Under the Law of 1990 the claim", "Law", "PERSON") is None
     assert _kept("Mr Law said", "Mr Law", "PERSON") == "Mr Law"  # with a title it is one

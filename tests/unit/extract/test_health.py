@@ -1,0 +1,33 @@
+"""extract/health.py: a context phrase finds a condition or a drug only in its medical sense."""
+
+from __future__ import annotations
+
+import pytest
+
+from guardian_proxy.extract.health import find
+
+
+def _found(text: str) -> set[tuple[str, str]]:
+    return {(lab, text[a:b]) for a, b, lab, _ in find(text)}
+
+
+@pytest.mark.parametrize("text", [
+    "within the 60-day period prescribed by domestic law.",          # a rule's requirement, not a prescription
+    "to revoke the ten-year period prescribed in section 11 of the 1998 Act.",
+    "the requirements of the post as prescribed under Article 48 of Law no. 657.",
+    "lodged outside the prescribed time-limit.",                      # the adjective after a determiner
+    "within the prescribed period of three months",
+    "the matter was treated for as long as the law allowed",
+])
+def test_a_legal_or_procedural_phrase_is_no_condition(text):
+    assert not {v for lab, v in _found(text) if lab in ("MEDICAL_CONDITION", "MEDICATION")}
+
+
+@pytest.mark.parametrize("text,value", [
+    ("My doctor prescribed sleeping pills last month.", "sleeping pills"),
+    ("She was prescribed steroid cream for the rash.", "steroid cream"),
+    ("He is being treated for tuberculosis since May.", "tuberculosis"),
+    ("I have been suffering from chronic migraines.", "chronic migraines"),
+])
+def test_a_prescription_or_a_diagnosis_is_still_found(text, value):
+    assert ("MEDICAL_CONDITION", value) in _found(text)
