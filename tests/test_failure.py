@@ -275,7 +275,9 @@ def test_e2e_evaluation_deadline(tmp_path):
     px = start_proxy(tmp_path, up.port, extra=["--config", str(cfg)])
     try:
         # a card: closed whether the deadline hits before extraction (tier unknown) or after (critical tier)
-        r = httpx.post("http://support.zendesk.com/api/tickets", proxy=px.url, json={"text": f"card {CARD}"},
+        # 40 KB of text to read: the evaluation outlasts 1 ms whatever the machine's speed (a short one may not)
+        r = httpx.post("http://support.zendesk.com/api/tickets", proxy=px.url,
+                       json={"text": f"card {CARD}", "notes": "The meeting moved to Thursday afternoon. " * 1000},
                        headers={"user-agent": "Dalvik/2.1.0 (Linux; U; Android 14; Pixel 8)"})  # an app's SDK: a third party
         assert r.status_code == 403 and "Why: evaluation (deadline passed) failed" in r.json()["reason"]  # words first
         assert httpx.get("http://www.example.org/", proxy=px.url).status_code == 200  # inline: no deadline

@@ -297,7 +297,8 @@ def test_canary_values_never_at_rest_and_state_is_private(tmp_path):
                       extra=["--config", str(cfg), "--state-dir", str(px.state_dir), *dashboard_off()])
     try:
         with httpx.Client(proxy=px2.url, timeout=60) as c:
-            r = c.post("http://support.zendesk.com/api/tickets", json={"text": f"{NAME} {EMAIL} {SSN}"})
+            r = c.post("http://support.zendesk.com/api/tickets",  # 40 KB to read: it outlasts 1 ms on any machine
+                       json={"text": f"{NAME} {EMAIL} {SSN}", "notes": "The meeting moved to Thursday afternoon. " * 1000})
             assert r.status_code == 403 and "deadline" in r.json()["reason"]
             r = c.get(f"http://www.example.org/u/{quote(EMAIL)}/{quote(NAME)}")  # contact data in the path:
             assert r.status_code in (403, 502)  # sensitive tier fails open (→ refused upstream), or tier unknown
