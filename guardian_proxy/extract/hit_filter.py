@@ -167,6 +167,26 @@ _GROUP_AFTER = re.compile(r"(?i)[ \t]+(?:men|women|persons|people|couples|partne
                           r"employees|workers|officers|soldiers|applicants|claimants|individuals)\b")
 #: "X, a lawyer practising in Y": the capacity a representative acts in, not what the person is
 _PRACTISING = re.compile(r"(?i),?\s+(?:practi[sc]ing|practi[sc]ed|acting)\b")
+#: any lower-case job after "the" or a possessive, with at most two modifiers between ("the school counsellor",
+#: "its accredited doctor", "the doctor she had appointed"): the function someone fills in the story, not what the
+#: person the text is about does; unless a copula or "as" says it of someone ("he was the manager"), a name or a
+#: party stands beside it ("Mr Smith, the headmaster", "its manager, the applicant"), or the text states the same
+#: job as someone's elsewhere (_STATED_JOB): then every mention is that person's job (privacy first)
+_FUNCTION_OF = re.compile(r"(?:\b(?:the|his|her|their|its|my|our|your)|[’']s)\s+(?:[a-z][a-z-]*\s+){0,2}$")
+_SAID_OF = re.compile(r"(?i)(?:\b(?:am|is|are|was|were|be|been|being|became|become|becomes|as)\s+|"
+                      r"\p{Lu}[\p{L}.]*\s*,\s+)(?:the|his|her|their|its|my|our|your)\s+(?:[a-z][a-z-]*\s+){0,2}$")
+_PARTY_BESIDE = re.compile(r"\s*,\s+(?:(?:the|an?)\s+(?:applicant|appellant|claimant|plaintiff|defendant|complainant|"
+                           r"petitioner|accused|victim)|(?:Mr|Mrs|Ms|Miss|Dr|Prof)\b|\p{Lu}\p{Ll}+\s+\p{Lu}\p{Ll}+)")
+
+
+def _stated_job(text: str, head: str) -> bool:
+    """Is `head` (a job noun) said of someone anywhere in the text ("worked as a ballet dancer", "the applicant
+    is a medical practitioner", "he was the owner and the editor")?"""
+    stem = re.escape(head[:-1] if head.endswith("s") and not head.endswith("ss") else head)
+    return re.search(r"(?i)\b(?:am|is|are|was|were|be|been|became|become|becomes|as|works?|worked|working|employed)"
+                     r"\s+(?:as\s+)?(?:a|an|the)\s+(?:[\w-]+\s+){0,4}?" + stem + r"s?\b", text) is not None
+
+
 _NUMBER_WORDS = {"one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
                  "both", "half", "several", "few", "dozen", "once", "twice", "single", "double", "first", "second",
                  "third", "zero", "none"}
@@ -417,6 +437,10 @@ def keep(text: str, hit: Hit) -> Hit | None:
                       plural and _GROUP_BEFORE.search(before) and not _IS_BEFORE.search(before)):
             return None  # a group ("teachers") unless it is said of someone ("we are both architects"); a party's
             # role ("his lawyer", "the judge"), not "X, a lawyer practising in Ankara" (what someone is)
+        before = text[max(0, start - 40): start]
+        if words and _WORD.findall(value)[-1].islower() and _FUNCTION_OF.search(before) and not _SAID_OF.search(before) \
+                and not _PARTY_BESIDE.match(text, end) and not _stated_job(text, words[-1]):
+            return None  # "a meeting with the school counsellor": a function in the story, not someone's job
     if label == "FAMILY" and _GROUP_AFTER.match(text, end) and " " not in value.strip():
         return None  # "married men but not married women", "widowed persons": a group the law speaks of
     if label == "QUANTITY" and value.lower() in _NUMBER_WORDS:

@@ -296,3 +296,24 @@ def test_a_glossed_name_a_foreign_phrase_and_a_group_status_are_no_person_or_fam
     assert _kept("the applicant’s son (Mehmet Yilmaz) was", "Mehmet Yilmaz", "PERSON") == "Mehmet Yilmaz"
     assert _kept("Turkish law allowed married men but not married women to", "married", "FAMILY") is None
     assert _kept("The applicant is married and has two children.", "married", "FAMILY") == "married"
+
+
+@pytest.mark.parametrize("text,value", [
+    ("Reminder: Mr Brown has a meeting with the school counsellor at 15:30.", "counsellor"),
+    ("the report by its accredited doctor, drawn up on the documents", "doctor"),
+    ("Kudos to the writer for capturing that essence!", "writer"),
+])
+def test_a_job_after_the_or_a_possessive_is_a_function_in_the_story(text, value):
+    assert _kept(text, value, "OCCUPATION") is None
+
+
+@pytest.mark.parametrize("text,value", [
+    ("He was the manager of the clinic.", "manager"),                                 # said of someone
+    ("Mr Smith, the school counsellor, said no.", "counsellor"),                       # a name beside it
+    ("the clinic and its manager, the applicant, was charged", "manager"),            # a party beside it
+    ("She worked as a ballet dancer. Once the former dancer retired, she left.", "dancer"),  # stated elsewhere
+    ("a protocol with the Mayor of Kuşadası", "Mayor"),                               # an office's title
+])
+def test_a_job_said_of_someone_stays_wherever_it_is_mentioned(text, value):
+    a = text.rindex(value)
+    assert keep(text, (a, a + len(value), "OCCUPATION", 0.65)) is not None
