@@ -57,6 +57,9 @@ COMMON_AT_START = 3.0
 _DETERMINER = re.compile(r"(?:the|a|an|our|my|his|her|their|its|your|this|that|these|those)\s+", re.I)  # .match
 _TRAIL = re.compile(r"(?:[’']s|\s*[&,;:–-])+$")
 _WORD = re.compile(r"\p{L}[\p{L}'’\-]*|\d+(?:st|nd|rd|th)?")
+#: a range's or an estimate's word before a date or an amount ("between 1 March and 31 December 1998",
+#: "approximately EUR 1,400"): it says how the value is meant, it is not part of it
+_APPROX = re.compile(r"(?i)(?:between|from|approximately|about|around|nearly|almost|roughly|circa|some)\s+(?=(?:\S+\s+)?\S*\d)")
 _SEP = re.compile(r"\s*(?:\||\n|:\s|\s:)\s*")
 _SENT_START = re.compile(r"(?:^|[\n.!?:;•\-–—(“\"]|\d\.)\s*$")
 _TITLED = re.compile(r"(?:(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Sir|Dame|Lady|Lord|Judge)\.?\s+\S|(?:\p{Lu}\.\s?)+\p{Lu})")
@@ -309,6 +312,9 @@ def trim(text: str, start: int, end: int, label: str) -> tuple[int, int] | None:
         m = _DETERMINER.match(text, start, end)
         if m and m.end() < end:
             start = m.end()
+    m = _APPROX.match(text, start, end) if label in ("DATE", "AMOUNT") else None
+    if m and m.end() < end:
+        start = m.end()
     m = _TRAIL.search(text[start:end])
     if m and m.start() > 0:
         end = start + m.start()

@@ -317,3 +317,14 @@ def test_a_job_after_the_or_a_possessive_is_a_function_in_the_story(text, value)
 def test_a_job_said_of_someone_stays_wherever_it_is_mentioned(text, value):
     a = text.rindex(value)
     assert keep(text, (a, a + len(value), "OCCUPATION", 0.65)) is not None
+
+
+@pytest.mark.parametrize("text,value,label,kept", [
+    ("concerned the period between 1 March and 31 December 1998.", "between 1 March and 31 December 1998", "DATE",
+     "1 March and 31 December 1998"),
+    ("a total of TRY 2,719 (approximately EUR 1,400 at the time)", "approximately EUR 1,400", "AMOUNT", "EUR 1,400"),
+    ("Between 1956 and 1969 the River Board built a dam.", "Between 1956 and 1969", "DATE", "1956 and 1969"),
+    ("He left some time ago.", "some time ago", "DATE", "some time ago"),   # no number after it: nothing to trim
+])
+def test_a_range_or_estimate_word_is_not_part_of_the_value(text, value, label, kept):
+    assert _kept(text, value, label) == kept
