@@ -6,6 +6,7 @@ Each rule is a property of the words of the hit and of the few characters around
 | rule                | a hit is dropped (or trimmed) when …                                                          |
 |---------------------|----------------------------------------------------------------------------------------------|
 | determiners         | it starts with "the", "a", "our", "my" …: the article is trimmed off (it is not the name)     |
+| range word          | a DATE or AMOUNT starts with "between", "from", "approximately" …: trimmed off                |
 | field label         | it is (or starts with) a field label — common words followed by ":" ("Email:", "Seller:") — or |
 |                     | it runs across a field separator ("|", a line break): cut to its first non-label part        |
 | hashtag             | it sits in a hashtag (#FamilyFirst): a topic word, unless the tag tells the writer's family  |
@@ -29,7 +30,12 @@ Each rule is a property of the words of the hit and of the few characters around
 | group / role noun   | an OCCUPATION that is a plural after a determiner or quantifier ("many teachers", "two police |
 |                     | officers") or the role of a party after "the" or a possessive ("his lawyer", "the judge"): a  |
 |                     | group or a function, not the person's job; so is "X, a lawyer practising in Y" (a            |
-|                     | representative's capacity), but "the applicant, who is a lawyer" stays                        |
+|                     | representative's capacity), but "the applicant, who is a lawyer" stays; any lower-case job  |
+|                     | after "the" or a possessive ("the school counsellor", "its accredited doctor") is a function |
+|                     | in the story, unless said of someone ("he was the manager", "Mr X, the headmaster") or the   |
+|                     | text states that job as someone's elsewhere ("worked as a ballet dancer")                     |
+| citation            | a CASE_NUMBER or DATE inside a parenthesis holding a "X v. Y" reference, or in a cited case's |
+|                     | own parts after its parties ("Smith v. Turkey ((dec.), no. 45874/05, 5 July 2007)")           |
 | number word         | a QUANTITY that is a bare number word ("two", "three"); an AMOUNT without a number            |
 | common condition    | a MEDICAL_CONDITION found by its suffix alone that is a common English word ("diploma")       |
 
