@@ -41,7 +41,7 @@ RECIPIENT_CLASSES: tuple[str, ...] = (
     "unknown_third_party",
 )
 #: roles a destination can have in the user's own flows (guardian_proxy/data/services.yaml)
-ROLES: tuple[str, ...] = ("identity_provider", "payment_processor", "platform")
+ROLES: tuple[str, ...] = ("identity_provider", "payment_processor", "platform", "account_protocol")
 #: recipient classes whose business is tracking (basis and purpose inference treat them alike)
 TRACKER_CLASSES: tuple[str, ...] = ("analytics", "ad_network", "data_broker", "social")
 PURPOSES: tuple[str, ...] = (

@@ -6,7 +6,10 @@ Order of the rules (the first that applies decides):
   2 LLM/AI API hosts and AI chat web apps (`ai_hosts`, `ai_patterns`, services.yaml `ai_service`) → ai_service,
     whatever page, navigation or form sent the request — except the AI app's own analytics client on that host
     (services.yaml `ai_telemetry`: `/ces/v1/t`, `/rgstr`, `/telemetry/intake`) → analytics (rule `ai-telemetry`)
-  3 California-registered data brokers → data_broker, whatever page, navigation or form sent the request
+  3 California-registered data brokers → data_broker, whatever page, navigation or form sent the request; an analytics
+    vendor's own collection protocol (services.yaml `tracker_paths`: Adobe's `/b/ss/…`, Matomo's `matomo.php`, GA4's
+    `/g/collect` …) → analytics of that vendor on any host (rule and flag `vendor_path`: a CNAME-cloaked or
+    self-hosted collector the DNS answer cannot show)
   4 identity providers, payment processors and site platforms (services.yaml; role `identity_provider`,
     `payment_processor`, `platform`)
     → first_party on their own site, service_provider from another site (the role travels in `Action.role`)
@@ -27,8 +30,12 @@ Order of the rules (the first that applies decides):
   9 the site's family (`_family`): the same related-website set or owner as the initiating page (rule
     `same-owner`), or a name that extends the site's brand (`redditspace.com` on reddit.com, rule `same-brand`)
     → first_party
- 10 any other host with an OpenAI/Anthropic-style chat path (/v1/chat/completions, /v1/messages …) → ai_service
- 11 stated default: unknown_third_party (no owner)
+ 10 any other host on an open account protocol's path (services.yaml `account_protocol`: Matrix's Client-Server API,
+    JMAP, WebDAV/CalDAV/CardDAV, Nextcloud's OCS) → service_provider with role `account_protocol` (rule
+    `account-protocol`): the user's own client talking to the user's account on the server the user chose (Element on
+    app.element.io to the user's homeserver); the owner is the host's owner or the protocol's name
+ 11 any other host with an OpenAI/Anthropic-style chat path (/v1/chat/completions, /v1/messages …) → ai_service
+ 12 stated default: unknown_third_party (no owner)
 """
 from __future__ import annotations
 
@@ -109,11 +116,34 @@ def _service(role: str, host: str, path: str = "/") -> str | None:
 
 
 def role_of(host: str, path: str = "/") -> tuple[str, str] | None:
-    """(role, owner) of a host in the user's own flows (services.yaml), or None."""
+    """(role, owner) of a host in the user's own flows (services.yaml), or None. `account_protocol` is known by
+    its path on any host (`account_protocol()`), after the tracker tables: it is not a host role."""
     for role in ROLES:
         owner = _service(role, host, path)
         if owner:
             return role, owner
+    return None
+
+
+@lru_cache(maxsize=4096)
+def tracker_path(path: str) -> str | None:
+    """The analytics vendor whose collection protocol a path is (services.yaml `tracker_paths`), or None."""
+    lp = (path or "/").split("?", 1)[0].lower()
+    for glob, vendor in services().get("tracker_paths") or []:
+        if fnmatchcase(lp, glob):
+            return vendor
+    return None
+
+
+@lru_cache(maxsize=4096)
+def account_protocol(path: str) -> str | None:
+    """The open account protocol a path belongs to (services.yaml `account_protocol.paths`: Matrix's Client-Server
+    API, JMAP, WebDAV/CalDAV/CardDAV, Nextcloud's OCS), or None. Only the path counts: these servers are
+    self-hosted as often as not."""
+    lp = (path or "/").split("?", 1)[0].lower()
+    for glob, name in (services().get("account_protocol") or {}).get("paths") or []:
+        if fnmatchcase(lp, glob):
+            return name
     return None
 
 
@@ -296,6 +326,11 @@ def classify(host: str, site: str | None, port: int | None = None, path: str = "
     dom = registrable_domain(host)
     if dom in t["brokers"]:
         return Recipient("data_broker", t["brokers"][dom], "data-broker")
+    vendor = tracker_path(p)
+    if vendor is not None:  # a listed tracker host keeps the tables' class and owner
+        listed = _by_tables(host)
+        return listed if listed is not None and listed.cls in TRACKER_CLASSES else \
+            Recipient("analytics", vendor, "vendor-path", ["vendor_path"])
     same_site = site is not None and dom == registrable_domain(site)
     role = role_of(host, p)
     if role is not None:
@@ -326,6 +361,10 @@ def classify(host: str, site: str | None, port: int | None = None, path: str = "
             return known
     if family:
         return Recipient("first_party", owner_of(host) or (known.owner if known else None), family)
+    protocol = account_protocol(p)
+    if protocol is not None and (known is None or known.cls == "service_provider"):
+        return Recipient("service_provider", owner_of(host) or (known.owner if known else None) or protocol,
+                         "account-protocol", role="account_protocol")
     if known is not None:
         return known
     if p.endswith(PUBLIC_AI_PATHS):

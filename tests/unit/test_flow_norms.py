@@ -161,3 +161,31 @@ def test_a_script_signed_in_to_the_users_own_account_follows_a_norm():
 def test_a_function_named_beside_a_measurement_word_is_the_function():
     assert name(act(purposes=["payment", "analytics"], categories={"financial": 1})) == "own_checkout"
     assert name(act(purposes=["analytics"], categories={"contact": 1})) is None
+
+
+ELEMENT = [("origin", "https://app.element.io"), ("referer", "https://app.element.io/"),
+           ("sec-fetch-site", "cross-site"), ("sec-fetch-mode", "cors"), ("sec-fetch-dest", "empty"),
+           ("content-type", "application/json"),
+           ("user-agent", "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36")]
+HOMESERVER = "https://matrix-client.matrix.org/_matrix/client/v3"
+
+
+def test_a_message_to_the_users_own_homeserver_from_a_web_client_goes_as_written(gateway):
+    """Element on app.element.io sends the user's message to the user's Matrix homeserver with the access token the
+    homeserver issued at login: an open account protocol, so the message goes unchanged (norm
+    `account_protocol`); without a token, or on a tracker's host, no norm covers it."""
+    body = json.dumps({"msgtype": "m.text", "body": "New address from Monday: 27 Quillfeather Lane, N1 7ZX. Call me on "
+                                                    "+44 20 7946 0321 if the buzzer fails."}).encode()
+    url = HOMESERVER + "/rooms/!hXqLrTbWvYzAbCdEf%3Amatrix.org/send/m.room.message/m1718190131234.7"
+    token = ("authorization", "Bearer syt_amFuZQ_k39XvyHMen41W4z1oXDf_1a2b3c")
+    d = gateway.evaluate(RawRequest(method="PUT", url=url, headers=ELEMENT + [token], body=body), log=False)
+    assert d.action == "allow" and d.extra.get("norm") == "account_protocol", d.explanation
+    d = gateway.evaluate(RawRequest(method="PUT", url=url, headers=ELEMENT, body=body), log=False)
+    assert d.extra.get("norm") is None
+    login = json.dumps({"type": "m.login.password", "identifier": {"type": "m.id.user", "user": "jane"},
+                        "password": "correct horse battery staple"}).encode()
+    d = gateway.evaluate(RawRequest(method="POST", url=HOMESERVER + "/login", headers=ELEMENT, body=login), log=False)
+    assert d.action == "allow" and d.extra.get("norm") == "account_protocol_sign_in", d.explanation
+    tracker = url.replace("matrix-client.matrix.org", "www.google-analytics.com")
+    d = gateway.evaluate(RawRequest(method="PUT", url=tracker, headers=ELEMENT + [token], body=body), log=False)
+    assert d.action != "allow"

@@ -242,6 +242,44 @@ def test_site_family_is_first_party(host, site, want, rule):
     assert (r.cls, r.rule) == (want, rule)
 
 
+@pytest.mark.parametrize("host,site,path,vendor", [
+    # a vendor served under the site's own name (CNAME smetrics.<site>), with no DNS answer to show it
+    ("smetrics.fellcraft-outdoor.example", "fellcraft-outdoor.example", "/b/ss/fellcraftprod/1/JS-2.23.0-LDQM/s7514",
+     "Adobe (Analytics, AppMeasurement)"),
+    ("stats.shop.example", "shop.example", "/matomo.php", "Matomo"),  # self-hosted
+    ("www.shop.example", "shop.example", "/analytics/piwik.php", "Matomo"),
+    ("sgtm.shop.example", "shop.example", "/g/collect", "Google (Analytics 4)"),  # server-side tag manager
+    ("collector.shop.example", None, "/com.snowplowanalytics.snowplow/tp2", "Snowplow"),  # even from a script
+])
+def test_a_vendors_collection_protocol_is_that_vendor_on_any_host(host, site, path, vendor):
+    r = cls(host, site, path=path)
+    assert (r.cls, r.owner, r.rule, r.flags) == ("analytics", vendor, "vendor-path", ["vendor_path"])
+
+
+@pytest.mark.parametrize("path", ["/b/sso/login", "/api/b/ss", "/matomo.php.html", "/g/collection", "/collect"])
+def test_paths_other_software_uses_are_no_vendor_protocol(path):
+    assert recipients.tracker_path(path) is None
+
+
+@pytest.mark.parametrize("host,site,path,want,rule,role", [
+    # the user's own homeserver, whichever web client on whichever domain talks to it (Element on app.element.io)
+    ("matrix-client.matrix.org", "element.io", "/_matrix/client/v3/rooms/!a:matrix.org/send/m.room.message/t1",
+     "service_provider", "account-protocol", "account_protocol"),
+    ("chat.jane-family.example", "element.io", "/_matrix/media/v3/upload", "service_provider", "account-protocol",
+     "account_protocol"),  # self-hosted
+    ("cloud.jane-family.example", "nextcloud-client.example", "/remote.php/dav/files/jane/a.txt", "service_provider",
+     "account-protocol", "account_protocol"),
+    ("api.fastmail.com", "fastmail.com", "/jmap/api/", "first_party", "same-site", None),  # its own site: the site
+    ("www.google-analytics.com", "element.io", "/_matrix/client/v3/sync", "analytics", "tracker-db", None),
+    ("chat.jane-family.example", "element.io", "/_matrix_client/v3/sync", "unknown_third_party", "default", None),
+])
+def test_an_open_account_protocol_is_the_users_own_server(host, site, path, want, rule, role):
+    r = cls(host, site, path=path)
+    assert (r.cls, r.rule, r.role) == (want, rule, role)
+    assert recipients.account_protocol("/_matrix/client/v3/login?x=1") == "Matrix homeserver (Client-Server API)"
+    assert recipients.account_protocol("/api/_matrix/client") is None  # the protocol's path, from the root
+
+
 @pytest.mark.parametrize("host,path,want", [
     ("chatgpt.com", "/ces/v1/t", "analytics"),  # Segment-like client: track
     ("chatgpt.com", "/ces/v1/rgstr", "analytics"),  # Statsig-like exposure log
