@@ -12,7 +12,7 @@ TORCH_INDEX_URL ?=
 TORCH_PIN := $(shell grep -o '"torch==[^"]*"' pyproject.toml | tr -d '"')
 PYTEST_ARGS ?=
 
-.PHONY: run test test-fast install install-dev llm lint bench clean
+.PHONY: run test test-fast install install-dev llm node lint bench clean
 
 $(BIN)/python:
 	@echo "==> creating the virtual environment $(VENV) ($(PY))"
@@ -57,10 +57,20 @@ run: $(VENV)/.installed
 	@echo "==> starting guardian-proxy on $(HOST):$(PORT)"
 	$(BIN)/guardian-proxy run --host $(HOST) --port $(PORT)$(if $(DASHBOARD_PORT), --dashboard-port $(DASHBOARD_PORT))
 
+# The AI SDKs from npm that tests/test_e2e_node_sdks.py drives (versions pinned by tests/node/package-lock.json;
+# Node.js 20 or newer: Debian's nodejs). Without node the test skips and says why.
+NODE_DIR := tests/node
+$(NODE_DIR)/node_modules/.installed: $(NODE_DIR)/package.json $(NODE_DIR)/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then echo "==> installing the npm AI SDKs into $(NODE_DIR)"; \
+	  npm ci --prefix $(NODE_DIR) --no-audit --no-fund --loglevel=error && touch $@; \
+	else echo "==> npm not found: the npm SDK tests will skip"; fi
+
+node: $(NODE_DIR)/node_modules/.installed
+
 # Two pytest-xdist workers (loadfile: a module's tests, and the proxy they share, stay in one worker): the suite
 # took 11.5 min instead of 19 on an idle 2-core machine. `make test PYTEST_JOBS=` runs it in one process.
 PYTEST_JOBS ?= -n 2 --dist loadfile
-test: $(VENV)/.installed-llm
+test: $(VENV)/.installed-llm node
 	$(BIN)/ruff check guardian_proxy tests scripts
 	$(BIN)/python -m pytest $(PYTEST_JOBS) $(PYTEST_ARGS)
 
@@ -73,4 +83,4 @@ lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check guardian_proxy tests scripts
 
 clean:
-	rm -rf $(VENV) .pytest_cache build *.egg-info
+	rm -rf $(VENV) .pytest_cache build *.egg-info $(NODE_DIR)/node_modules

@@ -133,7 +133,9 @@ def openai_responses(body: dict, stream: bool) -> list[bytes] | dict:
     item = {"id": "msg_1", "type": "message", "role": "assistant", "status": "completed",
             "content": [{"type": "output_text", "text": text, "annotations": []}]}
     resp = {"id": rid, "object": "response", "created_at": int(time.time()), "model": body.get("model", "m"),
-            "status": "completed", "output": [item], "parallel_tool_calls": False, "tool_choice": "auto", "tools": []}
+            "status": "completed", "output": [item], "parallel_tool_calls": False, "tool_choice": "auto", "tools": [],
+            "usage": {"input_tokens": 1, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 1,
+                      "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 2}}
     if not stream:
         return resp
     n = 0
