@@ -29,7 +29,9 @@ the value, its part or its surroundings, never of one service):
 6. A place, nationality, organisation or date (LOCATION, NRP, ORGANIZATION, DATE) named in a sentence that
    ties no person to it (no name, no "my", "our", "his", "her", "I live/am/was/moved …", no "patient", "son",
    "born", "lives" …) is the subject of a factual question or statement ("the capital of France", "as of
-   2017"), not where someone lives or when they were born: it is neither counted nor rewritten. A value this conversation already replaces stays
+   2017"), not where someone lives or when they were born: it is neither counted nor rewritten. The one asking
+   ("help me plan a week in Lisbon", "tell me …", "… for me") ties no one: the place is what the request is
+   about, and a made-up town there would have the model plan a trip to nowhere. A value this conversation already replaces stays
    replaced wherever it appears.
 7. A whole-field container (a search term, a page view: `CONTAINER_ENTITIES`) is never itself a value to
    replace; the values inside it are found on their own.
@@ -80,6 +82,10 @@ _SENTENCE_END = re.compile(r"[.!?\n]")
 #: words that tie a sentence's place to a person of the conversation
 _TIES = frozenset({"my", "mine", "myself", "our", "ours", "ourselves", "we", "we're", "we've", "he", "him", "his",
                    "she", "hers", "her", "their", "theirs", "i'm", "i've", "i'd", "i'll", "im", "me"})
+#: verbs (and "for") whose object "me" is the one asking, not a person whose life the sentence tells: "help me plan a
+#: week in Lisbon", "tell me the weather in Oslo", "book a table in Rome for me" ask about the place
+_ASKING = frozenset({"help", "tell", "show", "give", "let", "find", "get", "teach", "remind", "explain", "recommend",
+                     "suggest", "book", "plan", "write", "draft", "for"})
 #: nouns and verbs that name a person or a person's life in the sentence ("the patient was admitted on …",
 #: "born in …", "my son's school in …"): they tie a place or date to someone too
 _PERSON_WORDS = frozenset({"patient", "patients", "client", "customer", "employee", "applicant", "candidate", "tenant",
@@ -345,6 +351,8 @@ class PartContext:
         words = [w.casefold() for w in re.findall(r"[\w']+|[\w’]+", sentence)]
         for k, w in enumerate(words):
             w = w.replace("’", "'")
+            if w == "me" and k and words[k - 1] in _ASKING:
+                continue  # "help me plan a week in Lisbon", "tell me …", "… for me": the request, not the user's life
             if w in _TIES or w in _PERSON_WORDS:
                 return True
             if w == "i" and any(x in _I_VERBS for x in words[k + 1:k + 4]):

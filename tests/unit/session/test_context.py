@@ -109,8 +109,12 @@ def test_places_are_facts_unless_a_person_is_tied_to_them():
     leeds = hit_at(chat, 0, "Leeds", "LOCATION")
     assert PartContext(chat).keep(0, chat.slots[0], leeds, [gonzalez])  # a person of the conversation is tied to it
     assert keeps(chat, 0, "France", "LOCATION", known=True)  # a value already replaced stays replaced
-    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": "Help me plan a week in Lisbon."}]})
-    assert keeps(chat, 0, "Lisbon", "LOCATION")  # the user's own plan
+    # the one asking is no tie: the place is what the request is about (a made-up town would be planned for)
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content":
+                    "Help me plan a week in Lisbon. Book a table in Rome for me. My boss sent me to Oslo. "
+                    "They moved me to Bergen."}]})
+    assert not keeps(chat, 0, "Lisbon", "LOCATION") and not keeps(chat, 0, "Rome", "LOCATION")
+    assert keeps(chat, 0, "Oslo", "LOCATION") and keeps(chat, 0, "Bergen", "LOCATION")  # the user's life
     chat = chat_of({"model": "m", "messages": [{"role": "user", "content":
                     "Patient admitted on 2019-03-04 in Leeds with pneumonia. The Battle of Hastings was in 1066."}]})
     assert keeps(chat, 0, "2019-03-04", "DATE") and keeps(chat, 0, "Leeds", "LOCATION")
