@@ -2,8 +2,7 @@
 
 Every string argument is split into items (sentences; a line of a list is one). Each item is traced to its
 source among the items the agent observed: the observed item that holds the largest share of its content
-words. An item whose every content word (at least 2) is in one shareable item, and that is no withheld item
-itself, says nothing that item did not say and goes verbatim. An item that is a copy of a shareable item (≥ `COPY` of its words in one) and no closer to a
+words. An item that is a copy of a shareable item (≥ `COPY` of its words in one) and no closer to a
 withheld one is the shareable item and goes verbatim, whatever words it shares with a withheld record (the
 roster next to a friend's diagnosis). Any other item is removed when it (a) repeats a withheld item the
 agent observed (lexical containment ≥ `MATCH` either way, at least `MIN_SHARED` shared content words) or
@@ -76,21 +75,11 @@ def _shareable_copy(words: set[str], guidance: Guidance) -> bool:
     return len(words) >= 2 and share >= COPY and share > _cover(words, guidance.withhold)
 
 
-def _part_of_shareable(words: set[str], guidance: Guidance) -> bool:
-    """Every content word of the item (at least 2) is in one shareable item the agent observed, and it is no
-    withheld item itself (a shareable sentence, or a part of one, that a withheld record holds inside a longer
-    sentence). A sentence read as such both in a shareable and in a withheld record stays withheld."""
-    return (len(words) >= 2 and any(words <= j.words for j in guidance.share)
-            and not any(words == j.words for j in guidance.withhold))
-
-
 class Guard:
     def __init__(self, instructor: Instructor):
         self.instructor = instructor
 
     def _withheld(self, words: set[str], judged_types: list[str], guidance: Guidance) -> bool:
-        if _part_of_shareable(words, guidance):  # it says nothing a shareable item did not say
-            return False
         if _shareable_copy(words, guidance):  # its source is shareable: only a withheld item it holds stops it
             return _leaks(words, guidance, holds_only=True)
         return _leaks(words, guidance) or (bool(judged_types) and not _copies(words, guidance))
