@@ -6,7 +6,7 @@
 | AGE               | 45 → "40-49"                         | [AGE]                     | [AGE]              |
 | LOCATION          | "City, Country" → country; else [LOCATION]; a country stays | as L3  | [LOCATION]         |
 | ORGANIZATION      | a named public body, school, hospital or prison loses its name, keeps its kind ("İzmir Labour Court" → "[LOCATION] Labour Court"), one named by its kind alone loses its field ("Ministry of Defence" → "Ministry of […]") or, with no field, stays ("Office of the University President"); else → its kind: "… Group" → "company", "Acme Clinic" → "hospital"; else [ORGANIZATION] | as L3 | a public body as L3; else [ORGANIZATION] |
-| AMOUNT            | → order of magnitude: "EUR 5,443.70" → "EUR 1,000-10,000" | [AMOUNT] | [AMOUNT]         |
+| AMOUNT            | → order of magnitude: "EUR 5,443.70" → "EUR 1,000-10,000"; a country's adjective before the currency is dropped ("Turkish liras" → "liras") | [AMOUNT] | [AMOUNT] |
 | QUANTITY          | the number → "several"               | as L3                     | [QUANTITY]         |
 | CASE_NUMBER       | removed ("[…]")                      | removed                   | removed            |
 | FAMILY            | counts dropped ("three kids" → "kids"); marital status → [MARITAL_STATUS] | as L3 | [FAMILY] |
@@ -171,14 +171,22 @@ def organization(value: str, level: int) -> str:
     return tag("ORGANIZATION")
 
 
+#: a country's adjective before a currency's name ("Turkish liras", "New Turkish Liras", "Polish zlotys"): it says the
+#: country as a nationality would; the currency's own name (and code) says what the sum is counted in
+_CURRENCY_COUNTRY = re.compile(r"\b(?:New\s+)?\p{Lu}\p{Ll}+(?:ish|ian|ean|ese|ic|i|an|ch|ot)\s+(?=\p{L})")
+
+
 def amount(value: str, level: int) -> str:
+    """L3: the order of magnitude, the currency kept without a country's adjective ("12,355.61 Turkish liras (TRY)" →
+    "10,000-100,000 liras (TRY)"): a country is generalized at L3 (`location`), so is the one a currency names."""
     m = _NUM.search(value)
     if level >= 4 or not m:
         return tag("AMOUNT")
     head = value[: m.start()].strip()
     for w in ("approximately", "approx.", "about", "some", "around", "over", "nearly", "almost"):
         head = head.removeprefix(w).strip()
-    tail = value[m.end():].strip()
+    tail = _CURRENCY_COUNTRY.sub("", value[m.end():].strip())
+    head = _CURRENCY_COUNTRY.sub("", head)
     rng = _magnitude(m.group())
     return " ".join(p for p in (head, rng, tail) if p)
 

@@ -11,7 +11,8 @@ Each cue has a confidence that says how much it narrows down a person:
 | date     | a full date / month and year / a bare year / a decade, not a    | 0.85 / 0.65 / 0.45 / 0.2 |
 |          | law's date ("the 1998 Act", the day a law came into force)      |                       |
 | code     | a number with / or letters and digits (file, plot, case no.),   | 0.85                  |
-|          | not a number and its unit ("60-day", "192-page")                |                       |
+|          | not a number and its unit ("60-day", "192-page"), not another   |                       |
+|          | case's number in a citation ("X v. Turkey ((dec.), no. 45874/05")|                       |
 | number   | 3+ digits outside legal references (Article 6 § 1); a plot's,   | 0.6                   |
 |          | building's or flat's number ("plot no. 937") is no reference    |                       |
 | rare     | a capitalised word or acronym by English word frequency (Zipf), | <2: 0.85, <3: 0.7, <3.8: 0.45 |
@@ -32,6 +33,7 @@ from dataclasses import dataclass
 
 import regex as re
 
+from ..citations import cited
 from ..currencies import CURRENCY_CODES, CURRENCY_WORDS
 from ..institutions import INSTITUTION_HEADS, INSTITUTION_WORDS, SPECIALISED, law_date
 from .spans import zipf
@@ -186,7 +188,8 @@ def scan(text: str, skip: list[tuple[int, int]] | None = None, min_confidence: f
             if not law_date(text, a, b):  # "the 1998 Act", a date a law came into force: no one's date
                 out.append(Cue(a, b, kind, v, _date_conf(v)))
         elif kind == "code":
-            out.append(Cue(a, b, kind, v, 0.85))
+            if not cited(text, a):  # another case's application number is public case law (citations.py)
+                out.append(Cue(a, b, kind, v, 0.85))
         elif kind == "number":
             before = text[max(0, a - 30): a]
             legal = _LEGAL.search(before[-14:]) is not None

@@ -34,8 +34,10 @@ Each rule is a property of the words of the hit and of the few characters around
 |                     | after "the" or a possessive ("the school counsellor", "its accredited doctor") is a function |
 |                     | in the story, unless said of someone ("he was the manager", "Mr X, the headmaster") or the   |
 |                     | text states that job as someone's elsewhere ("worked as a ballet dancer")                     |
-| citation            | a CASE_NUMBER or DATE inside a parenthesis holding a "X v. Y" reference, or in a cited case's |
-|                     | own parts after its parties ("Smith v. Turkey ((dec.), no. 45874/05, 5 July 2007)")           |
+| citation            | a CASE_NUMBER, DATE or QUANTITY in a case-law citation ("Smith v. Turkey ((dec.), no. 45874/05, |
+|                     | 5 July 2007)", "Stec and Others v. the United Kingdom [GC], nos. 65731/01 and 65900/01"), unless |
+|                     | the cited party's name is used elsewhere in the text (it may be the person's own case); an     |
+|                     | ORGANIZATION that is a law report's name ("Reports of Judgments and Decisions"): citations.py  |
 | number word         | a QUANTITY that is a bare number word ("two", "three"); an AMOUNT without a number            |
 | common condition    | a MEDICAL_CONDITION found by its suffix alone that is a common English word ("diploma")       |
 
@@ -50,6 +52,7 @@ from functools import lru_cache
 
 import regex as re
 
+from ..citations import cited, reporter
 from ..hashtags import personal_hashtag
 from ..institutions import INSTITUTION_HEADS, INSTITUTION_WORDS, SPECIALISED, law_date
 
@@ -82,11 +85,6 @@ _IS_BEFORE = re.compile(r"(?i)\b(?:am|is|are|was|were|be|being|been|became|becom
 _SCHEME_AFTER = re.compile(r"(?i)\s*(?:pensions?|benefits?|allowances?|insurance|funds?|schemes?|acts?|laws?|"
                            r"legislation|boards?|commissions?|tribunals?|offices?|polic(?:y|ies)|rights|"
                            r"discrimination|services?|centres?|centers?|grants?|payments?)\b")
-#: a case-law citation: "(see Smith v. the United Kingdom, no. 1234/05, § 40, 12 May 2008)" names other cases
-_CITATION = re.compile(r"(?:\bv\.\s+(?:the\s+)?\p{Lu}|\bsee,?\s+(?:among\s+other\s+authorities,?\s+)?"
-                       r"(?:mutatis\s+mutandis,?\s+)?\p{Lu}\S*\s+v\.)")
-
-
 #: what a factual question asks about a country ("the capital of France", "population of Japan"): the country is
 #: the topic, not where someone is. Elsewhere a country is kept as possibly personal (privacy first: TAB marks
 #: countries of a case as quasi-identifiers)
@@ -118,45 +116,6 @@ def state_actor(text: str, start: int, end: int) -> bool:
 
 def _of_a_person(text: str, start: int, end: int) -> bool:
     return _PERSON_NOUNS.match(text, end) is not None or _IS_BEFORE.search(text[max(0, start - 20): start]) is not None
-
-
-#: what a case-law reference holds after its parties ("Smith v. Turkey ((dec.), no. 45874/05, § 40, 5 July 2007)",
-#: "Stec and Others v. the United Kingdom [GC], nos. 65731/01 and 65900/01, 12 April 2006"): the reporter's marks,
-#: the application numbers, paragraphs, dates and the series it is printed in, with their brackets and commas
-_CITED_PARTS = re.compile(r"\[GC\]|\(dec\.\)|\bdec\.|\bnos?\.|\d+/\d+|\band\b|§+\s*\d+(?:-\d+)?|"
-                          r"\d{1,2}\s+\p{L}+\s+\d{4}|\b(?:ECHR|Reports|Series\s+A)\b\s*(?:no\.\s*)?\d*(?:-[IVX]+)?|"
-                          r"\b(?:judgment|decision|Commission|of)\b|[()\[\],;\s]")
-#: the respondent of a cited case right after "v.": a capitalised name, possibly joined by "of"/"and"
-_RESPONDENT = re.compile(r"\bv\.\s+(?:the\s+)?\p{Lu}[\p{L}’'.-]*(?:\s+(?:(?:of|and)\s+(?:the\s+)?)?\p{Lu}[\p{L}’'.-]*)*")
-
-
-def _open_bracket(before: str) -> int:
-    """Where the parenthesis around the end of `before` opens (balanced inner groups skipped: "((dec.), no. …"),
-    or -1; a line break ends the search."""
-    depth = 0
-    for i in range(len(before) - 1, -1, -1):
-        c = before[i]
-        if c == "\n":
-            return -1
-        if c == ")":
-            depth += 1
-        elif c == "(":
-            if depth == 0:
-                return i
-            depth -= 1
-    return -1
-
-
-def _citation(text: str, start: int) -> bool:
-    """Is the value part of a case-law citation: inside a parenthesis that holds an earlier "X v. Y" reference
-    ("(see Smith v. Turkey, no. …)"), or in the reference's own parts right after its parties ("Smith v. Turkey
-    ((dec.), no. 45874/05, 5 July 2007)"), within 160 characters?"""
-    before = text[max(0, start - 160): start]
-    opened = _open_bracket(before)
-    if opened >= 0 and _CITATION.search(before[opened:]) is not None:
-        return True
-    ends = [m.end() for m in _RESPONDENT.finditer(before)]
-    return bool(ends) and "\n" not in before[ends[-1]:] and not _CITED_PARTS.sub("", before[ends[-1]:])
 
 
 _PERSON_NOUN_ROLES = {
@@ -436,8 +395,10 @@ def keep(text: str, hit: Hit) -> Hit | None:
         return None  # "inter alia", "the city": a name is capitalised
     if label == "MEDICAL_CONDITION" and _SCHEME_AFTER.match(text[end:end + 30]):
         return None  # "disability pension", "sickness benefit": a scheme, not the person's condition
-    if label in ("CASE_NUMBER", "DATE") and _citation(text, start):
-        return None
+    if label in ("CASE_NUMBER", "DATE", "QUANTITY") and cited(text, start):
+        return None  # another case's number or date: public case law (citations.py), unless it may be the person's own
+    if label == "ORGANIZATION" and reporter(value):
+        return None  # "Reports of Judgments and Decisions": where judgments are printed
     if label == "DATE" and law_date(text, start, end):
         return None
     if label == "OCCUPATION":

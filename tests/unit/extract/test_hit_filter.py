@@ -169,6 +169,18 @@ def test_a_cited_cases_own_parts_after_its_parties_are_public_references(text, v
     assert _kept(text, value, label) is None
 
 
+def test_a_reporters_name_and_a_cited_cases_parts_are_no_spans_unless_it_may_be_the_persons_own():
+    text = "in Saunders v. the United Kingdom (judgment of 17 December 1996, Reports of Judgments and Decisions 1996-VI)"
+    assert _kept(text, "Reports of Judgments and Decisions", "ORGANIZATION") is None
+    assert _kept(text, "1996-VI", "CASE_NUMBER") is None
+    assert _kept("nos. 30562/04 and 30566/04", "30566/04", "QUANTITY") == "30566/04"  # no citation: kept
+    cite = "the case of S. and Marper v. the United Kingdom ([GC], nos. 30562/04 and 30566/04, ECHR 2008), the"
+    assert _kept(cite, "30566/04", "QUANTITY") is None
+    own = ("The applicants are Sami villages." + " They herd." * 30 + " (see Könkämä and 38 Other Sami Villages v. "
+           "Sweden, no. 27033/95, 25 November 1996)." + " They herd." * 30 + " The Sami villages appealed.")
+    assert _kept(own, "27033/95", "CASE_NUMBER") == "27033/95"
+
+
 def test_after_a_cited_case_the_persons_own_numbers_and_dates_stay():
     text = "as in Smith v. Turkey. The applicant, born on 3 May 1970, lodged application no. 1234/05 (no. 777/06)."
     assert _kept(text, "1234/05", "CASE_NUMBER") == "1234/05"
