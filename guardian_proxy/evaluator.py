@@ -130,7 +130,7 @@ class Evaluator:
         try:
             decision = gw.evaluate_inline(raw, ticket) if inline else None
             if decision is None and self.processes is not None:
-                fut = asyncio.wrap_future(self.processes.submit(raw, ticket.action))
+                fut = self.processes.submit_async(raw, ticket.action)  # its pipe is read on this loop
                 decision, kept = await asyncio.wait_for(fut, self.timeout_s)
                 if kept is not None and gw.agents is not None:  # the reply's guard needs it in this process
                     gw.agents.keep(decision.id, kept)

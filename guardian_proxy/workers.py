@@ -15,6 +15,10 @@ Scheduling: one queue, first come first served; big bodies (`evaluator.is_big`) 
 so one worker is always free for small requests (a 90 KB free-text body takes seconds of NER; a small personal POST
 takes milliseconds and must not wait behind it). With N = 1 everything shares the one worker.
 
+The proxy's event loop reads and writes the workers' pipes itself (`loop.add_reader`, non-blocking writes): no
+thread between the request and its worker, so no wake-up of one and no hand-back to the loop per request (0.25-0.3 ms
+of the proxy process's CPU per request that leaves the fast path; scripts/profile_request.py --pool 8).
+
 Workers are spawned, not forked: fork after the models load is unsafe (torch's and OpenMP's thread pools, locks held
 by other threads) and `forkserver` makes them children of a server process, not of the proxy (`ps --ppid`). What
 each one loads is trimmed instead: no transformers (guardian_proxy/extract/ner.py), and the proxy process itself
@@ -27,19 +31,21 @@ worker still busy `hard_limit_s` after its deadline (a runaway model or pattern)
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import itertools
 import logging
-import math
 import multiprocessing
 import os
-import select
+import pickle
 import signal
+import struct
 import threading
 import time
 from collections import deque
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from multiprocessing.reduction import ForkingPickler
 
 from .errors import GuardianError
 from .evaluator import Ticket, is_big
@@ -162,29 +168,70 @@ def _serve(settings, conn) -> None:
 
 # ---------------------------------------------------------------------- the proxy's side
 
+_HEAD = struct.Struct("!i")  # multiprocessing.Connection's framing: a signed length, -1 then "!Q" for > 2 GiB
+_HUGE = struct.Struct("!Q")
+READ_CHUNK = 256 * 1024
+
+
+def frame(obj) -> bytes:
+    """`obj` as `Connection.send` writes it (pickled by multiprocessing's pickler, length first): the worker's
+    `conn.recv()` reads it."""
+    body = ForkingPickler.dumps(obj)
+    n = len(body)
+    head = _HEAD.pack(n) if n <= 0x7FFFFFFF else _HEAD.pack(-1) + _HUGE.pack(n)
+    return b"".join((head, body))
+
+
+def unframe(buf: bytearray) -> list:
+    """The whole messages at the start of `buf` (as `Connection.send` wrote them), unpickled; what they took is
+    removed from `buf`, a message not yet complete stays."""
+    out, at = [], 0
+    while len(buf) - at >= _HEAD.size:
+        (n,) = _HEAD.unpack_from(buf, at)
+        head = _HEAD.size
+        if n == -1:
+            if len(buf) - at < head + _HUGE.size:
+                break
+            (n,) = _HUGE.unpack_from(buf, at + head)
+            head += _HUGE.size
+        if len(buf) - at < head + n:
+            break
+        out.append(pickle.loads(buf[at + head:at + head + n]))
+        at += head + n
+    if at:
+        del buf[:at]
+    return out
+
 
 @dataclass
 class _Job:
     raw: object
     big: bool
     action: object = None  # what the proxy's event loop extracted already (guardian_proxy.types.Action) or None
-    future: Future = field(default_factory=Future)
+    future: asyncio.Future | None = None  # on the pool's event loop: (Decision, the agent guard's handoff)
     id: int = 0
 
 
 class _Slot:
-    """One worker process and the thread of the proxy that feeds it (a blocking pipe: no event-loop work)."""
+    """One worker process. Its pipe and its process sentinel are watched by the pool's event loop
+    (`loop.add_reader`): the answer is read, unpickled and handed to the request's future there, with no thread
+    between (no wake-up of a feeding thread, no `call_soon_threadsafe` back). Writes never block the loop: what the
+    pipe does not take at once is written when it is writable again. A job at a time."""
 
     def __init__(self, pool: WorkerPool, index: int, big_ok: bool):
         self.pool, self.index, self.big_ok = pool, index, big_ok
         self.proc = None
         self.conn = None
-        self._poll = None  # select.poll on the pipe and the process sentinel (spawn)
         self.pid: int | None = None
         self.busy_since: float | None = None
-        self.thread = threading.Thread(target=self._drive, name=f"guardian-worker-{index}", daemon=True)
+        self.job: _Job | None = None
+        self.watched = False  # its pipe and sentinel are on the pool's loop
+        self._fd: int | None = None
+        self._buf = bytearray()
+        self._out: memoryview | None = None  # the part of a job's frame the pipe has not taken yet
+        self._timer: asyncio.TimerHandle | None = None
 
-    # -- process
+    # -- process (blocking: before the loop, or in a replacement thread)
 
     def spawn(self) -> None:
         ctx = multiprocessing.get_context("spawn")
@@ -194,16 +241,6 @@ class _Slot:
         self.proc.start()
         child.close()
         self.conn = parent
-        self._watch()
-
-    def _watch(self) -> None:
-        """One poll set on this worker's pipe and process sentinel for its life (not a selector built per request,
-        as multiprocessing's `wait` does); none where the platform has no poll."""
-        self._poll = None
-        if hasattr(select, "poll"):
-            self._poll = select.poll()
-            self._poll.register(self.conn.fileno(), select.POLLIN)
-            self._poll.register(self.proc.sentinel, select.POLLIN)
 
     def wait_ready(self, timeout: float) -> None:
         """Raises GuardianError when the worker failed to start or did not answer in time."""
@@ -234,100 +271,175 @@ class _Slot:
         if self.conn is not None:
             self.conn.close()
 
-    def replace(self) -> None:
-        """A fresh worker after one died; retried every 5 s until one starts (meanwhile the others serve)."""
+    def _replace(self) -> None:
+        """A fresh worker after one died (in a thread of its own: loading takes seconds); retried every 5 s until
+        one starts (meanwhile the others serve); then watched by the loop, which hands it the queue's next job."""
         self.kill()
         self.pid = None
         while not self.pool.closed:
             try:
                 self.spawn()
                 self.wait_ready(START_TIMEOUT_S)
-                log.warning("guardian-proxy: evaluation worker %d replaced (pid %s)", self.index, self.pid)
-                return
             except GuardianError as e:
                 log.warning("guardian-proxy: %s; trying again in 5 s", e)
                 time.sleep(5)
-
-    # -- feeding it
-
-    def _drive(self) -> None:
-        while True:
-            job = self.pool.take(self.big_ok)
-            if job is None:
-                return
-            if job.future.cancelled():
-                continue  # its deadline passed while it waited: the fail rules decided it already
+                continue
+            log.warning("guardian-proxy: evaluation worker %d replaced (pid %s)", self.index, self.pid)
             try:
-                self.conn.send((job.id, job.raw, job.action))
-                sent = self.proc.is_alive()
-            except (OSError, EOFError):
-                sent = False
-            if not sent:  # it had died idle: the request goes back to the queue for another worker
-                self.pool.requeue(job)
-                log.warning("guardian-proxy: evaluation worker %d exited (code %s) while idle", self.index,
-                            self.proc.exitcode)
-                self.replace()
-                continue
-            wanted = job.future.set_running_or_notify_cancel()  # False: cancelled meanwhile; its answer is dropped
-            self.busy_since = time.monotonic()
-            try:
-                answer = self._answer(job)
-            except WorkerDied as died:
-                log.warning("guardian-proxy: %s; its request gets the fail rules", died)
-                if wanted:
-                    job.future.set_exception(died)
-                self.busy_since = None
-                self.replace()
-                continue
-            self.busy_since = None
-            if not wanted:
-                continue
-            _, decision, extra = answer
+                self.pool.loop.call_soon_threadsafe(self._resume)
+            except RuntimeError:  # the loop is closed: the pool is going away
+                self.kill()
+            return
+
+    def _resume(self) -> None:
+        if self.pool.closed:
+            self.kill()
+            return
+        self.watch()
+        self.pool._dispatch()
+
+    # -- on the pool's loop
+
+    def watch(self) -> None:
+        """Put the pipe (non-blocking from now on) and the process sentinel on the pool's loop."""
+        if self.watched or self.proc is None or self.conn is None or self.conn.closed:
+            return
+        loop = self.pool.loop
+        self._fd = self.conn.fileno()
+        os.set_blocking(self._fd, False)
+        self._buf.clear()
+        self._out = None
+        loop.add_reader(self._fd, self._readable)
+        loop.add_reader(self.proc.sentinel, self._exited)
+        self.watched = True
+
+    def unwatch(self) -> None:
+        if not self.watched:
+            return
+        self.watched = False
+        loop = self.pool.loop
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if loop.is_closed():
+            return
+        loop.remove_reader(self._fd)
+        loop.remove_writer(self._fd)
+        loop.remove_reader(self.proc.sentinel)
+
+    def idle(self) -> bool:
+        return self.watched and self.job is None
+
+    def send(self, job: _Job) -> None:
+        self.job, self.busy_since = job, time.monotonic()
+        self._timer = self.pool.loop.call_later(self.pool.hard_limit_s, self._overdue)
+        data = frame((job.id, job.raw, job.action))
+        try:
+            n = os.write(self._fd, data)
+        except BlockingIOError:
+            n = 0
+        except OSError:  # it had died idle: the request goes back to the queue for another worker
+            self.job = None
+            self.pool._requeue(job)
+            self._gone(f"evaluation worker {self.index} exited (code {self.proc.exitcode}) while idle", idle=True)
+            return
+        if n < len(data):
+            self._out = memoryview(data)[n:]
+            self.pool.loop.add_writer(self._fd, self._writable)
+
+    def _writable(self) -> None:
+        try:
+            n = os.write(self._fd, self._out)
+        except BlockingIOError:
+            return
+        except OSError:  # the pipe broke: the sentinel or EOF says why
+            n = len(self._out)
+        self._out = self._out[n:] if n < len(self._out) else None
+        if self._out is None:
+            self.pool.loop.remove_writer(self._fd)
+
+    def _readable(self) -> None:
+        try:
+            data = os.read(self._fd, READ_CHUNK)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self._gone(f"worker {self.index} exited (code {self.proc.exitcode})")
+            return
+        self._buf += data
+        for answer in unframe(self._buf):
+            self._answered(answer)
+
+    def _answered(self, answer) -> None:
+        job = self.job
+        if job is None or answer[0] != job.id:
+            return  # not the job in flight (never expected: one job at a time)
+        self.job, self.busy_since = None, None
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        _, decision, extra = answer
+        if not job.future.done():  # done: cancelled at its deadline, the fail rules decided it; dropped
             if decision is None:
                 job.future.set_exception(WorkerDied(f"worker {self.index} could not send its decision ({extra})"))
             else:
                 job.future.set_result((decision, extra))
+        self.pool._dispatch()
 
-    def _ready(self, timeout: float) -> list:
-        """Which of the pipe and the process sentinel are ready within `timeout` s (multiprocessing's `wait`, on
-        the worker's own poll set where there is one)."""
-        if self._poll is None:
-            from multiprocessing.connection import wait
+    def _exited(self) -> None:
+        self._gone(f"worker {self.index} exited (code {self.proc.exitcode})")
 
-            return wait([self.conn, self.proc.sentinel], timeout)
-        fds = {fd for fd, _ in self._poll.poll(max(0, math.ceil(timeout * 1000)))}
-        return [x for x, fd in ((self.conn, self.conn.fileno()), (self.proc.sentinel, self.proc.sentinel)) if fd in fds]
+    def _overdue(self) -> None:
+        self._timer = None
+        if self.proc is not None and self.proc.is_alive():
+            self.proc.kill()
+        self._gone(f"worker {self.index} was still busy {self.pool.hard_limit_s:.0f} s after it got the request; "
+                   "killed")
 
-    def _answer(self, job: _Job):
-        """The worker's answer to `job`; WorkerDied when it exits first or is still busy past the hard limit."""
-        limit = self.pool.hard_limit_s
-        deadline = time.monotonic() + limit
-        while True:
-            ready = self._ready(max(0.0, deadline - time.monotonic()))
-            if self.conn in ready:
-                try:
-                    answer = self.conn.recv()
-                except (EOFError, OSError):
-                    raise WorkerDied(f"worker {self.index} exited (code {self.proc.exitcode})") from None
-                if answer[0] == job.id:
-                    return answer
-                continue  # the answer to an earlier job whose wait was cut short: not this one's
-            if ready:  # only the process sentinel: it died
-                raise WorkerDied(f"worker {self.index} exited (code {self.proc.exitcode})")
-            raise WorkerDied(f"worker {self.index} was still busy {limit:.0f} s after it got the request; killed")
+    def _gone(self, why: str, idle: bool = False) -> None:
+        """The worker exited (or was killed): its request gets the fail rules, a replacement is started."""
+        if not self.watched:
+            return
+        self.unwatch()
+        job, self.job, self.busy_since = self.job, None, None
+        if idle or job is None:
+            log.warning("guardian-proxy: %s", why if idle else f"evaluation {why} while idle")
+        else:
+            log.warning("guardian-proxy: %s; its request gets the fail rules", why)
+            if not job.future.done():
+                job.future.set_exception(WorkerDied(why))
+        if not self.pool.closed:
+            threading.Thread(target=self._replace, name=f"guardian-worker-{self.index}-start", daemon=True).start()
+
+
+def _copy(done: asyncio.Future, out: Future) -> None:
+    """An asyncio future's outcome onto a concurrent one (WorkerPool.submit)."""
+    if out.done():
+        return
+    if done.cancelled():
+        out.cancel()
+    elif done.exception() is not None:
+        out.set_exception(done.exception())
+    else:
+        out.set_result(done.result())
 
 
 class WorkerPool:
-    """N worker processes deciding requests. `submit(raw, action)` → a Future of (Decision, the agent guard's
-    handoff)."""
+    """N worker processes deciding requests, driven by one event loop: `submit_async(raw, action)` on that loop (the
+    proxy's), or `submit(raw, action)` from any other thread (a concurrent Future; a pool used only that way runs
+    a loop of its own in a thread). Either gives (Decision, the agent guard's handoff)."""
 
     def __init__(self, settings, n: int | None = None, hard_limit_s: float | None = None):
         self.settings = settings
         self.n = n or default_count()
         self.hard_limit_s = hard_limit_s or settings.limits.eval_timeout_s * 2 + 10
         self.closed = False
-        self._jobs: deque[_Job] = deque()
-        self._cv = threading.Condition()
+        self.loop: asyncio.AbstractEventLoop | None = None  # the loop that reads the pipes, bound at first use
+        self._own: threading.Thread | None = None  # the thread running the pool's own loop, if it has one
+        self._jobs: deque[_Job] = deque()  # touched on the loop only
+        self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self.slots = [_Slot(self, i, big_ok=self.n == 1 or i < self.n - 1) for i in range(self.n)]
 
@@ -347,55 +459,133 @@ class WorkerPool:
         except GuardianError:
             self.close()
             raise
-        for s in self.slots:
-            s.thread.start()
         return self
 
     def pids(self) -> list[int | None]:
         return [s.pid for s in self.slots]
 
+    # -- submitting
+
+    def submit_async(self, raw, action=None) -> asyncio.Future:
+        """On the running event loop (the first one to call binds the pool to it): a future of `raw`'s
+        (Decision, handoff); `action`: its extraction, done already (the event loop's fast path), which the worker
+        goes on from. Cancelling it (the deadline) drops the answer."""
+        loop = asyncio.get_running_loop()
+        if self.loop is not loop:
+            with self._lock:
+                if self.loop is None or self.loop.is_closed():
+                    self._bind(loop)
+            if self.loop is not loop:  # bound to another loop (running in another thread)
+                return asyncio.wrap_future(self.submit(raw, action))
+        return self._queue(raw, action).future
+
     def submit(self, raw, action=None) -> Future:
-        """Queue `raw` for the next free worker; `action`: its extraction, done already (the event loop's fast
-        path), which the worker goes on from."""
-        job = _Job(raw, is_big(raw), action, id=next(self._ids))
-        with self._cv:
-            if self.closed:
-                raise RuntimeError("the worker pool is closed")
-            self._jobs.append(job)
-            self._cv.notify_all()
-        return job.future
+        """From a thread that is not the pool's loop's: a concurrent Future of (Decision, handoff)."""
+        if self.closed:
+            raise RuntimeError("the worker pool is closed")
+        with self._lock:
+            if self.loop is None or self.loop.is_closed():
+                self._run_own_loop()
+            loop = self.loop
+        out: Future = Future()
 
-    def requeue(self, job: _Job) -> None:
-        """A job that never reached a worker (it had died) goes back to the head of the queue."""
-        with self._cv:
-            if self.closed:
-                job.future.cancel()
+        def queue() -> None:  # on the loop
+            if self.closed:  # closed between this call and the loop's turn: as a job queued then
+                out.set_exception(WorkerDied("the proxy is shutting down"))
                 return
-            self._jobs.appendleft(job)
-            self._cv.notify_all()
+            job = self._queue(raw, action)
+            job.future.add_done_callback(lambda f: _copy(f, out))
+            out.add_done_callback(lambda f: f.cancelled() and loop.call_soon_threadsafe(job.future.cancel))
 
-    def take(self, big_ok: bool) -> _Job | None:
-        """The oldest job this worker may take (blocks); None once the pool closes."""
-        with self._cv:
-            while True:
-                if self.closed:
-                    return None
-                for i, job in enumerate(self._jobs):
-                    if big_ok or not job.big:
-                        del self._jobs[i]
-                        return job
-                self._cv.wait()
+        loop.call_soon_threadsafe(queue)
+        return out
+
+    def _run_own_loop(self) -> None:
+        loop = asyncio.new_event_loop()
+        self._own = threading.Thread(target=loop.run_forever, name="guardian-workers-loop", daemon=True)
+        self._own.start()
+        self.loop = loop
+        loop.call_soon_threadsafe(self._bind, loop)
+
+    def _bind(self, loop) -> None:
+        """The pipes of the workers started so far go on `loop` (called on it). After a loop that was closed (a
+        script's `asyncio.run` after another): what waited there is dropped (nobody can await it any more), an answer
+        still due is read and dropped, and a worker that was handed half a request is killed (replaced)."""
+        self.loop = loop
+        self._jobs.clear()
+        for s in self.slots:
+            if s.watched:
+                s.watched, s._timer, s.job, s.busy_since = False, None, None, None
+                if s._out is not None and s.proc is not None:
+                    s.proc.kill()  # the sentinel says so on the new loop: replaced
+        if not self.closed:
+            for s in self.slots:
+                if s.pid is not None:
+                    s.watch()
+
+    def _queue(self, raw, action) -> _Job:
+        if self.closed:
+            raise RuntimeError("the worker pool is closed")
+        job = _Job(raw, is_big(raw), action, self.loop.create_future(), next(self._ids))
+        self._jobs.append(job)
+        self._dispatch()
+        return job
+
+    def _requeue(self, job: _Job) -> None:
+        """A job that never reached a worker (it had died) goes back to the head of the queue."""
+        self._jobs.appendleft(job)
+
+    def _take(self, big_ok: bool) -> _Job | None:
+        """The oldest job a worker may take (a big body only if `big_ok`); jobs cancelled while queued (their
+        deadline passed: the fail rules decided them) are dropped."""
+        for i, job in enumerate(self._jobs):
+            if job.future.done():
+                continue
+            if big_ok or not job.big:
+                del self._jobs[i]
+                return job
+        while self._jobs and self._jobs[0].future.done():
+            self._jobs.popleft()
+        return None
+
+    def _dispatch(self) -> None:
+        """Each idle worker gets the oldest job it may take."""
+        if not self._jobs or self.closed:
+            return
+        for s in self.slots:
+            if s.idle():
+                job = self._take(s.big_ok)
+                if job is not None:
+                    s.send(job)
+                if not self._jobs:
+                    return
+
+    # -- closing
 
     def close(self) -> None:
-        """Stop feeding the workers and end them (they exit when their pipe closes; killed after 2 s)."""
-        with self._cv:
+        """Fail what is queued or in flight, stop the loop's watching and end the workers (they exit when their pipe
+        closes; killed after 2 s). From any thread."""
+        with self._lock:
             self.closed = True
-            pending = list(self._jobs)
-            self._jobs.clear()
-            self._cv.notify_all()
-        for job in pending:
-            if job.future.set_running_or_notify_cancel():
-                job.future.set_exception(WorkerDied("the proxy is shutting down"))
+            loop = self.loop
+        if loop is not None and not loop.is_closed():
+            try:
+                here = asyncio.get_running_loop() is loop
+            except RuntimeError:
+                here = False
+            if here or not loop.is_running():
+                self._shut()
+            else:
+                done = threading.Event()
+
+                def shut() -> None:
+                    try:
+                        self._shut()
+                    finally:
+                        done.set()
+
+                loop.call_soon_threadsafe(shut)
+                done.wait(5)
         for s in self.slots:
             if s.proc is not None and s.proc.is_alive():
                 s.proc.terminate()
@@ -404,6 +594,28 @@ class WorkerPool:
             if s.proc is not None:
                 s.proc.join(max(0.0, deadline - time.monotonic()))
             s.kill()
+        if self._own is not None and loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(loop.stop)
+            self._own.join(5)
+            if not loop.is_running():
+                loop.close()
+
+    def _shut(self) -> None:
+        """On the loop: every job queued or in flight fails (WorkerDied), the pipes leave the loop."""
+        gone = WorkerDied("the proxy is shutting down")
+        pending = list(self._jobs)
+        self._jobs.clear()
+        for s in self.slots:
+            if s.job is not None:
+                pending.append(s.job)
+                s.job = None
+            s.unwatch()
+        for job in pending:
+            if not job.future.done():
+                try:
+                    job.future.set_exception(gone)
+                except RuntimeError:  # its loop is closed: nobody waits for it
+                    pass
 
 
 def pool_for(settings) -> WorkerPool | None:

@@ -18,8 +18,8 @@ event-loop fast path:
 and reports CPU (time.process_time, so a loaded machine changes little) per request for each part;
 "worker_other_threads" is the share of the worker's CPU spent by threads other than the evaluating one (a native
 library's pool: torch's spun ~4 ms per request before the model ran on one thread). With --pool the proxy's side is
-measured as it runs with workers (the slot's feeding thread, the pipe, the event loop's future) and the worker's
-CPU is read from /proc. mitmproxy's own work (HTTP parsing, the connections) and the other addons (procinfo's
+measured as it runs with workers (the pipe read and written on the event loop, the request's future) and the
+worker's CPU is read from /proc. mitmproxy's own work (HTTP parsing, the connections) and the other addons (procinfo's
 per-connection lookup, the connection guard) are not here: bench_proxy measures those.
 The last stdout line is JSON: {"workload", "n", "ms_per_req": {part: ms}, "outcomes": {...}}.
 """
@@ -66,7 +66,7 @@ def main() -> int:
     ap.add_argument("--pool", type=int, metavar="C",
                     help="through a real worker process (workers.WorkerPool), C requests in flight from an asyncio "
                          "loop as the addon sends them: this process's CPU per request is the proxy's side of it "
-                         "(event loop + the slot's feeding thread), the worker's is read from /proc")
+                         "(the event loop, which reads and writes the worker's pipe), the worker's is read from /proc")
     args = ap.parse_args()
 
     import logging
@@ -182,11 +182,8 @@ def through_pool(args, settings, gw, indices) -> int:
         outcomes.clear()
         idx = list(indices(2_000_000, args.n))
         wpid = pool.pids()[0]
-        feeder = time.pthread_getcpuclockid(pool.slots[0].thread.ident)
         c0, w0, t0, o0 = time.process_time(), _proc_cpu_s(wpid), time.perf_counter(), os.times()
-        f0 = time.clock_gettime(feeder)
         asyncio.run(run(idx))
-        f1 = time.clock_gettime(feeder)
         c1, w1, t1, o1 = time.process_time(), _proc_cpu_s(wpid), time.perf_counter(), os.times()
     finally:
         ev.close()
@@ -194,7 +191,6 @@ def through_pool(args, settings, gw, indices) -> int:
     ms = {"proxy": round((c1 - c0) * 1000 / n, 3), "worker": round((w1 - w0) * 1000 / n, 3)}
     ms["total"] = round(ms["proxy"] + ms["worker"], 3)
     ms["proxy_system"] = round((o1.system - o0.system) * 1000 / n, 3)  # of "proxy": the kernel's (pipes, wake-ups)
-    ms["proxy_feeder_thread"] = round((f1 - f0) * 1000 / n, 3)  # of "proxy": the slot's thread (pickle, pipe, unpickle)
     print(json.dumps({"workload": args.workload, "kind": args.kind, "n": n, "pool_in_flight": args.pool,
                       "ms_per_req": ms, "wall_s": round(t1 - t0, 2), "outcomes": dict(outcomes)}))
     return 0

@@ -5,6 +5,7 @@ decision line."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -37,11 +38,18 @@ def test_large_bodies_leave_the_last_worker_to_small_requests(tmp_path):
     pool = WorkerPool(_settings(tmp_path), 2)
     assert [s.big_ok for s in pool.slots] == [True, False]
     big, small = SimpleNamespace(body=b"x" * (BIG_BODY_BYTES + 1)), SimpleNamespace(body=b"y")
-    pool.submit(big)
-    pool.submit(small)
-    first = pool.take(big_ok=False)  # the reserved worker skips the older large body
-    assert first.raw is small
-    assert pool.take(big_ok=True).raw is big
+
+    async def queue():
+        pool.submit_async(big)  # no worker started: both wait in the queue
+        late = pool.submit_async(SimpleNamespace(body=b"z"))
+        pool.submit_async(small)
+        late.cancel()  # its deadline passed while it waited: no worker takes it
+        first = pool._take(big_ok=False)  # the reserved worker skips the older large body (and the cancelled one)
+        assert first.raw is small
+        assert pool._take(big_ok=True).raw is big
+        assert pool._take(big_ok=True) is None and not pool._jobs
+
+    asyncio.run(queue())
     assert WorkerPool(_settings(tmp_path), 1).slots[0].big_ok  # one worker takes everything
 
 

@@ -8,7 +8,6 @@ import asyncio
 import json
 import threading
 import time
-from concurrent.futures import Future
 
 import pytest
 
@@ -141,16 +140,17 @@ def test_deadline_takes_the_tier_extracted_by_then_and_a_late_answer_is_never_lo
 
 
 class Processes:
-    """A worker pool's `submit` as the evaluator calls it: records what it was handed, answers with `answer`."""
+    """A worker pool's `submit_async` as the evaluator calls it (on the event loop): records what it was handed,
+    answers with `answer`."""
 
     def __init__(self, answer):
         self.answer = answer
         self.handed: list[tuple[RawRequest, Action | None]] = []
         self.closed = False
 
-    def submit(self, raw, action=None) -> Future:
+    def submit_async(self, raw, action=None) -> asyncio.Future:
         self.handed.append((raw, action))
-        fut: Future = Future()
+        fut = asyncio.get_running_loop().create_future()
         result = self.answer(raw, action)
         if isinstance(result, BaseException):
             fut.set_exception(result)

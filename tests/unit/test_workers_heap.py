@@ -1,15 +1,10 @@
-"""A serving process's heap (guardian_proxy/workers.py `settle_heap`) and a worker slot's wait on its pipe and
-process sentinel (`_Slot._ready`, one poll set for the worker's life)."""
+"""A serving process's heap (guardian_proxy/workers.py `settle_heap`)."""
 
 import gc
-import multiprocessing
-import os
-from types import SimpleNamespace
 
 import pytest
 
-from guardian_proxy import workers
-from guardian_proxy.workers import GC_YOUNG, _Slot, settle_heap
+from guardian_proxy.workers import GC_YOUNG, settle_heap
 
 
 @pytest.fixture
@@ -40,24 +35,3 @@ def test_settle_heap_leaves_a_stricter_or_disabled_collector_alone(gc_state):
     gc.set_threshold(GC_YOUNG * 2, 5, 5)
     settle_heap()
     assert gc.get_threshold() == (GC_YOUNG * 2, 5, 5)
-
-
-@pytest.mark.skipif(not hasattr(workers.select, "poll"), reason="poll(2)")
-def test_a_slot_waits_on_its_pipe_and_its_process_sentinel():
-    parent, child = multiprocessing.Pipe()
-    r, w = os.pipe()  # as a process sentinel: readable (EOF) once the process is gone
-    slot = _Slot.__new__(_Slot)
-    slot.conn, slot.proc = parent, SimpleNamespace(sentinel=r)
-    slot._watch()
-    try:
-        assert slot._ready(0) == []
-        child.send("answer")
-        assert slot._ready(1) == [parent]
-        assert parent.recv() == "answer" and slot._ready(0) == []
-        os.close(w)  # the worker exited
-        assert slot._ready(1) == [r]
-        child.close()  # its end of the pipe is closed too: both are ready (recv then says EOF)
-        assert slot._ready(1) == [parent, r]
-    finally:
-        parent.close()
-        os.close(r)
