@@ -12,6 +12,13 @@ Each rule is a property of the words of the hit and of the few characters around
 | hashtag             | it sits in a hashtag (#FamilyFirst): a topic word, unless the tag tells the writer's family  |
 |                     | role or status (#SingleDad, #MomLife)                                                         |
 | heading             | it is written in capitals and its words are common English words ("THE FACTS", "THE LAW")    |
+| structure           | a section's letter and the heading's first word ("A. Criminal proceedings"), a legal text's  |
+|                     | division and its number ("Chapters 1-9", "Appendix II", "paragraph III Nr. 6")              |
+| next sentence       | a PERSON after an initial's full stop ends before the next sentence's first word ("Mr J.S.  |
+|                     | Further, she claimed" → "Mr J.S.")                                                            |
+| office title        | an ORGANIZATION that is an office's title ("his Commanding Officer", "the Procurator        |
+|                     | General"), not of a specialised field and not said of someone ("he was appointed Chief …"); |
+|                     | a body's field named alone in its vocabulary ("Director of Legal Affairs")                    |
 | PERSON              | it holds a digit ("agent2"), or is one acronym ("JSON"); or its words are common English words |
 |                     | and no word is a known                                                                        |
 |                     | first or last name ("test", "Respond", "Seller", "Law"); or it is one capitalised common word |
@@ -335,6 +342,66 @@ def not_a_person(text: str, start: int, end: int) -> bool:
 
 
 
+#: a legal text's division and its number ("Chapters 1-9", "Appendix II", "Section H", "paragraph III Nr. 6"): a
+#: reference into a law, not a nationality, a place or a person
+_DIVISION = (r"(?:Articles?|Chapters?|Sections?|Appendix|Appendices|Annex(?:es)?|Schedules?|Parts?|Paragraphs?|"
+             r"Titles?|Books?|Rules?|Clauses?|Items?|Nr|Nos?)")
+_DIVISION_HIT = re.compile(rf"{_DIVISION}\.?\s+(?:[IVXLC]+|\d+[a-z]?|\p{{Lu}})(?:\s*[-–,]\s*(?:[IVXLC]+|\d+))*(?:\s+{_DIVISION}\.?)?$")
+_DIVISION_BEFORE = re.compile(rf"(?i)\b{_DIVISION}\.?\s+$")
+_NUMBERING = re.compile(r"(?:[IVXLC]+|\d+)(?:\s+(?:Nr|No)\.?)?$")
+
+
+#: the next sentence's first word after an initial's full stop ("the address of Mr J.S. Further, she claimed", "other
+#: than Mr F.L. At the end of the meeting"): not part of the name
+_NEXT_SENTENCE = re.compile(r"(?<=\p{Lu}\.)\s+(?:At|In|On|By|After|Before|Following|Further|Furthermore|However|"
+                            r"Moreover|Subsequently|Thereafter|Then|Meanwhile|Finally|Accordingly|Also|The|This|That|"
+                            r"These|He|She|It|They|We|His|Her|Their)$")
+
+
+def legal_division(text: str, start: int, end: int) -> bool:
+    """A division of a legal text with its number ("Chapters 1-9", "Appendix II"), or the number after one
+    ("paragraph III Nr")."""
+    value = text[start:end].strip()
+    return _DIVISION_HIT.match(value) is not None or (_NUMBERING.match(value) is not None and
+                                                       _DIVISION_BEFORE.search(text[max(0, start - 14): start]) is not None)
+
+
+#: a heading's letter or number at the start of a line ("A. Criminal proceedings …", "C. Birth of the third
+#: applicant"): it numbers a section; the word after it starts the heading, no one's initial and name
+_LETTERED = re.compile(r"\p{Lu}\.[ \t]+(\p{Lu}\p{Ll}+)")
+
+
+def lettered_heading(text: str, start: int, end: int) -> bool:
+    m = _LETTERED.fullmatch(text, start, end)
+    return m is not None and (start == 0 or text[start - 1] == "\n") and _common(m.group(1)) and \
+        m.group(1).lower() not in known_names()
+
+
+#: an office named by its title alone ("his Commanding Officer", "the Procurator General", "the Chief Building
+#: Inspector", "Director of Legal Affairs"): a function in the story, like a body named by its function
+_OFFICE_TITLES = {"officer", "officers", "inspector", "counsel", "procurator", "director", "secretary", "secretaries",
+                  "commissioner", "commander", "governor", "attorney", "advocate", "solicitor", "registrar",
+                  "ombudsman", "general", "chief", "head"}
+_SAID_OF_BEFORE = re.compile(r"(?i)\b(?:am|is|are|was|were|be|been|being|became|become|becomes|as|named|appointed)\s+"
+                             r"(?:an?\s+|the\s+|his\s+|her\s+|their\s+|its\s+|my\s+|our\s+)?$")
+
+
+def office_title(text: str, start: int, end: int) -> bool:
+    """An ORGANIZATION hit that is an office's title: an office word ("Officer", "Inspector", "General"), the other
+    words ordinary English or a public body's vocabulary, no specialised field, name or nationality, and not said of
+    someone ("he was appointed Chief Inspector")."""
+    words = [w for w in _WORD.findall(text[start:end]) if w.lower() not in _STOP]
+    if not words or not any(w.lower() in _OFFICE_TITLES for w in words) or _SAID_OF_BEFORE.search(text[max(0, start - 30): start]):
+        return False
+    for w in words:
+        low = w.lower()
+        if low in SPECIALISED or _nationality(w) or _is_name_word(w) and low not in _OFFICE_TITLES:
+            return False
+        if low not in _OFFICE_TITLES and low not in INSTITUTION_WORDS and low not in INSTITUTION_HEADS and not _common(w, 3.5):
+            return False
+    return True
+
+
 def generic_institution(value: str) -> bool:
     words = [w for w in _WORD.findall(value) if w.lower() not in _STOP]
     if not words:
@@ -342,7 +409,8 @@ def generic_institution(value: str) -> bool:
     if len(words) == 1:
         return words[0].lower() in INSTITUTION_HEADS or words[0].lower() in INSTITUTION_WORDS
     if not any(w.lower() in INSTITUTION_HEADS for w in words):
-        return False
+        # a public body's field named alone, of its vocabulary only ("Director of Legal Affairs", "Foreign Affairs")
+        return len(words) <= 3 and all(w.lower() in INSTITUTION_WORDS and w.lower() not in SPECIALISED for w in words)
     # a body of a specialised field ("Social Insurance Authority", "Supreme Military Administrative Court",
     # "Ministry of Defence", "Employment Tribunal") tells what the person's affair is about: it stays (privacy
     # first); the state's general organs ("the Supreme Administrative Court", "the Court of Cassation", "the
@@ -377,8 +445,17 @@ def keep(text: str, hit: Hit) -> Hit | None:
         return None
     start, end = t
     value = text[start:end]
-    if label in ("PERSON", "ORGANIZATION", "LOCATION", "NRP") and heading(text, start, end):
-        return None
+    if label in ("PERSON", "ORGANIZATION", "LOCATION", "NRP") and (heading(text, start, end) or
+                                                                   lettered_heading(text, start, end) or
+                                                                   legal_division(text, start, end)):
+        return None  # "THE FACTS", "A. Criminal proceedings", "Chapters 1-9", "Appendix II": a text's structure
+    if label == "ORGANIZATION" and office_title(text, start, end):
+        return None  # "his Commanding Officer", "the Procurator General": a function, not a body or a person
+    if label == "PERSON":
+        m = _NEXT_SENTENCE.search(value)
+        if m:
+            end = start + m.start()
+            value = text[start:end]
     if label == "PERSON" and (not_a_person(text, start, end) or _gloss(text, start, end) or _lower_inside(value)):
         return None
     if label in ("PERSON", "ORGANIZATION", "LOCATION") and _names_a_value(text, start, end):

@@ -110,6 +110,15 @@ PATTERNS: list[tuple[str, float, re.Pattern]] = [
                                    r"(?:an?\s+|the\s+)?\K[a-z][a-z\-]+(?:\s+[a-z][a-z\-]+){0,3}?"
                                    r"(?=\s*(?:[.,;:!?)]|$|\s+(?:and|at|in|for|from|with|who|since|but|on|to|until|when)\b))")),
     ("OCCUPATION", 0.7, re.compile(rf"\b(?:{lx.DEGREES})\b")),
+    # a business someone runs or owns says what they do ("The applicants run a fishing farm", "the owner of a
+    # potable and industrial water station", "we run a small bakery")
+    ("OCCUPATION", 0.7, re.compile(r"\b(?:run|runs|ran|running|own|owns|owned|owning|operate|operates|operated|"
+                                   r"operating|owners?\s+of|proprietors?\s+of)\s+(?:an?|their|his|her|our|my)\s+"
+                                   r"(?:(?:small|little|family|local)\s+)?\K(?:(?!(?:to|the|a|an|of|in|on|at|for|from|with|by|near|"
+                                   r"into|through)\s)[a-z][a-z-]+\s+){0,4}?(?:farm|shop|"
+                                   r"business|restaurant|bakery|café|cafe|bar|pub|hotel|store|firm|factory|workshop|"
+                                   r"garage|salon|pharmacy|kiosk|stall|studio|agency|station|mill|vineyard|brewery|"
+                                   r"boutique|dealership|practice|clinic|nursery|guesthouse)s?\b")),
     ("OCCUPATION", 0.6, re.compile(r"\b(?!(?:the|a|an|his|her|their|my|our|this|that|other|another|any|each|every|"
                                    r"no|some)\s)[a-z]{3,}\s(?:officer|assistant|worker|agent|operator|driver|clerk|"
                                    r"manager|technician|servant|practitioner|attendant|inspector|guard)s?\b")),

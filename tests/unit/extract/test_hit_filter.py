@@ -340,3 +340,50 @@ def test_a_job_said_of_someone_stays_wherever_it_is_mentioned(text, value):
 ])
 def test_a_range_or_estimate_word_is_not_part_of_the_value(text, value, label, kept):
     assert _kept(text, value, label) == kept
+
+
+@pytest.mark.parametrize("text,value,label", [
+    ("and held that Chapters 1-9 of the Constitutional Law were not", "Chapters 1-9", "NRP"),
+    ("The applicant relied on Chapters 5 and 6 of the Law", "Chapters 5", "LOCATION"),
+    ("in conjunction with Appendix II, Chapter VIII, Section H, paragraph III Nr. 6 of the Treaty", "Appendix II",
+     "PERSON"),
+    ("in conjunction with Appendix II, Chapter VIII, Section H, paragraph III Nr. 6 of the Treaty", "III Nr", "PERSON"),
+    ("in conjunction with Appendix II, Chapter VIII, Section H, paragraph III Nr. 6 of the Treaty", "Section H",
+     "ORGANIZATION"),
+    ("lives in Gdańsk.\nA. Criminal proceedings against the applicant", "A. Criminal", "PERSON"),
+    ("was rejected.\nC. Birth of the third applicant", "C. Birth", "PERSON"),
+])
+def test_a_legal_texts_divisions_and_a_lettered_heading_are_structure_not_names(text, value, label):
+    assert _kept(text, value, label) is None
+
+
+def test_a_lettered_line_with_a_name_and_a_division_word_with_a_name_stay():
+    assert _kept("lives in Gdańsk.\nA. Smith complained of it", "A. Smith", "PERSON") == "A. Smith"
+    assert _kept("she met Parts Unlimited Ltd in Leeds", "Parts Unlimited Ltd", "ORGANIZATION") == "Parts Unlimited Ltd"
+
+
+def test_the_next_sentences_first_word_is_not_part_of_an_initialled_name():
+    text = "unable to find the exact address of Mr J.S. Further, she claimed that"
+    assert _kept(text, "Mr J.S. Further", "PERSON") == "Mr J.S."
+    assert _kept("backing candidates other than Mr F.L. At the end", "Mr F.L. At", "PERSON") == "Mr F.L."
+    assert _kept("the address of Mr J. Young, she claimed", "Mr J. Young", "PERSON") == "Mr J. Young"
+
+
+@pytest.mark.parametrize("text,value", [
+    ("about his summary trial before his Commanding Officer.", "Commanding Officer"),
+    ("written observations of the Procurator General on his plea", "Procurator General"),
+    ("On 22 February 1995 the Chief Building Inspector allowed", "Chief Building Inspector"),
+    ("Ms E. Belliard, Director of Legal Affairs, Ministry of Foreign Affairs", "Legal Affairs"),
+])
+def test_an_office_named_by_its_title_is_a_function(text, value):
+    assert _kept(text, value, "ORGANIZATION") is None
+
+
+@pytest.mark.parametrize("text,value", [
+    ("He was appointed Chief Inspector of the force", "Chief Inspector"),
+    ("She is Chief Marketing Officer at Acme", "Chief Marketing Officer"),
+    ("a report of the Chief Education Officer", "Chief Education Officer"),
+    ("He works for the Social Security Board", "Social Security Board"),
+])
+def test_an_office_said_of_someone_or_of_a_specialised_field_stays(text, value):
+    assert _kept(text, value, "ORGANIZATION") == value

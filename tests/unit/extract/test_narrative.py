@@ -144,3 +144,18 @@ def test_a_recurrence_is_no_date_an_event_day_is():
 def test_a_job_after_works_as_ends_before_to_until_or_when():
     assert has("She was working as a nurse to another department.", "nurse", "OCCUPATION")
     assert has("He worked as a lorry driver until 2001.", "lorry driver", "OCCUPATION")
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("The applicants run a fishing farm in Schalchen since 1976.", "fishing farm"),
+    ("The applicant is the owner of a potable and industrial water station in İzmir.",
+     "potable and industrial water station"),
+    ("We own a small bakery near the station.", "bakery"),
+])
+def test_a_business_someone_runs_or_owns_says_what_they_do(text, value):
+    assert has(text, value, "OCCUPATION")
+
+
+def test_running_or_owning_something_else_is_no_business():
+    for text in ("They run a risk of losing it.", "She owns a car and a house.", "The buses run a shuttle to the station."):
+        assert not any(lab == "OCCUPATION" for _, lab in found(text))
