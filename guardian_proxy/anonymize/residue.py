@@ -20,7 +20,10 @@ Each cue has a confidence that says how much it narrows down a person:
 |          | "Assize", a possessive "Ministry’s"), not a currency ("PLN",    |                       |
 |          | "Liras"), not a body's name in its own language glossed in     |                       |
 |          | parentheses after a body named by its kind, with no field      |                       |
-|          | ("the Court of Appeal (Sąd Apelacyjny)")                        |                       |
+|          | ("the Court of Appeal (Sąd Apelacyjny)"), nor a law's name or a |                       |
+|          | legal term glossed so where the term is not hidden ("the Motor  |                       |
+|          | Vehicles Act (Kraftfahrgesetz)", "partial judgment (wyrok        |                       |
+|          | częściowy)"); an acronym there stays a cue                       |                       |
 | rare_low | a lower-case word English almost never uses (Zipf < 1, 6+ chars) | 0.4                  |
 
 Text inside square brackets (placeholders, `[…]`) is never residue.
@@ -135,6 +138,33 @@ def _body_gloss(text: str, a: int) -> bool:
     return not named and any(w in INSTITUTION_HEADS for w in body) and not any(w in SPECIALISED for w in body)
 
 
+#: a law's name or a legal term right before a parenthesis ("the Motor Vehicles Act (Kraftfahrgesetz)", "a partial
+#: judgment (wyrok częściowy)", "an objection (Einspruch)"): the parenthesis glosses it in its own language
+_TERM_GLOSSED = re.compile(r"(?i)\b(?:act|acts|code|law|laws|regulations?|ordinance|decree|statute|constitution|"
+                           r"treaty|appeal|complaint|decision|order|judgment|ruling|request|objection|procedure|"
+                           r"allowance|benefit|pension|fund|scheme|fee|gazette|register|certificate|permit|licence|"
+                           r"notice|warrant|summons|indictment|sentence|penalty|fine|offence|status|right|rights)"
+                           r"(?:[ \t]+(?:\d{4}|no\.[ \t]*\d+))?[ \t]*\([ \t]*[“\"‘']?$")
+#: a body's name ends in such a word ("the Gdańsk Court of Appeal ("): its gloss is the body's (`_body_gloss`)
+_BODY_OF = re.compile(r"(?i)\b(?:court|tribunal|chamber|board|committee|commission|council|office|authority)s?\s+of\s+"
+                      r"(?:the\s+)?\p{L}+[ \t]*\($")
+
+
+def _term_gloss(text: str, a: int, hidden: tuple[list[int], list[int]]) -> bool:
+    """Is the word at `a` inside a parenthesis that glosses a law's name or a legal term in its own language, where
+    that term itself is not hidden? The gloss says what the English words before it say: when they stay, it stays;
+    when they are hidden ("the […] Act"), so is the gloss."""
+    opened = text.rfind("(", max(0, a - 60), a)
+    if opened < 0 or ")" in text[opened:a] or "\n" in text[opened:a]:
+        return False
+    base = max(0, opened - 40)
+    m = _TERM_GLOSSED.search(text, base, opened + 1)
+    if m is None or _BODY_OF.search(text, max(0, opened - 60), opened + 1):
+        return False
+    term = m.start()
+    return not _inside(hidden, term, opened)
+
+
 def _word_conf(text: str, a: int, w: str) -> tuple[str, float] | None:
     if len(w) < 2:
         return None
@@ -200,6 +230,8 @@ def scan(text: str, skip: list[tuple[int, int]] | None = None, min_confidence: f
         elif a > 0 and text[a - 1] == "#":
             continue  # a hashtag is a topic, not a name
         else:
+            if not (v.isupper() and len(v) > 1) and _term_gloss(text, a, merged):
+                continue  # "the Motor Vehicles Act (Kraftfahrgesetz)": the term again, in its own language
             wc = _word_conf(text, a, v)
             if wc:
                 out.append(Cue(a, b, wc[0], v, wc[1]))
