@@ -68,13 +68,14 @@ def app_name(app) -> str:
     return "?"
 
 
-def line(raw, decision) -> str:
-    """The console's line (without the time and the client, which mitmproxy's log formatter adds)."""
+def line(raw, decision, reason: str | None = None) -> str:
+    """The console's line (without the time and the client, which mitmproxy's log formatter adds); `reason`:
+    `why(decision)`, when it was worded already."""
     host = mask_host(decision.six.host or "") or "?"
-    return mask(f"{app_name(raw.app)}  {raw.method}  {host}  {why(decision)}")
+    return mask(f"{app_name(raw.app)}  {raw.method}  {host}  {reason or why(decision)}")
 
 
-def say(raw, decision, client=None, standalone: bool = False) -> None:
+def say(raw, decision, client=None, standalone: bool = False, reason: str | None = None) -> None:
     """Log the decision's line: WARNING for a rewrite or a block, INFO (DEBUG under mitmdump/mitmweb) otherwise."""
     if decision.action in ("transform", "deny"):
         level = logging.WARNING
@@ -82,15 +83,22 @@ def say(raw, decision, client=None, standalone: bool = False) -> None:
         level = logging.DEBUG if standalone else logging.INFO
     if not log.isEnabledFor(level):
         return
-    log.log(level, "%s", line(raw, decision), extra={"client": client} if client else None)
+    log.log(level, "%s", line(raw, decision, reason), extra={"client": client} if client else None)
 
 
-def mark(flow, raw, decision) -> None:
+def tell(flow, raw, decision, client=None, standalone: bool = False) -> None:
+    """`mark` and `say` for one request, its reason worded once (both show the same `why`)."""
+    reason = why(decision) if decision.action in MARKER else None
+    mark(flow, raw, decision, reason)
+    say(raw, decision, client, standalone, reason)
+
+
+def mark(flow, raw, decision, reason: str | None = None) -> None:
     """mitmweb's view of a decided flow: comment, marker, and a blocked answer's reason phrase."""
     if decision.action not in MARKER:
         return
     try:
-        flow.comment = f"guardian-proxy {why(decision)}"
+        flow.comment = f"guardian-proxy {reason or why(decision)}"
         flow.marked = MARKER[decision.action]
         if decision.action == "deny" and flow.response is not None:
             flow.response.reason = BLOCK_REASON

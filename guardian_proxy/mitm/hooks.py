@@ -96,8 +96,8 @@ class GuardianAddon(Options, Startup, Replies, Learning, RawStreams):
                                      "explanation": decision.explanation,
                                      "session": decision.extra.get("session"), "chat_api": decision.extra.get("chat_api")}
         apply_decision(flow, decision)
-        console.mark(flow, raw, decision)  # mitmweb's flow list: comment, marker, a block's reason phrase
-        console.say(raw, decision, flow.client_conn.peername if flow.client_conn else None, self.standalone)
+        # mitmweb's flow list (comment, marker, a block's reason phrase) and the console's line, worded once
+        console.tell(flow, raw, decision, flow.client_conn.peername if flow.client_conn else None, self.standalone)
         if self.redirect is not None and flow.response is None:
             flow.metadata["guardian_url"] = raw.url  # the URL decided on; mitm/redirect.py's hook then rewrites it
         self._publish(raw, decision)

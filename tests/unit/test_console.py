@@ -94,6 +94,23 @@ def test_mitmweb_marks_a_blocked_and_a_rewritten_flow_and_leaves_an_allowed_one(
     assert h.marked == "" and h.comment == ""
 
 
+def test_tell_marks_and_says_with_one_wording_of_the_reason(caplog, monkeypatch):
+    from mitmproxy.test import tflow
+
+    caplog.set_level(logging.DEBUG, logger="guardian_proxy.decisions")
+    worded = []
+    real = console.why
+    monkeypatch.setattr(console, "why", lambda d: worded.append(d.id) or real(d))
+    f, d = tflow.tflow(), _decision("deny", [_email_span()])
+    console.tell(f, _raw(), d, ("127.0.0.1", 5000))
+    assert worded == [d.id]  # once for the mark and the line
+    assert f.comment == "guardian-proxy blocked: e-mail address to analytics"
+    assert caplog.records[-1].getMessage().endswith("  blocked: e-mail address to analytics")
+    g, allowed = tflow.tflow(), _decision("allow")
+    console.tell(g, _raw(), allowed, standalone=True)
+    assert g.comment == "" and caplog.records[-1].getMessage().endswith("  allowed")
+
+
 @pytest.mark.parametrize("spec, said", [
     ("upstream_certs=false", "--set upstream_certs=false: no option 'upstream_certs' (did you mean upstream_cert"),
     ("stream_large_bodies=xyz", "--set stream_large_bodies=xyz: Invalid stream_large_bodies specification"),
