@@ -41,6 +41,8 @@ Each rule is a property of the words of the hit and of the few characters around
 |                     | after "the" or a possessive ("the school counsellor", "its accredited doctor") is a function |
 |                     | in the story, unless said of someone ("he was the manager", "Mr X, the headmaster") or the   |
 |                     | text states that job as someone's elsewhere ("worked as a ballet dancer")                     |
+| foreign gloss       | a PERSON inside a parenthesis holding a phrase of another language ("(Vertrauensschutz)",  |
+|                     | "(Bundesgesetz über die Rechtspersönlichkeit von …)"); not a body's own-language name       |
 | citation            | a CASE_NUMBER, DATE or QUANTITY in a case-law citation ("Smith v. Turkey ((dec.), no. 45874/05, |
 |                     | 5 July 2007)", "Stec and Others v. the United Kingdom [GC], nos. 65731/01 and 65900/01"), unless |
 |                     | the cited party's name is used elsewhere in the text (it may be the person's own case); an     |
@@ -140,6 +142,8 @@ _GROUP_BEFORE = re.compile(r"(?i)\b(?:the|many|most|some|all|other|these|those|f
 #: a marital status before a plural noun describes a group ("married women", "widowed persons", "single parents")
 _GROUP_AFTER = re.compile(r"(?i)[ \t]+(?:men|women|persons|people|couples|partners|spouses|parents|mothers|fathers|"
                           r"employees|workers|officers|soldiers|applicants|claimants|individuals)\b")
+#: a representative engaged without a name ("represented by a lawyer", "did not appoint a lawyer"): a party's role
+_ENGAGED = re.compile(r"(?i)\b(?:represented\s+by|appoint(?:s|ed)?|instruct(?:s|ed)?|consult(?:s|ed)?)\s+(?:a|an)\s+$")
 #: "X, a lawyer practising in Y": the capacity a representative acts in, not what the person is
 _PRACTISING = re.compile(r"(?i),?\s+(?:practi[sc]ing|practi[sc]ed|acting)\b")
 #: any lower-case job after "the" or a possessive, with at most two modifiers between ("the school counsellor",
@@ -315,6 +319,26 @@ def _gloss(text: str, start: int, end: int) -> bool:
         re.match(r"[ \t]*[)\],;]", text[end:end + 2]) is not None
 
 
+def _foreign_gloss(text: str, start: int, end: int) -> bool:
+    """A PERSON hit inside a parenthesis that holds a phrase of another language, glossing the English words before
+    it ("the protection of legitimate expectations (Vertrauensschutz)", "(Bundesgesetz über die Rechtspersönlichkeit
+    von religiösen Bekenntnisgemeinschaften)"): a lower-case word English does not use, or one long compound that is
+    no known name. Not after a body's name: its own-language name is `_gloss`'s."""
+    opened = text.rfind("(", max(0, start - 80), start)
+    if opened < 0 or ")" in text[opened:start] or "\n" in text[opened:start]:
+        return False
+    close = text.find(")", end)
+    if close < 0 or close - end > 120 or "\n" in text[end:close]:
+        return False
+    before = _WORD.findall(text[max(0, opened - 30): opened])
+    if before and before[-1].lower() in INSTITUTION_HEADS:
+        return False
+    words = _WORD.findall(text[opened + 1: close])
+    if any(w[:1].islower() and w.lower() not in _PARTICLES and not w.isdigit() and zipf(w.lower()) < 2.5 for w in words):
+        return True
+    return len(words) == 1 and len(words[0]) >= 12 and zipf(words[0].lower()) < 1.0 and not _is_name_word(words[0])
+
+
 def _lower_inside(value: str) -> bool:
     """A name's words are capitalised but for particles ("Ludwig van Beethoven"); "lub służby w organach" is a
     phrase of another language."""
@@ -456,7 +480,8 @@ def keep(text: str, hit: Hit) -> Hit | None:
         if m:
             end = start + m.start()
             value = text[start:end]
-    if label == "PERSON" and (not_a_person(text, start, end) or _gloss(text, start, end) or _lower_inside(value)):
+    if label == "PERSON" and (not_a_person(text, start, end) or _gloss(text, start, end) or _lower_inside(value)
+                              or _foreign_gloss(text, start, end)):
         return None
     if label in ("PERSON", "ORGANIZATION", "LOCATION") and _names_a_value(text, start, end):
         return None
@@ -482,7 +507,7 @@ def keep(text: str, hit: Hit) -> Hit | None:
         words = [w.lower() for w in _WORD.findall(value)]
         plural = len(words) <= 2 and words[-1].endswith("s") and not words[-1].endswith("ss")
         before = text[max(0, start - 20): start]
-        if words and (words[-1] in _PERSON_NOUN_ROLES and (_ROLE_OF.search(before) or
+        if words and (words[-1] in _PERSON_NOUN_ROLES and (_ROLE_OF.search(before) or _ENGAGED.search(before) or
                                                           _PRACTISING.match(text, end)) or
                       plural and _GROUP_BEFORE.search(before) and not _IS_BEFORE.search(before)):
             return None  # a group ("teachers") unless it is said of someone ("we are both architects"); a party's

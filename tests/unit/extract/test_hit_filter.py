@@ -387,3 +387,28 @@ def test_an_office_named_by_its_title_is_a_function(text, value):
 ])
 def test_an_office_said_of_someone_or_of_a_specialised_field_stays(text, value):
     assert _kept(text, value, "ORGANIZATION") == value
+
+
+@pytest.mark.parametrize("text,value", [
+    ("the protection of legitimate expectations (Vertrauensschutz) the allowance", "Vertrauensschutz"),
+    ("the Act on Communities (Bundesgesetz über die Rechtspersönlichkeit von religiösen Bekenntnisgemeinschaften), the",
+     "Rechtspersönlichkeit von"),
+    ("a system of compensation (dualer Familienlastenausgleich). The", "Familienlastenausgleich"),
+])
+def test_a_phrase_of_another_language_glossing_the_words_before_is_no_person(text, value):
+    assert _kept(text, value, "PERSON") is None
+
+
+@pytest.mark.parametrize("text,value", [
+    ("his wife (Anna Kowalska) complained", "Anna Kowalska"),
+    ("the defendant (Wojciechowski) complained", "Wojciechowski"),
+    ("the villages appealed to the Supreme Court (Högsta domstolen). At", "Högsta"),  # a body's name: _gloss's
+])
+def test_a_name_in_parentheses_stays_a_person(text, value):
+    assert _kept(text, value, "PERSON") == value
+
+
+def test_a_representative_engaged_without_a_name_is_a_role():
+    assert _kept("the applicants, represented by a lawyer, submitted", "lawyer", "OCCUPATION") is None
+    assert _kept("The applicant did not appoint a lawyer for his defence.", "lawyer", "OCCUPATION") is None
+    assert _kept("the applicant, who is a lawyer, submitted", "lawyer", "OCCUPATION") == "lawyer"
