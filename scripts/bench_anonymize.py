@@ -113,10 +113,14 @@ SYNTH_TEMPLATES = [
 
 
 def synth_rows(n: int = 120, seed: int = 7) -> list[dict]:
-    """A PII-Masking-style development set generated at bench time ({"id", "text", "gold"})."""
+    """A PII-Masking-style development set generated at bench time ({"id", "text", "gold"}). Dates and times are drawn
+    between fixed bounds: Faker's own default ends today, which made the set (and its numbers) change with the clock."""
     import random
+    from datetime import datetime
 
     from faker import Faker
+
+    start, end = datetime(1970, 1, 1), datetime(2024, 6, 30)
 
     fk = Faker("en_US")
     Faker.seed(seed)
@@ -126,9 +130,10 @@ def synth_rows(n: int = 120, seed: int = 7) -> list[dict]:
         sex = rnd.choice(["M", "F", "Male", "Female"])
         vals = {"prefix": rnd.choice(["Mr", "Mrs", "Ms", "Dr", "Mr.", "Dr."]), "first": fk.first_name(),
                 "last": fk.last_name(), "sex": sex, "gender": rnd.choice(["Male", "Female", "Non-binary"]),
-                "date": fk.date(pattern=rnd.choice(["%d/%m/%Y", "%B %d, %Y", "%Y-%m-%d"])),
-                "dob": fk.date_of_birth().strftime(rnd.choice(["%d/%m/%Y", "%B %d, %Y"])),
-                "time": fk.time(pattern=rnd.choice(["%H:%M", "%I:%M %p"])),
+                "date": fk.date_time_between_dates(start, end).strftime(rnd.choice(["%d/%m/%Y", "%B %d, %Y", "%Y-%m-%d"])),
+                "dob": fk.date_time_between_dates(datetime(1934, 1, 1), datetime(2006, 6, 30)).strftime(
+                    rnd.choice(["%d/%m/%Y", "%B %d, %Y"])),
+                "time": fk.date_time_between_dates(start, end).strftime(rnd.choice(["%H:%M", "%I:%M %p"])),
                 "idcard": fk.bothify(rnd.choice(["??######", "#########", "?#######?"])).upper(),
                 "street": fk.street_name(), "building": fk.building_number(), "city": fk.city(),
                 "state": fk.state(), "zip": fk.postcode(), "email": fk.email(), "job": fk.job().split(",")[0].lower(),
