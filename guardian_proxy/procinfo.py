@@ -452,26 +452,35 @@ class ProcessFinder:
                 found.update((i, unknown("scan-limit")) for i in targets.values())
                 return found
             scanned += 1
-            fd_dir = os.path.join(self.proc, str(pid), "fd")
             try:
-                fds = os.listdir(fd_dir)
+                dir_fd = os.open(os.path.join(self.proc, str(pid), "fd"), os.O_RDONLY | os.O_DIRECTORY)
             except PermissionError:
                 denied += 1
                 continue
             except OSError:
                 continue
-            for fd in fds:
-                try:
-                    inode = targets.pop(os.readlink(os.path.join(fd_dir, fd)), None)
-                except OSError:
-                    continue
-                if inode is not None:
-                    if pid not in named:
-                        self._remember(pid)
-                        named[pid] = describe(pid, uid, self.proc)
-                    found[inode] = named[pid]
-                    if not targets:
-                        break
+            try:
+                fds = os.listdir(dir_fd)
+            except PermissionError:
+                denied += 1
+                fds = []
+            except OSError:
+                fds = []
+            try:
+                for fd in fds:
+                    try:  # readlinkat in the open fd directory: no walk of /proc/<pid>/fd per descriptor
+                        inode = targets.pop(os.readlink(fd, dir_fd=dir_fd), None)
+                    except OSError:
+                        continue
+                    if inode is not None:
+                        if pid not in named:
+                            self._remember(pid)
+                            named[pid] = describe(pid, uid, self.proc)
+                        found[inode] = named[pid]
+                        if not targets:
+                            break
+            finally:
+                os.close(dir_fd)
         why = unknown("no-permission" if denied else "not-found")
         found.update((i, why) for i in targets.values())
         return found
