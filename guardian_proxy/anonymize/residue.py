@@ -23,7 +23,9 @@ Each cue has a confidence that says how much it narrows down a person:
 |          | ("the Court of Appeal (Sąd Apelacyjny)"), nor a law's name or a |                       |
 |          | legal term glossed so where the term is not hidden ("the Motor  |                       |
 |          | Vehicles Act (Kraftfahrgesetz)", "partial judgment (wyrok        |                       |
-|          | częściowy)"); an acronym there stays a cue                       |                       |
+|          | częściowy)", any lower-case term glossed in a phrase of another  |                       |
+|          | language: "a system of compensation (dualer Familienlastenaus-   |                       |
+|          | gleich)"); an acronym or one capitalised word stays a cue        |                       |
 | rare_low | a lower-case word English almost never uses (Zipf < 1, 6+ chars) | 0.4                  |
 
 Text inside square brackets (placeholders, `[…]`) is never residue.
@@ -33,6 +35,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from dataclasses import dataclass
+from functools import lru_cache
 
 import regex as re
 
@@ -145,21 +148,59 @@ _TERM_GLOSSED = re.compile(r"(?i)\b(?:act|acts|code|law|laws|regulations?|ordina
                            r"allowance|benefit|pension|fund|scheme|fee|gazette|register|certificate|permit|licence|"
                            r"notice|warrant|summons|indictment|sentence|penalty|fine|offence|status|right|rights)"
                            r"(?:[ \t]+(?:\d{4}|no\.[ \t]*\d+))?[ \t]*\([ \t]*[“\"‘']?$")
+#: a lower-case English word right before a parenthesis: the term a gloss in another language may follow
+_LOWER_TERM = re.compile(r"\b(\p{Ll}[\p{L}\-]+)[ \t]*\([ \t]*[“\"‘']?$")
 #: a body's name ends in such a word ("the Gdańsk Court of Appeal ("): its gloss is the body's (`_body_gloss`)
 _BODY_OF = re.compile(r"(?i)\b(?:court|tribunal|chamber|board|committee|commission|council|office|authority)s?\s+of\s+"
                       r"(?:the\s+)?\p{L}+[ \t]*\($")
 
 
+#: a noun for a person or a place: what follows it in parentheses is their name ("his neighbour (Kowalski)", "the
+#: town (Kahramanmaraş)"), no gloss
+_NAMES_WHO_OR_WHERE = {"son", "sons", "daughter", "daughters", "wife", "husband", "child", "children", "father",
+                       "mother", "brother", "sister", "parent", "parents", "partner", "neighbour", "neighbor", "friend",
+                       "cousin", "uncle", "aunt", "village", "town", "city", "district", "region", "province", "county",
+                       "street", "road", "area", "place", "country", "company", "firm", "employer", "person", "man",
+                       "woman", "witness", "victim", "doctor", "lawyer", "officer", "judge"}
+
+
+@lru_cache(maxsize=1)
+def _person_names() -> frozenset[str]:
+    from faker.providers.person.en_US import Provider
+
+    return frozenset(n.lower() for n in (*Provider.first_names, *Provider.last_names))
+
+
+_PARTICLES = {"della", "delle", "degli", "dello", "bint", "ibn"}
+
+
+def _foreign_phrase(words: list[str]) -> bool:
+    """A phrase of another language, not a name: no word English uses (but a short particle), a lower-case word
+    that is no name's particle ("wyrok częściowy", "dualer Familienlastenausgleich", "munzam zarar"), and no word a
+    person's name. A single capitalised word ("(Sonderabgabe)", "(Kowalski)") may be a name: it stays a cue."""
+    if not words or any(zipf(w.lower()) >= 3.0 and len(w) > 3 for w in words):
+        return False
+    if any(w.lower() in _person_names() for w in words):
+        return False
+    return any(w[:1].islower() and len(w) > 3 and w not in _PARTICLES for w in words)
+
+
 def _term_gloss(text: str, a: int, hidden: tuple[list[int], list[int]]) -> bool:
-    """Is the word at `a` inside a parenthesis that glosses a law's name or a legal term in its own language, where
-    that term itself is not hidden? The gloss says what the English words before it say: when they stay, it stays;
+    """Is the word at `a` inside a parenthesis that glosses a law's name or a legal term in its own language (or any
+    lower-case term, when the parenthesis holds only words English does not use), where that term is not hidden? The gloss says what the English words before it say: when they stay, it stays;
     when they are hidden ("the […] Act"), so is the gloss."""
     opened = text.rfind("(", max(0, a - 60), a)
     if opened < 0 or ")" in text[opened:a] or "\n" in text[opened:a]:
         return False
     base = max(0, opened - 40)
     m = _TERM_GLOSSED.search(text, base, opened + 1)
-    if m is None or _BODY_OF.search(text, max(0, opened - 60), opened + 1):
+    if m is None:
+        m = _LOWER_TERM.search(text, base, opened + 1)  # "a special levy (Sonderabgabe)", "bias (Ablehnungsantrag)"
+        close = text.find(")", a)
+        if m is None or zipf(m.group(1)) < 3.0 or m.group(1).lower() in _NAMES_WHO_OR_WHERE or close < 0 or \
+                close - a > 120 or not _foreign_phrase(re.findall(r"\w[\w'’-]*", text[opened + 1: close])):
+            return False
+    if _BODY_OF.search(text, max(0, opened - 60), opened + 1):
         return False
     term = m.start()
     return not _inside(hidden, term, opened)

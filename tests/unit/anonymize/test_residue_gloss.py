@@ -32,3 +32,20 @@ def test_a_glossed_term_that_is_hidden_hides_its_gloss():
 def test_a_named_bodys_gloss_and_an_acronym_stay_cues():
     assert "Sąd" in _rare("the Gdańsk Court of Appeal (Sąd Apelacyjny) confirmed")
     assert "COTOREP" in _rare("the board gave its decision (COTOREP) in 1996")
+
+
+@pytest.mark.parametrize("text", [
+    "as a system of compensation (dualer Familienlastenausgleich). The applicant",
+    "requesting additional compensation (munzam zarar) for the damage",
+])
+def test_a_lower_case_term_glossed_in_a_phrase_of_another_language_is_no_residue(text):
+    assert _rare(text) == []
+
+
+@pytest.mark.parametrize("text,cue", [
+    ("the contractor (Wojciechowski) was paid", "Wojciechowski"),  # one capitalised word may be a name
+    ("an inadmissible special levy (Sonderabgabe). The", "Sonderabgabe"),
+    ("his neighbour (Kowalski Nowak) came", "Nowak"),
+])
+def test_a_capitalised_word_in_parentheses_after_a_common_noun_stays_a_cue(text, cue):
+    assert cue in _rare(text)
