@@ -16,6 +16,9 @@ Each rule is a property of the words of the hit and of the few characters around
 |                     | division and its number ("Chapters 1-9", "Appendix II", "paragraph III Nr. 6")              |
 | next sentence       | a PERSON after an initial's full stop ends before the next sentence's first word ("Mr J.S.  |
 |                     | Further, she claimed" → "Mr J.S.")                                                            |
+| law's name          | an ORGANIZATION that is a law's name ("the Military Service Act", "the Brussels I Regulation",|
+|                     | "the Act on the Legal Status of …"): a public text; a value personal elsewhere in the text   |
+|                     | is still hidden inside it (propagation)                                                      |
 | office title        | an ORGANIZATION that is an office's title ("his Commanding Officer", "the Procurator        |
 |                     | General"), not of a specialised field and not said of someone ("he was appointed Chief …"); |
 |                     | a body's field named alone in its vocabulary ("Director of Legal Affairs")                    |
@@ -426,6 +429,19 @@ def office_title(text: str, start: int, end: int) -> bool:
     return True
 
 
+#: a law's name ("the Military Service Act", "the Brussels I Regulation", "the German Unification Treaty", "the Act on
+#: the Legal Status of Registered Religious Communities"): a public text, the same for everyone it applies to
+_LAW_NAME = re.compile(r"(?i)\b(?:Act|Acts|Code|Law|Regulations?|Ordinance|Decree|Statute|Treaty|Convention|"
+                       r"Constitution|Charter|Protocol)(?:\s+(?:of\s+)?\d{4})?$")
+_LAW_OF_BEFORE = re.compile(r"(?i)\b(?:Act|Law|Convention|Treaty|Regulation|Code|Decree|Ordinance)\s+(?:\d{4}\s+)?(?:on|of|for)"
+                            r"\s+(?:the\s+)?$")
+
+
+def law_name(text: str, start: int, end: int) -> bool:
+    """An ORGANIZATION hit that is a law's name: it ends in a law's head word (and year), or follows "Act on the"."""
+    return _LAW_NAME.search(text[start:end]) is not None or _LAW_OF_BEFORE.search(text[max(0, start - 30): start]) is not None
+
+
 def generic_institution(value: str) -> bool:
     words = [w for w in _WORD.findall(value) if w.lower() not in _STOP]
     if not words:
@@ -473,6 +489,8 @@ def keep(text: str, hit: Hit) -> Hit | None:
                                                                    lettered_heading(text, start, end) or
                                                                    legal_division(text, start, end)):
         return None  # "THE FACTS", "A. Criminal proceedings", "Chapters 1-9", "Appendix II": a text's structure
+    if label == "ORGANIZATION" and law_name(text, start, end):
+        return None  # "the Military Service Act": a law, public
     if label == "ORGANIZATION" and office_title(text, start, end):
         return None  # "his Commanding Officer", "the Procurator General": a function, not a body or a person
     if label == "PERSON":

@@ -412,3 +412,23 @@ def test_a_representative_engaged_without_a_name_is_a_role():
     assert _kept("the applicants, represented by a lawyer, submitted", "lawyer", "OCCUPATION") is None
     assert _kept("The applicant did not appoint a lawyer for his defence.", "lawyer", "OCCUPATION") is None
     assert _kept("the applicant, who is a lawyer, submitted", "lawyer", "OCCUPATION") == "lawyer"
+
+
+@pytest.mark.parametrize("text,value", [
+    ("under section 24(3) of the Military Service Act, it noted that", "Military Service Act"),
+    ("courts were competent under the Brussels I Regulation (see paragraph 35)", "Brussels I Regulation"),
+    ("paragraph III Nr. 6 of the German Unification Treaty. In December", "German Unification Treaty"),
+    ("the 1998 Act on the Legal Status of Registered Religious Communities (the 1998 Act)",
+     "Legal Status of Registered Religious Communities"),
+    ("sections 134 (1) and 103 (2) of the Motor Vehicles Act 1967. The", "Motor Vehicles Act 1967"),
+])
+def test_a_laws_name_is_a_public_text_not_an_organisation(text, value):
+    assert _kept(text, value, "ORGANIZATION") is None
+
+
+@pytest.mark.parametrize("text,value", [
+    ("He worked for Acme Code Ltd in Leeds", "Acme Code Ltd"),
+    ("She joined the Law Society of Scotland in 2001", "Law Society of Scotland"),
+])
+def test_a_body_with_a_laws_word_in_its_name_stays(text, value):
+    assert _kept(text, value, "ORGANIZATION") == value
