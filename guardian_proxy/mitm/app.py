@@ -58,6 +58,16 @@ def build(gateway: Gateway | None = None, *, redirect: tuple[str, int] | None = 
     return chain
 
 
+class GuardianChain:
+    """`build`'s addons as the children of one addon of mitmproxy's chain (`guardian-proxy run`; a script's `addons`
+    are its children already): mitmproxy calls every addon of its chain for every event, hook or not (a coroutine
+    and an error guard each, ~2.2 µs), and a request is ~13 events; children cost a lookup each (~0.6 µs). The same
+    order, the same hooks, each child still known by its own name (`addons.get("guardianaddon")`)."""
+
+    def __init__(self, addons: list):
+        self.addons = addons
+
+
 def open_gateway(settings, loading: Callable[[object | None], None] | None = None):
     """(gateway, worker pool or None) for `settings`, models loaded and warmed up: the worker processes
     (workers.pool_for) load their models while this process builds its gateway. `loading(pool)` is called once the

@@ -82,14 +82,15 @@ async def _serve(gateway: Gateway, host: str, port: int, confdir: str, redirect:
     from mitmproxy import options
     from mitmproxy.tools.dump import DumpMaster
 
-    from .app import build
+    from .app import GuardianChain, build
 
     opts = options.Options(listen_host=host, listen_port=port, confdir=confdir)
     master = DumpMaster(opts, with_termlog=True, with_dumper=False)
     mask_handlers()  # mitmproxy's own lines (a TLS handshake warning names the host) pass the log's masking too
     if dashboard is not None and not dashboard.start():  # a busy port is a warning (dashboard.error), never fatal
         dashboard = None
-    master.addons.add(*build(gateway, redirect=redirect, dashboard=dashboard, processes=processes, mode=mode))
+    master.addons.add(GuardianChain(build(gateway, redirect=redirect, dashboard=dashboard, processes=processes,
+                                          mode=mode)))
     updates = {"ssl_insecure": ssl_insecure, "termlog_verbosity": verbosity, "connection_strategy": "lazy"}
     if proxyauth:
         updates["proxyauth"] = proxyauth
