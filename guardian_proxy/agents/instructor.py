@@ -63,10 +63,12 @@ def flagged_types(norms: Norms, c: Classified, relationship: str) -> list[str]:
     """What a record the record model flags is withheld as: its data types (cue weight from the norms'
     `personal_threshold`) that this relationship may not receive, or `CONTEXT_TYPE` when it carries none but is
     about someone (names a person or refers to one). Nothing (it is shared) when it is the user's own information
-    and `own_data` allows the relationship, when the norms allow every type it carries for the relationship (health
-    information to the patient's doctor), or when it carries no type and is about no one: a tool's impersonal
+    and `own_data` allows the relationship (a first-person record that speaks to someone, "you", is a message between
+    two people whose "I" may be the other one: "Hey Jane, I've been struggling with anxiety …" read in the user's
+    inbox is its sender's information, so `own_data` does not release it), when the norms allow every type it
+    carries for the relationship (health information to the patient's doctor), or when it carries no type and is about no one: a tool's impersonal
     output ("Begin with the value 7.", a forecast, a price) is nobody's context, whatever the model scores."""
-    if c.own and not c.third_party and relationship in norms.spec.own_data.get("allow", []):
+    if c.own and not c.third_party and not c.addressed and relationship in norms.spec.own_data.get("allow", []):
         return []
     found = [t for t, w in c.types.items() if w >= norms.spec.personal_threshold]
     if not found:

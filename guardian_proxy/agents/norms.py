@@ -22,6 +22,7 @@ from ..resources import DATA_DIR
 NORMS_FILE = DATA_DIR / "norms.yaml"
 _PRONOUN = re.compile(r"\b(he|she|him|her|his|hers|they|them|their)\b", re.I)
 _FIRST_PERSON = re.compile(r"\b(i|me|my|mine|i'm|i've)\b", re.I)
+_SECOND_PERSON = re.compile(r"\b(you|your|yours|yourself|you're|you've|you'll|you'd)\b", re.I)
 _TITLED = re.compile(r"\b(?:Mr|Mrs|Ms|Dr|Prof)\.?\s+[A-Z][a-z]+")
 _CAPITAL = re.compile(r"(?<![.!?:]\s)(?<!^)\b([A-Z][a-z]{2,})\b")
 _PAIR = re.compile(r"\b[A-Z][a-z]+\s+[A-Z][a-z]+\b")
@@ -67,6 +68,7 @@ class Classified:
     types: dict[str, float] = field(default_factory=dict)  # data type -> cue weight
     third_party: bool = False  # names another person or refers to one with a pronoun
     own: bool = False  # first person and nobody else: the author's own information
+    addressed: bool = False  # speaks to someone ("you"): a message between two people, its author not known
 
     @property
     def personal(self) -> bool:
@@ -107,6 +109,7 @@ class Norms:
                 c.types[name] = hits * self.spec.data_types[name].weight
         c.third_party = persons > 0 or bool(_PRONOUN.search(text))
         c.own = not c.third_party and bool(_FIRST_PERSON.search(text))
+        c.addressed = bool(_SECOND_PERSON.search(text))
         return c
 
     def relationship(self, instruction: str, tool: str = "", arguments: str = "") -> str:

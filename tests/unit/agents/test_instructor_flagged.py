@@ -36,6 +36,20 @@ def test_the_norms_release_own_information_and_allowed_flows():
     assert "schedule" in room.types and flagged_types(norms, room, "coworker") == []
 
 
+def test_a_first_person_message_to_someone_is_not_taken_for_the_users_own_information():
+    """A message in the user's inbox is written in its sender's first person: "I" is not provably the user, so the
+    `own_data` flows (the user's own information to family) do not release it; a first-person note still goes."""
+    norms = default_norms()
+    letter = norms.classify("Hey, I really need to talk to someone. I've been struggling with anxiety and I hope you "
+                            "can keep this to yourself.")
+    assert letter.own and letter.addressed
+    assert "health" in flagged_types(norms, letter, "family")
+    chat = norms.classify("Can you wait with me for another 15 minutes? I'm running late.")
+    assert flagged_types(norms, chat, "intimate") == [CONTEXT_TYPE]  # no listed type: the writer's context
+    note = norms.classify("I have been struggling with anxiety and I started therapy last month.")
+    assert note.own and not note.addressed and flagged_types(norms, note, "family") == []
+
+
 def test_the_judge_band_surrounds_the_threshold_within_zero_and_one():
     assert judge_band(0.5) == (0.25, 0.75)
     lo, hi = judge_band(0.1)
