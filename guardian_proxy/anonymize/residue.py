@@ -16,7 +16,8 @@ Each cue has a confidence that says how much it narrows down a person:
 | number   | 3+ digits outside legal references (Article 6 § 1); a plot's,   | 0.6                   |
 |          | building's or flat's number ("plot no. 937") is no reference    |                       |
 | rare     | a capitalised word or acronym by English word frequency (Zipf), | <2: 0.85, <3: 0.7, <3.8: 0.45 |
-|          | not a public body's vocabulary ("Freedoms", "Cassation",       |                       |
+|          | not a public body's or office's vocabulary ("Freedoms",         |                       |
+|          | "Cassation", "Procurator",                                      |                       |
 |          | "Assize", a possessive "Ministry’s"), not a currency ("PLN",    |                       |
 |          | "Liras"), not a body's name in its own language glossed in     |                       |
 |          | parentheses after a body named by its kind, with no field      |                       |
@@ -42,6 +43,7 @@ import regex as re
 from ..citations import cited
 from ..currencies import CURRENCY_CODES, CURRENCY_WORDS
 from ..institutions import INSTITUTION_HEADS, INSTITUTION_WORDS, SPECIALISED, law_date
+from ..offices import OFFICE_TITLES
 from .spans import zipf
 
 MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|"
@@ -74,7 +76,7 @@ _PROPERTY_NO = re.compile(r"(?i)\b(?:plots?|parcels?|lots?|blocks?|flats?|apartm
 _SENT_START = re.compile(r"(?:^|[\n.!?:;•\-–—(“\"']\s*)\s*$")
 
 
-_BODY_VOCABULARY = frozenset(INSTITUTION_HEADS | INSTITUTION_WORDS)
+_BODY_VOCABULARY = frozenset(INSTITUTION_HEADS | INSTITUTION_WORDS | OFFICE_TITLES)
 
 @dataclass(frozen=True)
 class Cue:
@@ -207,8 +209,8 @@ def _term_gloss(text: str, a: int, hidden: tuple[list[int], list[int]]) -> bool:
 
 
 def _word_conf(text: str, a: int, w: str) -> tuple[str, float] | None:
-    if len(w) < 2:
-        return None
+    if len(w.removesuffix("’s").removesuffix("'s")) < 2:
+        return None  # one letter ("X’s refutation"): an initial or the text's own anonymisation, no rare word
     low = w.lower()
     caps = w[0].isupper()
     acronym = w.isupper() and 2 <= len(w) <= 6

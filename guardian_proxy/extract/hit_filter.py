@@ -5,7 +5,8 @@ Each rule is a property of the words of the hit and of the few characters around
 
 | rule                | a hit is dropped (or trimmed) when …                                                          |
 |---------------------|----------------------------------------------------------------------------------------------|
-| determiners         | it starts with "the", "a", "our", "my" …: the article is trimmed off (it is not the name)     |
+| determiners         | it starts with "the", "a", "our", "my" …: the article is trimmed off (it is not the name); an |
+|                     | ORGANIZATION ends where an unclosed parenthesis (its gloss) opens                            |
 | range word          | a DATE or AMOUNT starts with "between", "from", "approximately" …: trimmed off                |
 | field label         | it is (or starts with) a field label — common words followed by ":" ("Email:", "Seller:") — or |
 |                     | it runs across a field separator ("|", a line break): cut to its first non-label part        |
@@ -17,7 +18,8 @@ Each rule is a property of the words of the hit and of the few characters around
 | next sentence       | a PERSON after an initial's full stop ends before the next sentence's first word ("Mr J.S.  |
 |                     | Further, she claimed" → "Mr J.S.")                                                            |
 | law's name          | an ORGANIZATION that is a law's name ("the Military Service Act", "the Brussels I Regulation",|
-|                     | "the Act on the Legal Status of …"): a public text; a value personal elsewhere in the text   |
+|                     | "the Act on the Legal Status of …", "the Military Service| Act"): a public text; a value       |
+|                     | personal elsewhere in the text                                                               |
 |                     | is still hidden inside it (propagation)                                                      |
 | office title        | an ORGANIZATION that is an office's title ("his Commanding Officer", "the Procurator        |
 |                     | General"), not of a specialised field and not said of someone ("he was appointed Chief …"); |
@@ -67,6 +69,7 @@ import regex as re
 from ..citations import cited, reporter
 from ..hashtags import personal_hashtag
 from ..institutions import INSTITUTION_HEADS, INSTITUTION_WORDS, SPECIALISED, law_date
+from ..offices import OFFICE_TITLES as _OFFICE_TITLES
 
 Hit = tuple[int, int, str, float]
 
@@ -76,7 +79,7 @@ COMMON = 4.0
 COMMON_AT_START = 3.0
 
 _DETERMINER = re.compile(r"(?:the|a|an|our|my|his|her|their|its|your|this|that|these|those)\s+", re.I)  # .match
-_TRAIL = re.compile(r"(?:[’']s|\s*[&,;:–-])+$")
+_TRAIL = re.compile(r"(?:[’']s|\s*[&,;:–(-])+$")
 _WORD = re.compile(r"\p{L}[\p{L}'’\-]*|\d+(?:st|nd|rd|th)?")
 #: a range's or an estimate's word before a date or an amount ("between 1 March and 31 December 1998",
 #: "approximately EUR 1,400"): it says how the value is meant, it is not part of it
@@ -278,7 +281,7 @@ def _names_a_value(text: str, start: int, end: int) -> bool:
 
 def trim(text: str, start: int, end: int, label: str) -> tuple[int, int] | None:
     """The hit without a leading article, a trailing possessive or "&", field labels and what follows a field
-    separator; None when nothing is left."""
+    separator, an organisation's name without the unclosed parenthesis after it; None when nothing is left."""
     segs = [(a, b) for a, b in _segments(text, start, end) if not _is_label(text, a, b)]
     if not segs:
         return None
@@ -287,6 +290,11 @@ def trim(text: str, start: int, end: int, label: str) -> tuple[int, int] | None:
         start += 1
     while end > start and text[end - 1].isspace():
         end -= 1
+    opened = text.find("(", start, end)
+    if label == "ORGANIZATION" and opened > start and text.find(")", opened, end) < 0:
+        end = opened  # "Health Care Reform Act (Gesundheitsstrukturgesetz": the name ends where its gloss opens
+        while end > start and text[end - 1].isspace():
+            end -= 1
     if label not in ("PERSON", "USERNAME"):
         m = _DETERMINER.match(text, start, end)
         if m and m.end() < end:
@@ -406,9 +414,6 @@ def lettered_heading(text: str, start: int, end: int) -> bool:
 
 #: an office named by its title alone ("his Commanding Officer", "the Procurator General", "the Chief Building
 #: Inspector", "Director of Legal Affairs"): a function in the story, like a body named by its function
-_OFFICE_TITLES = {"officer", "officers", "inspector", "counsel", "procurator", "director", "secretary", "secretaries",
-                  "commissioner", "commander", "governor", "attorney", "advocate", "solicitor", "registrar",
-                  "ombudsman", "general", "chief", "head"}
 _SAID_OF_BEFORE = re.compile(r"(?i)\b(?:am|is|are|was|were|be|been|being|became|become|becomes|as|named|appointed)\s+"
                              r"(?:an?\s+|the\s+|his\s+|her\s+|their\s+|its\s+|my\s+|our\s+)?$")
 
@@ -437,17 +442,24 @@ _LAW_OF_BEFORE = re.compile(r"(?i)\b(?:Act|Law|Convention|Treaty|Regulation|Code
                             r"\s+(?:the\s+)?$")
 
 
+_LAW_HEAD_AFTER = re.compile(r"[ \t]+(?:Act|Acts|Code|Law|Regulations?|Ordinance|Decree|Statute|Treaty)\b")
+
+
 def law_name(text: str, start: int, end: int) -> bool:
-    """An ORGANIZATION hit that is a law's name: it ends in a law's head word (and year), or follows "Act on the"."""
-    return _LAW_NAME.search(text[start:end]) is not None or _LAW_OF_BEFORE.search(text[max(0, start - 30): start]) is not None
+    """An ORGANIZATION hit that is a law's name: it ends in a law's head word (and year), follows "Act on the", or
+    is followed by the head word ("the Military Service| Act")."""
+    return _LAW_NAME.search(text[start:end]) is not None or _LAW_OF_BEFORE.search(text[max(0, start - 30): start]) is not None \
+        or _LAW_HEAD_AFTER.match(text, end) is not None
 
 
 def generic_institution(value: str) -> bool:
     words = [w for w in _WORD.findall(value) if w.lower() not in _STOP]
     if not words:
         return True
-    if len(words) == 1:
-        return words[0].lower() in INSTITUTION_HEADS or words[0].lower() in INSTITUTION_WORDS
+    if len(words) == 1:  # "the Government", "the Municipalities"
+        w = words[0].lower()
+        singular = w[:-3] + "y" if w.endswith("ies") else w.removesuffix("s")
+        return bool({w, singular} & (INSTITUTION_HEADS | INSTITUTION_WORDS))
     if not any(w.lower() in INSTITUTION_HEADS for w in words):
         # a public body's field named alone, of its vocabulary only ("Director of Legal Affairs", "Foreign Affairs")
         return len(words) <= 3 and all(w.lower() in INSTITUTION_WORDS and w.lower() not in SPECIALISED for w in words)

@@ -49,3 +49,8 @@ def test_a_lower_case_term_glossed_in_a_phrase_of_another_language_is_no_residue
 ])
 def test_a_capitalised_word_in_parentheses_after_a_common_noun_stays_a_cue(text, cue):
     assert cue in _rare(text)
+
+
+def test_one_letter_is_no_rare_word():
+    assert _rare("in response to X’s refutation, the applicant") == []
+    assert _rare("in response to Xiaoming’s refutation") == ["Xiaoming’s"]

@@ -432,3 +432,18 @@ def test_a_laws_name_is_a_public_text_not_an_organisation(text, value):
 ])
 def test_a_body_with_a_laws_word_in_its_name_stays(text, value):
     assert _kept(text, value, "ORGANIZATION") == value
+
+
+def test_an_organisations_name_ends_where_its_unclosed_gloss_opens():
+    text = "In 1992 the Health Care Reform Act (Gesundheitsstrukturgesetz) amended the Code"
+    assert _kept(text, "Health Care Reform Act (Gesundheitsstrukturgesetz", "ORGANIZATION") is None  # a law's name
+    text = "he lodged an appeal with the Warsaw Regional Court (Sąd Okręgowy) in 1999"
+    assert _kept(text, "Warsaw Regional Court (", "ORGANIZATION") == "Warsaw Regional Court"
+    assert _kept("the Acme Group (Holdings) Ltd paid", "Acme Group (Holdings) Ltd", "ORGANIZATION") == \
+        "Acme Group (Holdings) Ltd"
+
+
+def test_a_law_names_part_before_its_head_word_and_a_plural_public_body_are_no_organisations():
+    text = "pursuant to section 24(8) of the Military Service Act (Wehrgesetz), as in force"
+    assert _kept(text, "Military Service", "ORGANIZATION") is None
+    assert _kept("the Regional Governor ordered the Municipalities to ask", "Municipalities", "ORGANIZATION") is None
