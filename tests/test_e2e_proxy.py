@@ -1,7 +1,7 @@
 """End to end: a real `guardian-proxy run`, real local HTTP and TLS upstreams, real clients (httpx, curl)."""
 
-import re
 import json
+import re
 import shutil
 import subprocess
 

@@ -1,9 +1,9 @@
 """Stage 7 through the real Gateway (Presidio + spaCy): consistency, hard rule, crossing, log fields,
 restart, overrides, bad input, every API shape."""
 
-import re
 import gzip
 import json
+import re
 
 import pytest
 
