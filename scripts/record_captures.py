@@ -18,6 +18,9 @@ reads beside the stand-in shapes it knows:
            name and e-mail, and factual questions with none                    → sdk-chat.har
   google-cohere  google-genai (a Gemini chat, JSON and `alt=sse` stream) and cohere's ClientV2 (JSON and
            stream) against tests/support/google_cohere_server.py                   → sdk-google-cohere.har
+  npm      the AI SDKs from npm in a real Node.js process (tests/node/chat.mjs: openai chat JSON/stream/tools and
+           Responses, @anthropic-ai/sdk JSON/stream, the Vercel AI SDK), against the same local server
+                                                                                 → npm-sdk-chat.har
   cli      the user's own tools against the shop: curl's sign-in form, httpx's contact form, requests' JSON
            order                                                                 → cli-forms.har
 
@@ -189,6 +192,23 @@ def google_cohere(rec: Recorder) -> dict:
     return {PERSON: "name", PERSON_EMAIL: "email"}
 
 
+def npm(rec: Recorder) -> dict:
+    """The AI SDKs from npm in a real Node.js process (tests/node/chat.mjs: openai, @anthropic-ai/sdk, the Vercel AI
+    SDK), once with the person's message and once with the factual question."""
+    node_dir = ROOT / "tests" / "node"
+    if not (node_dir / "node_modules" / "openai").is_dir():
+        raise SystemExit("tests/node/node_modules absent: run `make node` first")
+    env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")}
+    env["NODE_EXTRA_CA_CERTS"] = str(rec.ca)
+    for said, clients in ((SAID, []), (FACTUAL, ["openai-chat-stream", "anthropic-messages", "vercel-ai-chat"])):
+        out = subprocess.run(["node", str(node_dir / "chat.mjs"), rec.url, said, *clients], cwd=node_dir, env=env,
+                             capture_output=True, text=True, timeout=300, check=True)
+        errors = [x for x in out.stdout.splitlines() if '"error"' in x]
+        if errors:
+            raise SystemExit("\n".join(errors))
+    return {PERSON: "name", PERSON_EMAIL: "email"}
+
+
 def cli(rec: Recorder) -> dict:
     import httpx
     import requests
@@ -211,6 +231,7 @@ SCENARIOS: dict[str, tuple[str, str, Callable[[Recorder], dict]]] = {
     "sdks": ("sdk-chat", "llm", sdks),
     "google-cohere": ("sdk-google-cohere", "google-cohere", google_cohere),
     "cli": ("cli-forms", "shop", cli),
+    "npm": ("npm-sdk-chat", "llm", npm),
 }
 
 

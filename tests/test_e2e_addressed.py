@@ -1,5 +1,5 @@
 """End to end (R-ADDRESSED): a real `guardian-proxy run`, a local TLS upstream answering for a
-shop and for a known analytics host (`--redirect-upstream`), and real clients (curl, httpx).
+shop and for a known analytics host (`--redirect-upstream`), and real clients (curl, httpx, Node's fetch).
 
 A request no page made (no Origin, Referer or Fetch Metadata) is the user's own client addressing that host: a
 login or a contact form sent by curl or httpx reaches the shop byte for byte, as the same login from a browser
@@ -7,9 +7,11 @@ does; the same form posted by httpx to a tracker is still not let out as it is. 
 words that do not claim a page made it.
 """
 
+import os
 import shutil
 import ssl
 import subprocess
+from pathlib import Path
 from urllib.parse import quote
 
 import httpx
@@ -28,6 +30,7 @@ LOGIN = f"email={quote(EMAIL)}&password={quote(PASSWORD)}".encode()
 CONTACT = (f"name=Maria+Lindqvist&email={quote(EMAIL)}&phone=%2B46+70+123+45+67"
            "&message=Where+is+my+order+ORD-1001%3F").encode()
 FORM = "application/x-www-form-urlencoded"
+NODE_DIR = Path(__file__).parent / "node"
 
 
 @pytest.fixture(scope="module")
@@ -68,6 +71,26 @@ def test_httpx_contact_form_and_login_reach_the_shop_byte_for_byte(stack):
         assert r.status_code == 200
         assert up.received[n].body == body  # not placeholders
     line = _last_line(px, "/contact")
+    assert line["action"] == "allow" and line["recipient"] == "first_party"
+
+
+@pytest.mark.skipif(shutil.which("node") is None or not (NODE_DIR / "node_modules" / "undici").is_dir(),
+                    reason="node or tests/node/node_modules absent (make test installs them)")
+def test_a_node_scripts_fetch_login_reaches_the_shop_byte_for_byte(stack):
+    """Node's fetch (undici) sends `Sec-Fetch-Mode: cors` on every request, with no Origin, Referer, Sec-Fetch-Site
+    or -Dest: a script, not a page, so the same rule as curl's applies."""
+    up, px = stack
+    n = len(up.received)
+    env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")}
+    env["NODE_EXTRA_CA_CERTS"] = str(px.ca)
+    out = subprocess.run(["node", str(NODE_DIR / "fetch.mjs"), px.url, f"https://{SHOP}/login", LOGIN.decode()],
+                         cwd=NODE_DIR, env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("200") and '"ok": true' in out.stdout
+    got = up.received[n]
+    assert got.headers.get("sec-fetch-mode") == "cors" and "origin" not in got.headers  # what undici sends
+    assert got.path == "/login" and got.body == LOGIN
+    line = _last_line(px, "/login")
     assert line["action"] == "allow" and line["recipient"] == "first_party"
 
 

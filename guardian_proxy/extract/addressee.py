@@ -4,7 +4,8 @@ A browser marks what a page makes: Origin (every CORS request and every POST), R
 the Fetch Metadata headers (`Sec-Fetch-Site/-Mode/-Dest/-User`). A request with none of them was made by no page.
 It is one of:
 
-    tool        curl, wget, Python (httpx, requests, urllib), Node, Go, an agent or a script: the user's own
+    tool        curl, wget, Python (httpx, requests, urllib), Node (its fetch sends `Sec-Fetch-Mode: cors` and no
+                other Fetch Metadata: no browser does that), Go, an agent or a script: the user's own
                 client, sent to the host the user (or the user's agent) named. That host is the user's addressee
                 (recipient rule `addressed`), unless it is a known tracker, ad network, social tracker or broker.
                 A browser's User-Agent does not change this over HTTPS, where a browser always sends Fetch
@@ -38,14 +39,18 @@ from ..types import RawRequest
 HTTP_SCHEMES = ("http", "https", "ws", "wss")
 #: clients that no page speaks for: the explanation says "no page made" it (flag `no_page`)
 PAGELESS = frozenset({"tool", "app", "browser"})
-PAGE_HEADERS = ("origin", "referer", "sec-fetch-site", "sec-fetch-mode", "sec-fetch-dest", "sec-fetch-user")
+#: what a page's request carries. `Sec-Fetch-Mode` alone is not among them: a browser sends it only together with
+#: `Sec-Fetch-Site` and `Sec-Fetch-Dest`, while Node's own fetch (undici) sends `Sec-Fetch-Mode: cors` and nothing
+#: else on every request a script makes
+PAGE_HEADERS = ("origin", "referer", "sec-fetch-site", "sec-fetch-dest", "sec-fetch-user")
 _BROWSER = re.compile(r"^Mozilla/\d")
 _APP_RUNTIME = re.compile(r"dalvik|cfnetwork|okhttp|\bandroid\b|iphone|ipad|\bios\b|darwin/", re.IGNORECASE)
 
 
 def made_by_page(req: RawRequest) -> bool:
-    """Origin, Referer or a Fetch Metadata header: a page made the request (an `Origin: null` counts: an opaque
-    page, a sandboxed frame or a redirect, still a page)."""
+    """Origin, Referer or a browser's Fetch Metadata (Sec-Fetch-Site, -Dest, -User): a page made the request (an
+    `Origin: null` counts: an opaque page, a sandboxed frame or a redirect, still a page). `Sec-Fetch-Mode: cors`
+    alone is Node's fetch, a script (`PAGE_HEADERS`)."""
     return any(req.header(name) is not None for name in PAGE_HEADERS)
 
 

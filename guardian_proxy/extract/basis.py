@@ -40,7 +40,7 @@ def basis(req: RawRequest, recipient: str, ai_call: bool = False) -> str:
         return "user"
     if ai_call and req.method == "POST":
         return "user"  # a prompt someone typed (chat UI or agent/CLI acting for the user)
-    if mode or dest or site:  # a browser sub-resource or fetch
+    if dest or site:  # a browser sub-resource or fetch (Node's fetch sends `Sec-Fetch-Mode: cors` alone: a script)
         if dest in ("image", "script", "iframe", "frame", "style", "font", "audioworklet", "paintworklet") and \
                 site == "cross-site":
             return "background"

@@ -6,10 +6,10 @@ Order of the rules (the first that applies decides):
   2 LLM/AI API hosts and AI chat web apps (`ai_hosts`, `ai_patterns`, services.yaml `ai_service`) → ai_service,
     whatever page, navigation or form sent the request — except the AI app's own analytics client on that host
     (services.yaml `ai_telemetry`: `/ces/v1/t`, `/rgstr`, `/telemetry/intake`) → analytics (rule `ai-telemetry`)
-  3 California-registered data brokers → data_broker, whatever page, navigation or form sent the request; an analytics
-    vendor's own collection protocol (services.yaml `tracker_paths`: Adobe's `/b/ss/…`, Matomo's `matomo.php`, GA4's
-    `/g/collect` …) → analytics of that vendor on any host (rule and flag `vendor_path`: a CNAME-cloaked or
-    self-hosted collector the DNS answer cannot show)
+  3 California-registered data brokers → data_broker, whatever page, navigation or form sent the request; a hosted
+    analytics service's own collection protocol (services.yaml `tracker_paths`: Adobe's `/b/ss/…`, AT Internet's
+    `hit.xiti`, GA4's `/g/collect`) → analytics of that vendor on any host (rule `vendor-path`, flag `vendor_path`:
+    a CNAME-cloaked collector the DNS answer cannot show; a self-hosted Matomo stays the site's own)
   4 identity providers, payment processors and site platforms (services.yaml; role `identity_provider`,
     `payment_processor`, `platform`)
     → first_party on their own site, service_provider from another site (the role travels in `Action.role`)

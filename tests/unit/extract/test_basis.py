@@ -34,6 +34,19 @@ def req(method="GET", url="https://shop.example.com/x", **h):
     (req("POST", url="https://telemetry.tool.example/v1/metrics", user_agent="tool/1.0"), "first_party", False,
      "background"),
     (req(user_agent="curl/8.5.0"), "unknown_third_party", False, "default"),
+    # Node's fetch (undici) sends Sec-Fetch-Mode: cors and no other Fetch Metadata: a script, as curl
+    (req("POST", url="https://api.tool.example/v1/events", sec_fetch_mode="cors", user_agent="node"), "first_party",
+     False, "background"),
+    (req("POST", sec_fetch_mode="cors", user_agent="node"), "first_party", False, "default"),
 ])
 def test_basis(r, recipient, ai, want):
     assert basis(r, recipient, ai) == want
+
+
+def test_node_fetch_is_a_script_not_a_page():
+    from guardian_proxy.extract import addressee
+
+    node = req("POST", sec_fetch_mode="cors", accept_language="*", user_agent="node")
+    assert not addressee.made_by_page(node) and addressee.client(node) == "tool"
+    page = req("POST", sec_fetch_mode="cors", sec_fetch_dest="empty", sec_fetch_site="same-origin")
+    assert addressee.made_by_page(page) and addressee.client(page) == "page"

@@ -246,18 +246,19 @@ def test_site_family_is_first_party(host, site, want, rule):
     # a vendor served under the site's own name (CNAME smetrics.<site>), with no DNS answer to show it
     ("smetrics.fellcraft-outdoor.example", "fellcraft-outdoor.example", "/b/ss/fellcraftprod/1/JS-2.23.0-LDQM/s7514",
      "Adobe (Analytics, AppMeasurement)"),
-    ("stats.shop.example", "shop.example", "/matomo.php", "Matomo"),  # self-hosted
-    ("www.shop.example", "shop.example", "/analytics/piwik.php", "Matomo"),
+    ("logs1.shop.example", "shop.example", "/hit.xiti", "AT Internet (Piano Analytics)"),
     ("sgtm.shop.example", "shop.example", "/g/collect", "Google (Analytics 4)"),  # server-side tag manager
-    ("collector.shop.example", None, "/com.snowplowanalytics.snowplow/tp2", "Snowplow"),  # even from a script
+    ("metrics.shop.example", None, "/b/ss/shopprod/1/JS-2.23.0/s1", "Adobe (Analytics, AppMeasurement)"),  # a script
 ])
 def test_a_vendors_collection_protocol_is_that_vendor_on_any_host(host, site, path, vendor):
     r = cls(host, site, path=path)
     assert (r.cls, r.owner, r.rule, r.flags) == ("analytics", vendor, "vendor-path", ["vendor_path"])
 
 
-@pytest.mark.parametrize("path", ["/b/sso/login", "/api/b/ss", "/matomo.php.html", "/g/collection", "/collect"])
+@pytest.mark.parametrize("path", ["/b/sso/login", "/api/b/ss", "/g/collection", "/collect",
+                                  "/matomo.php", "/com.snowplowanalytics.snowplow/tp2"])
 def test_paths_other_software_uses_are_no_vendor_protocol(path):
+    """Nor a self-hostable collector's (Matomo, Snowplow): on the site's own name it keeps the data with the site."""
     assert recipients.tracker_path(path) is None
 
 
