@@ -125,14 +125,20 @@ def role_of(host: str, path: str = "/") -> tuple[str, str] | None:
     return None
 
 
+def _path_entry(key: str, path: str) -> str | None:
+    """The name paired with the first glob of services.yaml `key` (a list of [path glob, name]) that `path` matches."""
+    lp = (path or "/").split("?", 1)[0].lower()
+    entries = services().get(key) or []
+    for glob, name in entries.get("paths") or [] if isinstance(entries, dict) else entries:
+        if fnmatchcase(lp, glob):
+            return name
+    return None
+
+
 @lru_cache(maxsize=4096)
 def tracker_path(path: str) -> str | None:
     """The analytics vendor whose collection protocol a path is (services.yaml `tracker_paths`), or None."""
-    lp = (path or "/").split("?", 1)[0].lower()
-    for glob, vendor in services().get("tracker_paths") or []:
-        if fnmatchcase(lp, glob):
-            return vendor
-    return None
+    return _path_entry("tracker_paths", path)
 
 
 @lru_cache(maxsize=4096)
@@ -140,11 +146,7 @@ def account_protocol(path: str) -> str | None:
     """The open account protocol a path belongs to (services.yaml `account_protocol.paths`: Matrix's Client-Server
     API, JMAP, WebDAV/CalDAV/CardDAV, Nextcloud's OCS), or None. Only the path counts: these servers are
     self-hosted as often as not."""
-    lp = (path or "/").split("?", 1)[0].lower()
-    for glob, name in (services().get("account_protocol") or {}).get("paths") or []:
-        if fnmatchcase(lp, glob):
-            return name
-    return None
+    return _path_entry("account_protocol", path)
 
 
 def _suffixes(host: str):
