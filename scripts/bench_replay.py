@@ -1213,7 +1213,8 @@ def reply_diff(want: bytes, got: bytes) -> tuple[bool, str]:
 
 
 #: the keys of a stream event whose strings a client joins into the reply (OpenAI, Anthropic, Ollama, Gemini, Cohere)
-_STREAM_TEXT = frozenset({"content", "text", "partial_json", "arguments", "completion", "response", "thinking"})
+_STREAM_TEXT = frozenset({"content", "text", "partial_json", "arguments", "completion", "response", "thinking",
+                          "delta"})
 
 
 def _assembled(events: list) -> tuple[dict, dict]:
