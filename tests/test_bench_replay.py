@@ -177,6 +177,18 @@ def test_a_stream_cut_into_other_events_is_the_same_reply():
     assert not same and "content" in where
 
 
+def test_a_responses_stream_cut_into_other_deltas_is_the_same_reply():
+    """OpenAI's Responses API streams its text as a string `delta` per event (`response.output_text.delta`)."""
+    def sse(*pieces: str) -> bytes:
+        return b"".join(b"event: response.output_text.delta\ndata: " + json.dumps(
+            {"type": "response.output_text.delta", "item_id": "msg_1", "delta": p, "sequence_number": i}).encode()
+            + b"\n\n" for i, p in enumerate(pieces))
+
+    assert br.reply_diff(sse("Noted, Jorda", "n B"), sse("Noted, Jor", "dan B"))[0]
+    same, where = br.reply_diff(sse("Noted, Jorda", "n B"), sse("Noted, Jor", "dan C"))
+    assert not same and "delta" in where
+
+
 def test_a_chat_api_path_is_an_ai_chat_turn_on_any_host():
     body = b'{"model": "llama3", "messages": [{"role": "user", "content": "hi"}]}'
     it = item("https://models.lab.example/api/chat", body, headers=[])
