@@ -44,6 +44,7 @@ import re
 from functools import cache, lru_cache
 
 from ..chatapi import ChatRequest, Slot
+from ..placeholders import no_ones
 from ..types import CONTAINER_ENTITIES
 from .rewrite import HARD_BLOCK, Hit
 
@@ -111,6 +112,44 @@ _PLACE_AFTER = re.compile(r"^(?:\s+(?:is|was)|,)\s+(?:the|a|an)\s+(?:[\w-]+\s+){
 #: object pronouns of a request for information ("tell me", "show us") do not tie a place to anyone; "help me
 #: plan a week in Lisbon" does (the user's plan)
 _FRAME = re.compile(r"\b(?:tell|give|show|teach|explain to)\s+(?:me|us)\b", re.I)
+#: what follows a product's name and never a person's (no possessive between): a version ("Django v4", "Django
+#: 4.2.1"), a software noun ("my Django app", "the Flask server"; nouns only, never a word that is also a verb of a
+#: person: "John logs in", "let Tom build it"); after a possessive, a code word ("Docker's COPY", "React's useEffect")
+_PRODUCT_AFTER = re.compile(
+    r"^\s+(?:v\d+(?:\.\d+)*\b|\d+\.\d+\.\d+\b|\d+\.x\b|(?i:app|apps|application|applications|project|projects|"
+    r"server|servers|container|containers|image|images|cluster|clusters|api|apis|sdk|sdks|cli|library|libraries|"
+    r"framework|plugin|plugins|package|packages|module|modules|database|databases|backend|frontend|template|"
+    r"templates|migration|migrations|settings|config|configuration|docs|documentation|installation|deployment|"
+    r"component|components|extension|extensions|runtime|engine|website|repo|repository|instance|instances|pod|pods|"
+    r"workflow|workflows|codebase|orm|daemon|syntax|middleware|endpoint|endpoints|tutorial|tutorials|integration|"
+    r"firmware|binary|notebook|notebooks|dashboard|toolkit|toolchain|compiler|interpreter|dependency|dependencies|"
+    r"exception|exceptions|schema|schemas|controller|controllers|widget|widgets)\b)"
+    r"|^['’]s\s+(?:[A-Z]{2,}\b|[a-z]+[A-Z]\w*|\w+\(|\w*_\w+)")
+#: verbs that take a person and then a thing ("send John the docs", "give Anna access"): a noun after the name is
+#: the thing given, the name stays a person's
+_TWO_OBJECTS = re.compile(r"\b(?:send|sent|give|gave|given|show|showed|shown|email|e-mail|emailed|forward|forwarded|"
+                          r"mail|mailed|text|texted|message|messaged|pass|passed|hand|handed|bring|brought|offer|"
+                          r"offered|grant|granted|teach|taught|tell|told|ask|asked|lend|lent|sell|sold|pay|paid|owe|"
+                          r"get|got|buy|bought|make|made|write|wrote|assign|assigned|ping|pinged|cc|bcc|let)"
+                          r"\s+(?:[\w'’]+\s+){0,1}$", re.I)
+#: a work and its maker: "Pride and Prejudice by Jane Austen", "a novel by …", "a song written by …", "painted by …"
+#: (the sentence must tie no one of the conversation to the name: "a poem by my aunt Jane" is the user's family).
+#: Workplace papers ("the Q3 Report by Jane", "a memo written by …") are someone's work, not a published one.
+_WORK = r"(?:book|books|novel|novels|poem|poems|poetry|play|plays|song|songs|album|albums|film|films|movie|movies|" \
+        r"painting|paintings|essay|essays|paper|papers|article|articles|speech|speeches|lecture|lectures|symphony|" \
+        r"opera|sonata|concerto|series|story|stories|biography|memoir|sculpture|theory|theorem|sitcom|comic|" \
+        r"comics|manga|trilogy|saga|sonnet|sonnets|ballad|hymn|musical|documentary|podcast|lyrics|masterpiece|" \
+        r"bestseller|textbook)"
+#: capitalised words that end a workplace paper's or a calendar's name: "due Monday by John", "the Q3 Report by Jane"
+_NOT_TITLE = r"(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|January|February|March|April|May|June|" \
+             r"July|August|September|October|November|December|Today|Tomorrow|Tonight|Noon|Midnight|Christmas|" \
+             r"Easter|Report|Reports|Memo|Proposal|Plan|Notes|Minutes|Spreadsheet|Deck|Presentation|Summary|Review|" \
+             r"Budget|Draft|Doc|Document|Email|E-mail|Letter|Invoice|Contract|Update|Analysis|Brief|Agenda|Ticket|" \
+             r"Issue|Request|Feedback|Form|Application|Assignment|Homework|Thesis|Submission)"
+_AUTHORED = re.compile(r"(?:\b" + _WORK + r"(?:\s+(?:written|composed|directed|performed|sung|recorded|painted|"
+                       r"illustrated|narrated|produced))?|\b(?:authored|composed|painted|directed|sung|illustrated|"
+                       r"narrated|choreographed|sculpted|starring|coined|invented|discovered)"
+                       r"|(?<=[a-z\d)\]])\s+(?!" + _NOT_TITLE + r"\b)[A-Z][a-z][\w'’:-]*|[\"”’*_])\s+by\s+$")
 
 
 @cache
@@ -307,7 +346,7 @@ class PartContext:
             return False
         if h.entity in HARD_BLOCK:
             return True
-        if h.entity in CONTAINER_ENTITIES:
+        if h.entity in CONTAINER_ENTITIES or no_ones(h.entity, value):
             return False
         if i not in self._json:
             self._json[i] = _json_values(text)
@@ -330,6 +369,10 @@ class PartContext:
                 return False
             if h.entity == "PERSON" and _CJK_RUN.search(value):
                 return False  # five or more CJK characters in a row are a phrase ("获取项目详情"), not a name
+            if h.entity == "PERSON" and ((_PRODUCT_AFTER.search(text[h.end:h.end + 60]) and not _TWO_OBJECTS.search(
+                    text[max(0, h.start - 40):h.start])) or (
+                    _AUTHORED.search(text[max(0, h.start - 80):h.start]) and not self._tied(text, h, persons))):
+                return False  # a product ("my Django app") or a work's maker ("… by Jane Austen"), not a person here
             words = _WORD.findall(value)
             if words and all(ordinary(w) for w in words) and not any(c.isdigit() for c in value):
                 return False

@@ -160,6 +160,47 @@ def test_hard_rule_values_are_always_kept():
     assert not keeps(chat, 0, "## question ##", "US_SSN")  # no digit: not a number of any kind
 
 
+def test_stock_examples_belong_to_no_one():
+    text = ("Fix this regex so it matches user@example.com and john.doe@test.example. The maintainer is Jane Doe. "
+            "My nginx log has 192.168.1.20 and fe80::1, the ARN is arn:aws:iam::123456789012:role/deploy. "
+            "Write to maria.gonzalez@example.com or maria.g@gmail.com, from 203.0.113.7 and 8.8.8.8; Jane Dovey.")
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
+    for value, entity in [("user@example.com", "EMAIL_ADDRESS"), ("john.doe@test.example", "EMAIL_ADDRESS"),
+                          ("Jane Doe", "PERSON"), ("192.168.1.20", "IP_ADDRESS"), ("fe80::1", "IP_ADDRESS"),
+                          ("123456789012", "PHONE_NUMBER")]:
+        assert not keeps(chat, 0, value, entity), value
+    # a person's name at a reserved domain is kept (what the writer meant), so are public and documentation addresses
+    for value, entity in [("maria.gonzalez@example.com", "EMAIL_ADDRESS"), ("maria.g@gmail.com", "EMAIL_ADDRESS"),
+                          ("203.0.113.7", "IP_ADDRESS"), ("8.8.8.8", "IP_ADDRESS"), ("Jane Dovey", "PERSON")]:
+        assert keeps(chat, 0, value, entity), value
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": "My SSN is 123-45-6789."}]})
+    assert keeps(chat, 0, "123-45-6789", "US_SSN")  # a hard-rule type is never judged a stock example
+
+
+def test_a_product_name_is_not_a_person():
+    text = ("ECONNREFUSED when my Django app starts. What's the difference between Docker's COPY and ADD? "
+            "I moved from Jenkins 2.401.1 to Ruby v3 and React's useEffect runs twice. "
+            "Send Tom Baker documentation about it; Priya logs in daily; ask Maria Lopez settings questions.")
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
+    for value in ("Django", "Docker", "Jenkins", "Ruby", "React"):
+        assert not keeps(chat, 0, value, "PERSON"), value
+    for value in ("Tom Baker", "Priya", "Maria Lopez"):  # the thing given, a verb, a thing asked about: a person
+        assert keeps(chat, 0, value, "PERSON"), value
+
+
+def test_a_works_maker_is_not_a_person_of_the_conversation():
+    text = ("Summarize the plot of Pride and Prejudice by Jane Austen. Who wrote the novel by Leo Tolstoy? "
+            "Is \"1984\" by George Orwell long? Read the Q3 Report by Dana Whitfield, due Monday by Ken Adams. "
+            "My aunt loves a poem by my cousin Rosa Klebb.")
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
+    persons = [hit_at(chat, 0, v, "PERSON") for v in ("Rosa Klebb",)]
+    for value in ("Jane Austen", "Leo Tolstoy", "George Orwell"):
+        assert not keeps(chat, 0, value, "PERSON"), value
+    for value in ("Dana Whitfield", "Ken Adams"):  # a workplace paper's author, a deadline's owner
+        assert keeps(chat, 0, value, "PERSON"), value
+    assert keeps(chat, 0, "Rosa Klebb", "PERSON", persons=persons)  # "my cousin": the user's family
+
+
 # ---------------------------------------------------------------------- through the real Gateway
 
 

@@ -1,0 +1,107 @@
+"""Values that belong to no one: the stock examples people paste when they ask about code, formats and tools.
+
+Each is no one's by a published reservation or by being the textbook example, never by how often it was seen:
+
+- an e-mail address at a reserved domain (RFC 2606 / RFC 6761: `example.com`, `.net`, `.org` and their
+  subdomains, the `.example`, `.test`, `.invalid` and `.localhost` TLDs) whose local part is a stock word ("user",
+  "test", "john.doe", "your.name", "alice" …): `user@example.com` in a regex question is the regex's example. An
+  address there with an ordinary person's name is kept as what the writer meant (data sets and tests plant real
+  names at these domains to stand for someone);
+- the placeholder names of the English-speaking law and forms ("John Doe", "Jane Doe", "Joe Bloggs", "John Q.
+  Public") and their German and Dutch counterparts ("Max Mustermann", "Jan Jansen");
+- an IP address no one outside the machine's own network can reach: private (RFC 1918, RFC 4193), loopback,
+  link-local, unspecified (`192.168.1.20` in a log line says nothing about who sent it);
+- a number whose digits are one digit repeated or a run counting up or down (`123456789012`, AWS's documented
+  example account; `0000000000`; `9876543210`): the shape of an example, not an issued number.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+
+#: RFC 2606 second-level names and the reserved top-level names (RFC 2606, RFC 6761)
+_RESERVED_SLD = ("example.com", "example.net", "example.org")
+_RESERVED_TLD = ("example", "test", "invalid", "localhost")
+#: local parts that are stock words of documentation, forms and tutorials, not a person's mailbox
+_STOCK_LOCAL = frozenset({
+    "user", "username", "user1", "user2", "name", "yourname", "your.name", "your_name", "your-name", "you", "your",
+    "youremail", "your.email", "your_email", "me", "myname", "email", "mail", "e-mail", "address", "someone",
+    "somebody", "anyone", "person", "test", "tester", "testing", "test1", "test2", "demo", "sample", "example",
+    "foo", "bar", "baz", "foobar", "qux", "admin", "administrator", "root", "info", "contact", "hello", "hi",
+    "support", "help", "sales", "team", "office", "noreply", "no-reply", "no_reply", "donotreply", "webmaster",
+    "postmaster", "hostmaster", "abuse", "nobody", "first.last", "firstname.lastname", "first_last", "firstname",
+    "lastname", "john.doe", "jane.doe", "johndoe", "janedoe", "john_doe", "jane_doe", "jdoe", "alice", "bob",
+    "carol", "dave", "eve", "mallory",
+})
+#: placeholder names for an unknown or any person (legal and form usage)
+_PLACEHOLDER_NAMES = frozenset({
+    "john doe", "jane doe", "richard doe", "baby doe", "john q. public", "john q public", "joe bloggs",
+    "joe public", "fred bloggs", "john smith doe", "max mustermann", "erika mustermann", "jan jansen",
+    "jan modaal", "joe schmoe", "joe sixpack", "tommy atkins",
+})
+
+
+def stock_email(text: str) -> bool:
+    """An address at a reserved domain whose local part is a stock word: no one's mailbox."""
+    local, at, domain = text.strip().rpartition("@")
+    if not at or not local:
+        return False
+    domain = domain.casefold().rstrip(".")
+    reserved = any(domain == d or domain.endswith("." + d) for d in _RESERVED_SLD) or \
+        domain.rsplit(".", 1)[-1] in _RESERVED_TLD
+    return reserved and local.casefold().split("+", 1)[0] in _STOCK_LOCAL
+
+
+def placeholder_name(text: str) -> bool:
+    """"John Doe", "Jane Doe", "Max Mustermann" …: the name that stands for an unknown or any person."""
+    return " ".join(text.replace("\u00a0", " ").split()).casefold() in _PLACEHOLDER_NAMES
+
+
+def local_ip(text: str) -> bool:
+    """A private, loopback, link-local or unspecified address (with or without a port or a zone)."""
+    t = text.strip().strip("[]")
+    if t.count(":") == 1 and "." in t:  # 10.0.0.5:8080
+        t = t.split(":", 1)[0]
+    t = t.split("%", 1)[0]
+    try:
+        ip = ipaddress.ip_address(t)
+    except ValueError:
+        return False
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_loopback or ip.is_link_local or ip.is_unspecified or (
+        ip.is_private and not _documentation(ip))
+
+
+def _documentation(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    """RFC 5737 / RFC 3849 documentation ranges: Python calls them private, but they stand in for public
+    addresses (the proxy's own stand-ins are drawn from them), so they are not "local"."""
+    nets = ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "2001:db8::/32")
+    return any(ip in ipaddress.ip_network(n) for n in nets if ipaddress.ip_network(n).version == ip.version)
+
+
+_DIGITS = re.compile(r"\d")
+
+
+def stock_number(text: str) -> bool:
+    """At least six digits (separators ignored) that repeat one digit or count up or down by one (wrapping
+    9→0): `123456789012`, `000-00-0000`, `9876543210`."""
+    digits = [int(c) for c in _DIGITS.findall(text)]
+    if len(digits) < 6:
+        return False
+    steps = {(b - a) % 10 for a, b in zip(digits, digits[1:], strict=False)}
+    return len(steps) == 1 and steps.pop() in (0, 1, 9)
+
+
+def no_ones(entity: str, text: str) -> bool:
+    """Whether `text`, found as `entity`, is a stock example that belongs to no one (see the module's rules)."""
+    if entity == "EMAIL_ADDRESS":
+        return stock_email(text)
+    if entity == "PERSON":
+        return placeholder_name(text)
+    if entity == "IP_ADDRESS":
+        return local_ip(text)
+    if any(c.isdigit() for c in text) and entity not in ("DATE", "DATE_TIME", "DATE_OF_BIRTH", "AGE", "AMOUNT"):
+        return stock_number(text)
+    return False

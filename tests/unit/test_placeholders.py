@@ -1,0 +1,44 @@
+"""guardian_proxy/placeholders.py: the stock examples that belong to no one, by a published reservation or by being
+the textbook example; everything close to them that someone can hold stays personal."""
+
+import pytest
+
+from guardian_proxy.placeholders import local_ip, no_ones, placeholder_name, stock_email, stock_number
+
+
+@pytest.mark.parametrize("text", ["user@example.com", "Test@Example.ORG", "john.doe@mail.example.net",
+                                  "foo+tag@example.com", "alice@corp.example", "admin@site.test", "me@host.localhost",
+                                  "noreply@x.invalid"])
+def test_stock_addresses_at_reserved_domains(text):
+    assert stock_email(text) and no_ones("EMAIL_ADDRESS", text)
+
+
+@pytest.mark.parametrize("text", ["maria.gonzalez@example.com", "user@gmail.com", "user@example.co",
+                                  "user@notexample.com", "user@example.com.evil.io", "user@", "@example.com"])
+def test_other_addresses_are_someones(text):
+    assert not stock_email(text)
+
+
+def test_placeholder_names():
+    assert placeholder_name("John Doe") and placeholder_name("jane  doe") and placeholder_name("Max Mustermann")
+    assert not placeholder_name("John Dow") and not placeholder_name("Doe") and not placeholder_name("Jane")
+
+
+@pytest.mark.parametrize("text", ["192.168.1.20", "10.0.0.5:8080", "172.16.4.1", "127.0.0.1", "::1", "fe80::1%eth0",
+                                  "169.254.0.9", "0.0.0.0", "fd12:3456::1", "::ffff:192.168.0.1", "[::1]"])
+def test_local_addresses(text):
+    assert local_ip(text) and no_ones("IP_ADDRESS", text)
+
+
+@pytest.mark.parametrize("text", ["8.8.8.8", "203.0.113.7", "198.51.100.64", "2001:db8::5", "100.64.0.1",
+                                  "172.32.0.1", "not an ip"])
+def test_public_and_documentation_addresses_are_not_local(text):
+    assert not local_ip(text)
+
+
+def test_stock_numbers():
+    for text in ("123456789012", "000-00-0000", "9876543210", "8901234567", "111111"):
+        assert stock_number(text), text
+    for text in ("12345", "4111 1111 1111 1111", "123456789013", "07700 900123", "2024-01-02"):
+        assert not stock_number(text), text
+    assert no_ones("PHONE_NUMBER", "123456789012") and not no_ones("DATE", "123456")
