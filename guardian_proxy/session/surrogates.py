@@ -1,7 +1,10 @@
 """Surrogates of the same type and format, generated locally with Faker (en_US).
 
 PERSON: each name part maps to a surrogate part kept for the session ("John Doe" → "Alex Smith",
-"Mr. Doe" → "Mr. Smith", "John" → "Alex"); titles, initials and suffixes keep their shape. E-mail local
+"Mr. Doe" → "Mr. Smith", "John" → "Alex"); titles, initials and suffixes keep their shape. A given name that
+Faker's name lists know as only a woman's or only a man's gets a stand-in of the same (a model that reads "my
+daughter Jonathan" answers with "he", and the de-masked reply says "Emma … he"); a title (Mrs, Mr) decides where
+the name is unknown. E-mail local
 parts built from known names follow them (john.doe@… → alex.smith@example.net). Format-bound values come
 from `guardian_proxy.standins`, the one source both surrogate makers use, and no one can hold them: e-mails
 on example.com/.net/.org, phones in fiction ranges (555-01xx, 07700 900xxx), test-BIN Luhn cards, SSNs in the
@@ -27,9 +30,13 @@ import random
 import re
 import threading
 from collections.abc import Callable
+from functools import cache
 
 from .. import standins
 
+#: titles that say a person's sex
+_WOMEN_TITLES = {"mrs", "ms", "miss", "madam", "dame", "lady"}
+_MEN_TITLES = {"mr", "sir", "lord"}
 _TITLES = {"mr", "mrs", "ms", "miss", "mx", "dr", "prof", "sir", "madam", "dame", "lord", "lady", "rev"}
 _SUFFIXES = {"jr", "sr", "ii", "iii", "iv", "phd", "md"}
 #: name parts that are also everyday English words: never used as a surrogate part (de-masking must not
@@ -169,6 +176,8 @@ class SurrogateMaker:
     def person(self, value: str, seed: int, names: dict[str, str], avoid: Callable[[str], bool]) -> str:
         parts = list(_NAME_PART.finditer(value))
         real = [m for m in parts if m.group(0).lower().rstrip(".") not in _TITLES | _SUFFIXES]
+        titles = {m.group(0).lower().rstrip(".") for m in parts if m not in real}
+        title_sex = "f" if titles & _WOMEN_TITLES else "m" if titles & _MEN_TITLES else ""
         out, pos = [], 0
         for m in parts:
             out.append(value[pos:m.start()])
@@ -179,12 +188,14 @@ class SurrogateMaker:
                 out.append(random.Random(f"{seed}{tok}").choice("ABCDEFGHJKLMNPRSTW"))
             else:
                 last = m is real[-1] and (len(real) > 1 or parts.index(m) > 0)
-                out.append(standins.case_like(self.name_part(tok, last, seed, names, avoid), tok))
+                sex = "" if last else (given_name_sex(tok) or title_sex)
+                out.append(standins.case_like(self.name_part(tok, last, seed, names, avoid, sex), tok))
             pos = m.end()
         out.append(value[pos:])
         return "".join(out)
 
-    def name_part(self, tok: str, last: bool, seed: int, names: dict[str, str], avoid: Callable[[str], bool]) -> str:
+    def name_part(self, tok: str, last: bool, seed: int, names: dict[str, str], avoid: Callable[[str], bool],
+                  sex: str = "") -> str:
         key = tok.casefold()
         if key in names:
             return names[key]
@@ -193,7 +204,8 @@ class SurrogateMaker:
         cand = ""
         for attempt in range(40):
             f.seed_instance(seed * 131 + attempt)
-            cand = f.last_name() if last else f.first_name()
+            cand = f.last_name() if last else f.first_name_female() if sex == "f" else \
+                f.first_name_male() if sex == "m" else f.first_name()
             if (cand.casefold() not in _COMMON and len(cand) >= 3 and cand not in used
                     and cand.casefold() not in names and not avoid(cand)):
                 break
@@ -257,6 +269,30 @@ class SurrogateMaker:
     def date(value: str, rng: random.Random) -> str:
         """A valid date in the same format (`standins.date`)."""
         return standins.date(value, rng)
+
+
+@cache
+def _given_names() -> tuple[frozenset[str], frozenset[str]]:
+    """Women's and men's given names of Faker's person providers (several locales), casefolded."""
+    import importlib
+
+    women: set[str] = set()
+    men: set[str] = set()
+    for loc in ("en_US", "en_GB", "en_IN", "de_DE", "fr_FR", "es_ES", "it_IT", "nl_NL", "pt_BR", "pl_PL", "sv_SE"):
+        try:
+            p = importlib.import_module(f"faker.providers.person.{loc}").Provider
+        except ImportError:  # pragma: no cover - a trimmed Faker
+            continue
+        women.update(str(x).casefold() for x in getattr(p, "first_names_female", ()) or ())
+        men.update(str(x).casefold() for x in getattr(p, "first_names_male", ()) or ())
+    return frozenset(women), frozenset(men)
+
+
+def given_name_sex(name: str) -> str:
+    """'f' or 'm' when the lists know `name` as only a woman's or only a man's given name, else ''."""
+    women, men = _given_names()
+    key = name.casefold()
+    return "f" if key in women and key not in men else "m" if key in men and key not in women else ""
 
 
 def _words(v: str) -> str:

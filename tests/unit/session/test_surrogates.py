@@ -63,3 +63,19 @@ def test_a_pseudonym_never_carries_or_sits_inside_a_real_value():
     assert overlaps_real("Acme", real)  # sits inside the real employer
     assert not overlaps_real("pharmacist", real) and not overlaps_real("Brightwell Ltd", real)
     assert not overlaps_real("Ann", ["Anna Smith"])  # whole words only
+
+
+def test_a_given_names_sex_is_kept():
+    """"my daughter Emma" must not become "my daughter Jonathan": the model would answer with "he"."""
+    from guardian_proxy.session.surrogates import given_name_sex
+
+    assert given_name_sex("Emma") == "f" and given_name_sex("John") == "m" and given_name_sex("Alex") == ""
+    maker = SurrogateMaker()
+    for seed in range(20):
+        first = maker.person("Emma Watson", seed, {}, lambda c: False).split()[0]
+        assert given_name_sex(first) != "m", first
+        first = maker.person("John Watson", seed, {}, lambda c: False).split()[0]
+        assert given_name_sex(first) != "f", first
+    for seed in range(10):  # a given name the lists do not know: the title decides
+        first = maker.person("Mrs Xyla Quarrington", seed, {}, lambda c: False).split()[1]
+        assert given_name_sex(first) != "m", first
