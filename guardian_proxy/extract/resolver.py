@@ -137,7 +137,8 @@ def _context_rules(f: TextField, hits: list[Result], ctx: FieldContext | None) -
         if h.entity == "PERSON" and h.recognizer.startswith(("ner", "narrative")) and not _ner_person(text[h.start:h.end]):
             continue
         if h.entity == "ORGANIZATION" and h.recognizer.startswith("ner") and ctx is not None and \
-                ctx.request is not None and _ACRONYM.fullmatch(text[h.start:h.end]):
+                ctx.request is not None and _ACRONYM.fullmatch(text[h.start:h.end]) and \
+                not people_organisation(text, h.start, h.end):
             continue  # in a request's field a bare acronym ("SSE finish", "API error") names a technology: no one's data
         kh = next((k for k in key_hits if k.entity == h.entity and k.start == h.start and k.end == h.end), None)
         if kh is not None:  # the key agrees: raise the text recognizer's confidence, one result
@@ -177,6 +178,28 @@ def _inside_number(text: str, start: int, end: int) -> bool:
 
 
 _ACRONYM = re.compile(r"[A-Z]{2,5}")
+#: what the text says of an acronym that makes it a body of people someone belongs to, supports or acts for: a
+#: membership or a role in it before it ("membership of the PKK", "leader of the X", "propaganda in favour of the X",
+#: "aiding and abetting the X", "an illegal organisation, the X"), its people or movement after it ("X members",
+#: "the X movement"), its long form naming a party, a movement, a union … ("the X (the Kurdistan Workers' Party)"),
+#: or an apposition calling it one ("the X, an illegal organisation"). A technology's acronym has none of these
+_MEMBER_BEFORE = re.compile(
+    r"(?i)(?:\b(?:members?(?:hip)?|militants?|leaders?|leadership|supporters?|sympathi[sz]ers?|activists?|fighters?|"
+    r"founders?|spokes(?:man|woman|person))\s+(?:of|in|for)|\bpropaganda\s+(?:(?:in\s+favou?r|on\s+behalf)\s+of|for)|"
+    r"\babetting|\b(?:belong(?:s|ed|ing)?\s+to|joined|affiliated\s+with)|"
+    r"\borgani[sz]ation,)\s+(?:the\s+)?$")
+_PEOPLE = r"(?:party|organi[sz]ation|movement|front|army|union|league|brotherhood|federation|association|group)"
+_MEMBER_AFTER = re.compile(
+    r"(?i)\s+(?:members?|militants?|supporters?|sympathi[sz]ers?|activists?|fighters?|movement|leaders?|leadership)\b"
+    rf"|\s*\((?:the\s+)?[^()\n]{{0,80}}?\b{_PEOPLE}\b"
+    rf"|,\s+(?:an?|the)\s+(?:[\w-]+\s+){{0,3}}{_PEOPLE}\b")
+
+
+def people_organisation(text: str, start: int, end: int) -> bool:
+    """Does the text say that the acronym at [start, end) is a body of people someone belongs to or acts for (see
+    `_MEMBER_BEFORE`)? Then it is an organisation the person may be known by, not a technology's name."""
+    return _MEMBER_BEFORE.search(text[max(0, start - 60): start]) is not None or \
+        _MEMBER_AFTER.match(text, end) is not None
 
 
 def _site_account(value: str, sites: frozenset[str]) -> bool:
