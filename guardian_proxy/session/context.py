@@ -33,7 +33,13 @@ the value, its part or its surroundings, never of one service):
    ("help me plan a week in Lisbon", "tell me …", "… for me") ties no one: the place is what the request is
    about, and a made-up town there would have the model plan a trip to nowhere. A value this conversation already replaces stays
    replaced wherever it appears.
-7. A whole-field container (a search term, a page view: `CONTAINER_ENTITIES`) is never itself a value to
+7. A name is not a person's where its words make it a product or a work's maker: a software noun or a version
+   after it ("my Django app", "Jenkins 2.401.1"), a possessive and a code word ("Docker's COPY"), unless a verb
+   hands the noun to the person ("send Tom Baker documentation"); "… by X" after a work ("Pride and Prejudice by
+   Jane Austen", "a novel by …") in a sentence that ties no one to X. Stock examples belong to no one
+   (`guardian_proxy/placeholders.py`: user@example.com, John Doe, 192.168.1.20, 123456789012), hard-rule types
+   excepted.
+8. A whole-field container (a search term, a page view: `CONTAINER_ENTITIES`) is never itself a value to
    replace; the values inside it are found on their own.
 """
 
