@@ -19,6 +19,7 @@ from functools import lru_cache
 
 import regex as re
 
+from ..institutions import INSTITUTION_HEADS, SPECIALISED
 from ..types import ENTITIES, Span, TextField
 
 #: entities whose exact value is searched for elsewhere in the request
@@ -88,9 +89,38 @@ def titles(fields: list[TextField], spans: list[Span]) -> list[Span]:
 _ALIAS = re.compile(r"[ \t]*\([ \t]*[“\"‘']?(?:the[ \t]+)?(\p{Lu}[\p{Lu}\d&\-]{1,7})[”\"’']?[ \t]*\)")
 
 
+#: a parenthesis right after a value, holding a phrase of its own: "the Lapp villages (samebyar)", "Muret
+#: (Haute-Garonne)", "the Social Insurance Authority (Zakład Ubezpieczeń Społecznych)"
+_GLOSS = re.compile(r"[ \t]*\([ \t]*[“\"‘']?([^()\[\]\n“”\"‘’]{2,80}?)[”\"’']?[ \t]*\)")
+_GLOSS_WORD = re.compile(r"\p{L}[\p{L}'’\-]*")
+
+
+def foreign_gloss(phrase: str) -> bool:
+    """A phrase English does not use: no word of three letters or more that English uses often (Zipf ≥ 4: "the
+    Commission", "see below", "in Polish" are English), and most such words rare in English ("samebyar", "caisse
+    primaire centrale d’assurance maladie", "Haute-Garonne"): the value before it again, in its own language."""
+    words = [w for w in _GLOSS_WORD.findall(phrase) if len(w) >= 3]
+    if not words or any(c.isdigit() for c in phrase):
+        return False
+    freq = [zipf(w.lower()) for w in words]
+    return max(freq) < COMMON_WORD and sum(f < 3.0 for f in freq) * 3 >= len(freq) * 2
+
+
+def _kind_glossed(s: Span) -> bool:
+    """A public body of no specialised field ("the Warsaw Court of Appeal (Sąd Apelacyjny)", "the Ankara Martial Law
+    Court"'s kind is kept): its gloss names its kind, which the rewrite keeps in English too; a specialised body's
+    gloss says the field the rewrite hides ("the Social Insurance Authority (Zakład Ubezpieczeń Społecznych)")."""
+    if s.entity != "ORGANIZATION":
+        return False
+    words = {w.lower() for w in _GLOSS_WORD.findall(s.text)}
+    return bool(words & INSTITUTION_HEADS) and not words & SPECIALISED
+
+
 def aliases(fields: list[TextField], spans: list[Span]) -> list[Span]:
     """A span's acronym, defined in parentheses right after it, is a span of the same type: the short name
-    says what the long one said ("the EAT" later in the text names the same tribunal)."""
+    says what the long one said ("the EAT" later in the text names the same tribunal). So is a gloss in another
+    language right after it ("the Lapp villages (samebyar)", "Muret (Haute-Garonne)"): kept beside the hidden
+    value, it would say it again."""
     text_of = {f.path: f.text for f in fields}
     field_of = {f.path: f for f in fields}
     out = list(spans)
@@ -101,6 +131,10 @@ def aliases(fields: list[TextField], spans: list[Span]) -> list[Span]:
         m = _ALIAS.match(text, s.end)
         if m and sum(c.isupper() for c in m.group(1)) >= 2:
             out.append(_span(field_of[s.path], m.start(1), m.end(1), s.entity, s.score))
+            continue
+        g = _GLOSS.match(text, s.end)
+        if g and foreign_gloss(g.group(1)) and not _kind_glossed(s):
+            out.append(_span(field_of[s.path], g.start(1), g.end(1), s.entity, s.score))
     return out
 
 
