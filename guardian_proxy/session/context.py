@@ -146,6 +146,10 @@ _WORK = r"(?:book|books|novel|novels|poem|poems|poetry|play|plays|song|songs|alb
         r"opera|sonata|concerto|series|story|stories|biography|memoir|sculpture|theory|theorem|sitcom|comic|" \
         r"comics|manga|trilogy|saga|sonnet|sonnets|ballad|hymn|musical|documentary|podcast|lyrics|masterpiece|" \
         r"bestseller|textbook)"
+#: from a name to the "by" of its work's maker: "Dune by ", "Harry Potter and the Philosopher's Stone by "
+#: (not after a verb that hands something to the name: "Email John Smith the Q3 Report by Dana")
+_TITLE_TO_BY = re.compile(r"(?:(?:['’]s|\s+(?:and|of|in|on|&))(?:\s+(?:and|of|the|in|on|a|an|&|[A-Z][\w'’:-]*|\d+))"
+                          r"{0,8}?)?\s+by\s+")
 #: capitalised words that end a workplace paper's or a calendar's name: "due Monday by John", "the Q3 Report by Jane"
 _NOT_TITLE = r"(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|January|February|March|April|May|June|" \
              r"July|August|September|October|November|December|Today|Tomorrow|Tonight|Noon|Midnight|Christmas|" \
@@ -333,7 +337,7 @@ class PartContext:
             return h
         words = list(_WORD.finditer(h.text))
         k = 0
-        while len(words) - k > 2 and ordinary(words[k].group(0)):
+        while len(words) - k > 2 and len(words[k].group(0)) > 1 and ordinary(words[k].group(0)):  # "J." an initial
             k += 1
         if k:
             cut = words[k].start()
@@ -376,15 +380,27 @@ class PartContext:
             if h.entity == "PERSON" and _CJK_RUN.search(value):
                 return False  # five or more CJK characters in a row are a phrase ("获取项目详情"), not a name
             if h.entity == "PERSON" and ((_PRODUCT_AFTER.search(text[h.end:h.end + 60]) and not _TWO_OBJECTS.search(
-                    text[max(0, h.start - 40):h.start])) or (
-                    _AUTHORED.search(text[max(0, h.start - 80):h.start]) and not self._tied(text, h, persons))):
-                return False  # a product ("my Django app") or a work's maker ("… by Jane Austen"), not a person here
+                    text[max(0, h.start - 40):h.start])) or self._work_name(text, h, persons)):
+                return False  # a product ("my Django app") or a work or its maker ("Dune by Frank Herbert")
             words = _WORD.findall(value)
             if words and all(ordinary(w) for w in words) and not any(c.isdigit() for c in value):
                 return False
         if h.entity in _PLACES and not known and not self._tied(text, h, persons):
             return False
         return True
+
+    @classmethod
+    def _work_name(cls, text: str, h: Hit, persons) -> bool:
+        """A work's maker ("… by Jane Austen") or a work named after a character ("Dune by Frank Herbert", "Harry
+        Potter and the Philosopher's Stone by …", where a name follows "by"), in a sentence whose words tie no one
+        to it (the names of the work and its maker do not tie each other)."""
+        if cls._tied(text, h, ()):
+            return False
+        if _AUTHORED.search(text[max(0, h.start - 80):h.start]):
+            return True
+        m = _TITLE_TO_BY.match(text, h.end)
+        return bool(m) and not _TWO_OBJECTS.search(text[max(0, h.start - 40):h.start]) and \
+            not re.search(r"\b" + _NOT_TITLE + r"\b", m.group(0)) and any(p.start == m.end() for p in persons)
 
     @staticmethod
     def _tied(text: str, h: Hit, persons) -> bool:

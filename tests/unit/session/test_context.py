@@ -199,6 +199,18 @@ def test_a_works_maker_is_not_a_person_of_the_conversation():
     for value in ("Dana Whitfield", "Ken Adams"):  # a workplace paper's author, a deadline's owner
         assert keeps(chat, 0, value, "PERSON"), value
     assert keeps(chat, 0, "Rosa Klebb", "PERSON", persons=persons)  # "my cousin": the user's family
+    # a work named after a character and its maker name each other; an initial is no ordinary word ("J.")
+    text = "Recommend novels like Dune by Frank Herbert and Harry Potter and the Philosopher's Stone by J.K. Rowling."
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
+    persons = [hit_at(chat, 0, v, "PERSON") for v in ("Dune", "Frank Herbert", "Harry Potter", "J.K. Rowling")]
+    for h in persons:
+        assert not PartContext(chat).keep(0, chat.slots[0], h, persons), h.text
+    text = ("Send the contract to Maria Lopez by FedEx, and tell Tom Baker by Friday. Email John Smith the Q3 Report "
+            "by Dana Whitfield.")
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
+    persons = [hit_at(chat, 0, v, "PERSON") for v in ("Maria Lopez", "Tom Baker", "John Smith", "Dana Whitfield")]
+    for h in persons:
+        assert PartContext(chat).keep(0, chat.slots[0], h, persons), h.text
 
 
 # ---------------------------------------------------------------------- through the real Gateway
