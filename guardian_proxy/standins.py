@@ -555,7 +555,7 @@ def render(entity: str, value: str, rng: random.Random, local: str | None = None
         return iban(v, rng)
     if entity == "IP_ADDRESS":
         return ip(v.strip(), rng)
-    if entity in ("DATE", "DATE_TIME"):
+    if entity in ("DATE", "DATE_TIME", "DATE_OF_BIRTH"):  # a birth date is a date: "3 April 1987", not "1 Nadag 6376"
         return date(v, rng)
     if UUID_RE.fullmatch(v):
         return uuid(v, rng)

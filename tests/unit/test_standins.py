@@ -270,3 +270,16 @@ def test_every_stand_in_is_recognised_as_one_and_the_originals_are_not(case, see
 
 def test_short_or_digitless_phones_do_not_break():
     assert S.phone("+", R(1)) == "+" and len(S.phone("12", R(1))) == 2
+
+
+def test_a_birth_date_gets_a_date():
+    """'born on 3 April 1987' became '1 Nadag 6376' (scrambled letter by letter as an ID)."""
+    import random
+    import re
+
+    from guardian_proxy import standins
+
+    for seed in range(10):
+        out = standins.render("DATE_OF_BIRTH", "3 April 1987", random.Random(seed))
+        day, month, year = out.split()
+        assert 1 <= int(day) <= 28 and month in standins._MONTHS and re.fullmatch(r"19[89]\d", year), out
