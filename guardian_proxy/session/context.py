@@ -108,6 +108,10 @@ _I_VERBS = frozenset({"live", "lived", "living", "moved", "move", "moving", "bor
                       "travelled", "travelling", "traveling", "am", "was", "go", "going", "went", "fly", "flying",
                       "flew", "relocated", "reside", "resided", "study", "studied", "studying", "attend",
                       "attended", "left", "returned", "arrive", "arrived", "drive", "drove", "commute"})
+_POSSESSIVES = frozenset({"my", "our", "his", "her", "their", "your", "mine", "ours", "hers", "theirs", "yours"})
+#: verbs of a trip: in a question ("can I travel to Canada?", "should I visit Rome?") the place is what is asked
+_TRIP_VERBS = frozenset({"travel", "traveling", "travelling", "go", "going", "fly", "flying", "visit", "visiting",
+                         "drive", "stay", "staying"})
 #: a noun that names a kind of place, and the words that tie a name to it: "its capital is Saipan", "the island of
 #: Saipan", "the town called X"; "Saipan is the capital of …", "X, a town in …"
 _PLACE_NOUN = r"(?:capital|city|town|village|island|islands|county|province|state|region|district|port|territory|" \
@@ -146,6 +150,10 @@ _WORK = r"(?:book|books|novel|novels|poem|poems|poetry|play|plays|song|songs|alb
         r"opera|sonata|concerto|series|story|stories|biography|memoir|sculpture|theory|theorem|sitcom|comic|" \
         r"comics|manga|trilogy|saga|sonnet|sonnets|ballad|hymn|musical|documentary|podcast|lyrics|masterpiece|" \
         r"bestseller|textbook)"
+#: what is asked about a public life: "a biography of Marie Curie", "the paintings of …", "who was …"
+_PUBLIC_BEFORE = re.compile(r"\b(?:biography|biographies|life|legacy|reign|presidency|assassination|paintings|poems|"
+                            r"novels|songs|symphonies|quotes|speeches|theories|discoveries|inventions|philosophy)\s+of"
+                            r"\s+$|\bwho\s+was\s+$", re.I)
 #: from a name to the "by" of its work's maker: "Dune by ", "Harry Potter and the Philosopher's Stone by "
 #: (not after a verb that hands something to the name: "Email John Smith the Q3 Report by Dana")
 _TITLE_TO_BY = re.compile(r"(?:(?:['’]s|\s+(?:and|of|in|on|&))(?:\s+(?:and|of|the|in|on|a|an|&|[A-Z][\w'’:-]*|\d+))"
@@ -198,6 +206,25 @@ def _zipf(word: str) -> float:
     except ImportError:  # pragma: no cover
         return 0.0
     return zipf_frequency(word, "en")
+
+
+#: the last words before a name that say it is a person the user knows ("my daughter", "our neighbours, the")
+_KIN_BEFORE = re.compile(r"\b(?:daughter|son|wife|husband|mother|father|mom|mum|dad|brother|sister|friend|colleague|"
+                         r"coworker|boss|manager|neighbou?rs?|partner|boyfriend|girlfriend|fianc[ée]e?|cousin|aunt|"
+                         r"uncle|niece|nephew|grandmother|grandfather|grandson|granddaughter|landlord|landlady|tenant|"
+                         r"teacher|student|doctor|patient|client|roommate|flatmate)s?(?:,|\s)+(?:the\s+|mr\.?\s+|"
+                         r"mrs\.?\s+|ms\.?\s+|dr\.?\s+)?$", re.I)
+
+
+def _kin_name(text: str, h) -> bool:
+    """A span NER typed as an organisation or a group that follows a kinship or role noun and whose words are
+    given names or surnames (a family's plural "Abernathys" too)."""
+    if not _KIN_BEFORE.search(text[max(0, h.start - 40):h.start]):
+        return False
+    words = _WORD.findall(h.text)
+    names = _given_and_surnames()
+    return bool(words) and len(words) <= 3 and all(
+        w.casefold() in names or (w.endswith("s") and w[:-1].casefold() in names) for w in words)
 
 
 def ordinary(word: str) -> bool:
@@ -327,6 +354,8 @@ class PartContext:
         """A person's name that is a country's is a place ("which country is Micronesia next to"), and so is a
         name its words make one ("its capital is Saipan", "the island of Saipan", "Saipan is the capital of …"); ordinary
         words before a full name are not part of it ("Email Margaret Okafor" → "Margaret Okafor")."""
+        if h.entity in ("ORGANIZATION", "NRP") and not h.part and _kin_name(text, h):
+            h.entity = "PERSON"  # "my daughter Sofia Marchand", "our neighbours, the Abernathys": NER's type slips
         if h.entity != "PERSON" or h.part:
             return h
         words = _WORD.findall(h.text)
@@ -391,12 +420,14 @@ class PartContext:
 
     @classmethod
     def _work_name(cls, text: str, h: Hit, persons) -> bool:
-        """A work's maker ("… by Jane Austen") or a work named after a character ("Dune by Frank Herbert", "Harry
-        Potter and the Philosopher's Stone by …", where a name follows "by"), in a sentence whose words tie no one
-        to it (the names of the work and its maker do not tie each other)."""
-        if cls._tied(text, h, ()):
-            return False
-        if _AUTHORED.search(text[max(0, h.start - 80):h.start]):
+        """A work's maker ("… by Jane Austen"), a public life asked about ("a biography of Marie Curie") or a work
+        named after a character ("Dune by Frank Herbert", "Harry Potter and the Philosopher's Stone by …", where a
+        name follows "by"), unless the words next to the name tie it to someone ("my cousin", a person noun)."""
+        before = text[max(0, h.start - 80):h.start]
+        near = [w.casefold() for w in _WORD.findall(before)[-4:] + _WORD.findall(text[h.end:h.end + 30])[:3]]
+        if any(w in _POSSESSIVES or w in _PERSON_WORDS for w in near):
+            return False  # "a poem by my cousin Rosa", "… by Rosa, my cousin"
+        if _AUTHORED.search(before) or _PUBLIC_BEFORE.search(before):
             return True
         m = _TITLE_TO_BY.match(text, h.end)
         return bool(m) and not _TWO_OBJECTS.search(text[max(0, h.start - 40):h.start]) and \
@@ -413,6 +444,7 @@ class PartContext:
         if any(p.start < b and a < p.end and p is not h for p in persons):
             return True
         sentence = _FRAME.sub(" ", text[a:b])
+        question = sentence.rstrip().endswith("?")
         words = [w.casefold() for w in re.findall(r"[\w']+|[\w’]+", sentence)]
         for k, w in enumerate(words):
             w = w.replace("’", "'")
@@ -420,6 +452,6 @@ class PartContext:
                 continue  # "help me plan a week in Lisbon", "tell me …", "… for me": the request, not the user's life
             if w in _TIES or w in _PERSON_WORDS:
                 return True
-            if w == "i" and any(x in _I_VERBS for x in words[k + 1:k + 4]):
-                return True
+            if w == "i" and any(x in _I_VERBS and not (question and x in _TRIP_VERBS) for x in words[k + 1:k + 4]):
+                return True  # "I live in …", not "can I still travel to Canada?" (the trip is what is asked)
         return False

@@ -213,6 +213,22 @@ def test_a_works_maker_is_not_a_person_of_the_conversation():
         assert PartContext(chat).keep(0, chat.slots[0], h, persons), h.text
 
 
+def test_ner_type_slips_after_a_kinship_noun_and_trip_questions():
+    text = ("My daughter Sofia Marchand starts school next week. Can I still travel to Canada? "
+            "I live in Boise. Give me a short biography of Marie Curie. Write the life of my aunt Rosa Klebb.")
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
+    h = hit_at(chat, 0, "Sofia Marchand", "ORGANIZATION")
+    assert PartContext(chat).keep(0, chat.slots[0], h) and h.entity == "PERSON"  # a daughter, not a company
+    assert not keeps(chat, 0, "Canada", "LOCATION")  # the trip is what is asked
+    assert keeps(chat, 0, "Boise", "LOCATION")  # where the user lives
+    assert not keeps(chat, 0, "Marie Curie", "PERSON")  # a public life asked about
+    assert keeps(chat, 0, "Rosa Klebb", "PERSON")  # "my aunt"
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": "Our new client Acme Logistics moved."}]})
+    h = hit_at(chat, 0, "Acme Logistics", "ORGANIZATION")
+    PartContext(chat).keep(0, chat.slots[0], h)
+    assert h.entity == "ORGANIZATION"  # words that are no names stay an organisation
+
+
 # ---------------------------------------------------------------------- through the real Gateway
 
 
