@@ -1,0 +1,145 @@
+"""Prompt precision: what the chat session changes in prompts people type into an AI chat.
+
+Each prompt of `tests/fixtures/prompts/prompts.yaml` is sent as the only user message of a new OpenAI Chat
+Completions conversation through the real gateway (Presidio + spaCy, the session stage), as `guardian-proxy run`
+decides it. The prompt's words are compared with what would leave (difflib on word tokens):
+
+- needless: a prompt in which a word outside its `personal` (and `either`) values was changed;
+- precision: of the changed words, the share inside a `personal` value;
+- leaks: `personal` values that leave as typed.
+
+    .venv/bin/python scripts/bench_prompts.py [--set dev|holdout|all] [--show] [--only REGEX]
+
+`prompts.yaml` (dev) was written while the session's rules were built; `holdout.yaml` was written after them and
+scored once as it stood, never used to tune a rule.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import os
+import re
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from guardian_proxy.types import RawRequest  # noqa: E402
+
+CORPORA = {"dev": ROOT / "tests" / "fixtures" / "prompts" / "prompts.yaml",
+           "holdout": ROOT / "tests" / "fixtures" / "prompts" / "holdout.yaml"}
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+
+
+def load(which: str = "dev") -> list[dict]:
+    import yaml
+
+    names = list(CORPORA) if which == "all" else [which]
+    return [c for n in names for c in yaml.safe_load(CORPORA[n].read_text())["prompts"]]
+
+
+def request(text: str, n: int) -> RawRequest:
+    body = json.dumps({"model": "gpt-4o", "messages": [{"role": "user", "content": text}]}).encode()
+    return RawRequest(method="POST", url="https://api.openai.com/v1/chat/completions",
+                      headers=[("Host", "api.openai.com"), ("Content-Type", "application/json"),
+                               ("Authorization", f"Bearer sk-bench-prompts-{n}"), ("User-Agent", "OpenAI/Python 2.5")],
+                      body=body)
+
+
+def sent_text(decision, text: str) -> str | None:
+    """The user message as it would leave (None: blocked)."""
+    if decision.action == "deny":
+        return None
+    rw = decision.rewrite
+    if decision.action != "transform" or rw is None or rw.body is None:
+        return text
+    return json.loads(rw.body)["messages"][-1]["content"]
+
+
+def spans_of(text: str, values: list) -> list[tuple[int, int]]:
+    out = []
+    for v in values:
+        for m in re.finditer(re.escape(str(v)), text):
+            out.append((m.start(), m.end()))
+    return out
+
+
+def _inside(spans: list[tuple[int, int]], start: int, end: int) -> bool:
+    return any(start < b and a < end for a, b in spans)
+
+
+def judge(case: dict, out: str | None) -> dict:
+    """Changed words (inside a personal value, inside an `either` value, elsewhere) and personal values left."""
+    text = case["text"]
+    personal = [str(v) for v in case.get("personal") or []]
+    if out is None:
+        return {"blocked": True, "needless": True, "personal_words": 0, "other_words": len(_TOKEN.findall(text)),
+                "leaks": [], "changed": ["<blocked>"]}
+    mine, either = spans_of(text, personal), spans_of(text, case.get("either") or [])
+    a = [(m.start(), m.end(), m.group(0)) for m in _TOKEN.finditer(text)]
+    b = [m.group(0) for m in _TOKEN.finditer(out)]
+    sm = difflib.SequenceMatcher(a=[t for _, _, t in a], b=b, autojunk=False)
+    counts = Counter()
+    changed = []
+    for op, i1, i2, _, _ in sm.get_opcodes():
+        if op in ("replace", "delete"):
+            for s, e, tok in a[i1:i2]:
+                where = "personal" if _inside(mine, s, e) else "either" if _inside(either, s, e) else "other"
+                counts[where] += 1
+                if where == "other":
+                    changed.append(tok)
+    leaks = [v for v in personal if v in out]
+    return {"blocked": False, "needless": counts["other"] > 0, "personal_words": counts["personal"],
+            "other_words": counts["other"], "leaks": leaks, "changed": changed}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--show", action="store_true", help="print every prompt that was changed needlessly or leaked")
+    ap.add_argument("--only", help="regex on prompt kinds")
+    ap.add_argument("--set", default="dev", choices=[*CORPORA, "all"], help="which prompts (default dev)")
+    args = ap.parse_args(argv)
+
+    from guardian_proxy.config import load_settings
+    from guardian_proxy.pipeline import Gateway
+
+    cases = [c for c in load(args.set) if not args.only or re.search(args.only, c["kind"])]
+    with tempfile.TemporaryDirectory(prefix="bench-prompts-") as tmp:
+        gw = Gateway.from_settings(load_settings(state_dir=Path(tmp)), with_log=False)
+        gw.warm_up()
+        results = []
+        for n, c in enumerate(cases):
+            d = gw.evaluate(request(c["text"], n), log=False)
+            out = sent_text(d, c["text"])
+            r = judge(c, out)
+            results.append((c, out, r))
+
+    kinds = Counter(c["kind"] for c, _, _ in results)
+    n_personal = sum(len(c.get("personal") or []) for c, _, _ in results)
+    needless = [x for x in results if x[2]["needless"]]
+    leaks = sum(len(r["leaks"]) for _, _, r in results)
+    pw = sum(r["personal_words"] for _, _, r in results)
+    ow = sum(r["other_words"] for _, _, r in results)
+    print(f"prompt precision ({args.set}): {len(results)} prompts ({', '.join(f'{k} {v}' for k, v in kinds.items())}), "
+          f"{n_personal} personal values")
+    print(f"needless   {len(needless):3d} / {len(results):<3d} prompts with a word changed that is not personal")
+    for k in kinds:
+        nk = sum(1 for c, _, r in results if c["kind"] == k and r["needless"])
+        print(f"  {k:9s} {nk:3d} / {kinds[k]}")
+    print(f"precision  {pw / max(1, pw + ow):.3f}  ({pw} changed words personal, {ow} not)")
+    print(f"leaks      {leaks:3d} / {n_personal:<3d} personal values left as typed")
+    if args.show:
+        for c, out, r in results:
+            if r["needless"] or r["leaks"]:
+                print(f"\n[{c['kind']}] {c['text']}\n   -> {out}\n   needless words: {r['changed']}  leaks: {r['leaks']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,36 @@
+"""scripts/bench_prompts.py: the judge of a prompt's words (needless, personal, leaks), and one real run."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+import bench_prompts as bp  # noqa: E402
+
+
+def test_judge_counts_words_inside_and_outside_personal_values():
+    case = {"text": "I'm Quentin Zarkowsky and my Django app fails", "personal": ["Quentin Zarkowsky"]}
+    r = bp.judge(case, "I'm Alex Smith and my Django app fails")
+    assert (r["needless"], r["personal_words"], r["other_words"], r["leaks"]) == (False, 2, 0, [])
+    r = bp.judge(case, "I'm Alex Smith and my Laura app fails")
+    assert r["needless"] and r["changed"] == ["Django"]
+    r = bp.judge(case, case["text"])
+    assert r["leaks"] == ["Quentin Zarkowsky"] and not r["needless"]
+    assert bp.judge(case, None)["blocked"]
+    either = {"text": "Tomasz turns 40 on Friday", "personal": ["Tomasz"], "either": ["40"]}
+    assert not bp.judge(either, "Jakub turns 41 on Friday")["needless"]
+
+
+def test_both_sets_load():
+    dev, holdout = bp.load("dev"), bp.load("holdout")
+    assert len(dev) >= 50 and len(holdout) >= 30 and len(bp.load("all")) == len(dev) + len(holdout)
+    for c in dev + holdout:
+        assert c["kind"] in {"code", "facts", "personal"} and all(str(v) in c["text"] for v in c["personal"])
+
+
+@pytest.mark.slow
+def test_a_real_run_prints_the_three_numbers(capsys):
+    assert bp.main(["--set", "holdout", "--only", "code"]) == 0
+    out = capsys.readouterr().out
+    assert "needless" in out and "precision" in out and "leaks" in out
