@@ -39,6 +39,7 @@ INSTITUTION_WORDS = {
     "state", "government", "office", "commonwealth", "federation", "union", "community", "communities",
     "parliamentary", "legislative", "executive", "judicial", "electoral", "election", "elections", "audit",
     "statistics", "statistical", "registration", "land", "lands", "surveys", "planning", "housing", "police",
+    "roads", "highways", "motorways",
     "prison", "prisons", "probation", "parole", "review", "inquiry", "investigation", "investigations",
     "constitution", "treaty", "minister", "ministers", "president", "presidential", "prime", "cabinet",
 }

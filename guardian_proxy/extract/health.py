@@ -32,6 +32,7 @@ estradiol progesterone testosterone norethindrone levonorgestrel mifepristone mi
 isotretinoin accutane tretinoin minoxidil allopurinol colchicine alendronate naltrexone disulfiram acamprosate
 varenicline chantix nicotine suboxone antidepressant antidepressants antibiotics antipsychotic antipsychotics
 antiretroviral antiretrovirals opioids painkillers contraceptive contraceptives statins inhaler insulin-pump
+heroin diamorphine cocaine cannabis marijuana hashish methamphetamine mdma opium ketamine mephedrone
 """.split())
 
 CONDITIONS = frozenset("""
@@ -42,6 +43,8 @@ gonorrhea syphilis herpes hpv std sti pregnancy ocd bipolar anorexia bulimia bpd
 self-harm dyslexia dyspraxia tourette's sclerosis ms als copd emphysema bronchitis apnea narcolepsy glaucoma
 cataracts macular covid covid-19 chemotherapy chemo radiotherapy dialysis transplant abortion ivf pregnant trimester
 miscarried stillbirth postpartum mastectomy melanoma lymphoma carcinoma sarcoma
+sciatica hernia herniated tinnitus vertigo incontinence epileptic psychotic paranoid myopic paraplegic tetraplegic
+quadriplegic amputee prosthesis prostheses prosthetic calcification reconstructive
 """.split())
 
 TERMS = frozenset({
@@ -50,6 +53,8 @@ TERMS = frozenset({
     "blood pressure", "high blood pressure", "type 1 diabetes", "type 2 diabetes", "breast cancer",
     "prostate cancer", "lung cancer", "mental health", "sexually transmitted", "birth control", "morning after",
     "weight loss", "hiv positive", "erectile dysfunction", "crohn's disease", "celiac disease", "long covid",
+    "loss of vision", "loss of sight", "loss of hearing", "vision loss", "hearing loss", "gave birth", "given birth",
+    "giving birth", "give birth", "gives birth",
 })
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’]{0,40}")
@@ -57,6 +62,8 @@ _DOSE = re.compile(r"(?<![\w.])\d{1,4}(?:\.\d{1,3})?\s?(?:mg|mcg|µg|ml|iu|units
 _DIAG = re.compile(r"(?i)\b(?:diagnosed with|suffer(?:s|ing)? from|prescribed|treated for|living with)\s"
                    r"(?P<v>[A-Za-z0-9][A-Za-z0-9'’-]{0,29}(?: [A-Za-z0-9][A-Za-z0-9'’-]{0,29}){0,2})")
 _STOP = frozenset("it a an the my this that his her their something nothing".split())
+#: an indefinite article after a diagnosis is not part of the condition ("diagnosed with a psychotic illness")
+_ARTICLE = frozenset({"a", "an"})
 #: a condition or a drug never starts with a preposition or a conjunction: after one, the trigger is the legal
 #: or procedural sense ("the period prescribed by domestic law", "prescribed in section 11", "treated for as long as")
 _FUNCTION = frozenset("by in under within at to as than of on from with for into upon onto pursuant according "
@@ -102,12 +109,17 @@ def find(text: str) -> list[Hit]:
             out.append((m.start(), m.end(), "MEDICATION", 0.6))
     for m in _DIAG.finditer(text):
         words = m.group("v").split(" ")
+        start = m.start("v")
+        if words[0].lower() in _ARTICLE and len(words) > 1 and m.group().lower().startswith(("diagnosed", "treated")):
+            # "diagnosed with a psychotic illness"; not "suffering from a lack of funds"
+            start += len(words[0]) + 1
+            words = words[1:]
         if words[0].lower() in _STOP or words[0].lower() in _FUNCTION:
             continue
         if m.group().lower().startswith("prescribed") and _ADJECTIVAL.search(text[max(0, m.start() - 12): m.start()]):
             continue
         keep = 1
-        while keep < len(words) and words[keep].lower() not in _TAIL:
+        while keep < len(words) and words[keep].lower() not in _TAIL and words[keep].lower() not in _FUNCTION:
             keep += 1
-        out.append((m.start("v"), m.start("v") + len(" ".join(words[:keep])), "MEDICAL_CONDITION", 0.65))
+        out.append((start, start + len(" ".join(words[:keep])), "MEDICAL_CONDITION", 0.65))
     return out

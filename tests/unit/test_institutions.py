@@ -36,3 +36,10 @@ def test_a_time_limit_the_law_sets_is_no_ones():
     assert at("to pay the court fees within thirty days for the proceedings to continue", "thirty days")
     assert not at("he was sentenced to seven years’ imprisonment", "seven years")
     assert not at("he had lived there for less than three years", "three years")
+
+
+def test_a_public_body_for_roads_is_named_by_its_field():
+    from guardian_proxy.extract.hit_filter import generic_institution
+
+    assert generic_institution("General Directorate of National Roads and Highways")
+    assert not generic_institution("Kielce Regional Directorate of State Roads")  # its place names it

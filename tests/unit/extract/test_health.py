@@ -31,3 +31,20 @@ def test_a_legal_or_procedural_phrase_is_no_condition(text):
 ])
 def test_a_prescription_or_a_diagnosis_is_still_found(text, value):
     assert ("MEDICAL_CONDITION", value) in _found(text)
+
+
+@pytest.mark.parametrize("text,value,label", [
+    ("In 2004 he was diagnosed with a psychotic illness by the Military Hospital.", "psychotic illness",
+     "MEDICAL_CONDITION"),                                             # the article is not the condition
+    ("Episodic onsets of sciatica are reported in the case history.", "sciatica", "MEDICAL_CONDITION"),
+    ("The accident resulted in the loss of vision in his left eye.", "loss of vision", "MEDICAL_CONDITION"),
+    ("On 3 May his wife gave birth to a son.", "gave birth", "MEDICAL_CONDITION"),
+    ("He was charged with the import of a controlled drug (diamorphine).", "diamorphine", "MEDICATION"),
+    ("She walks with a prosthetic knee since the operation.", "prosthetic", "MEDICAL_CONDITION"),
+])
+def test_a_condition_a_birth_or_a_drug_is_health_data(text, value, label):
+    assert (label, value) in _found(text)
+
+
+def test_an_article_after_suffering_from_is_not_a_diagnosis():
+    assert not _found("The court was suffering from a lack of judges in 1999.")
