@@ -9,18 +9,15 @@ from __future__ import annotations
 
 import pytest
 
-from tests.test_e2e_agents_inbox import INSTR, SHAPE_IDS, SHAPES, check, inbox_proxy
+from tests.test_e2e_agents_inbox import (
+    INSTR,
+    SHAPE_IDS,
+    SHAPES,
+    check,
+    env,  # noqa: F401  (the inbox's proxy and agent, one per module)
+)
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def env(tmp_path_factory):
-    srv, px, http = inbox_proxy(tmp_path_factory.mktemp("langchain"))
-    yield srv, px, http
-    http.close()
-    px.stop()
-    srv.close()
 
 
 def conversation(shape: str) -> list:
@@ -32,7 +29,7 @@ def conversation(shape: str) -> list:
 
 
 @pytest.mark.parametrize("shape", SHAPE_IDS)
-def test_langchain_agent_json_and_stream(env, shape):
+def test_langchain_agent_json_and_stream(env, shape):  # noqa: F811
     from langchain_core.tools import tool
     from langchain_openai import ChatOpenAI
 

@@ -45,11 +45,11 @@ the value, its part or its surroundings, never of one service):
 
 from __future__ import annotations
 
-import importlib
 import re
 from functools import cache, lru_cache
 
 from ..chatapi import ChatRequest, Slot
+from ..person_names import faker_names
 from ..placeholders import no_ones
 from ..types import CONTAINER_ENTITIES
 from .rewrite import HARD_BLOCK, Hit
@@ -170,19 +170,10 @@ _AUTHORED = re.compile(r"(?:\b" + _WORK + r"(?:\s+(?:written|composed|directed|p
                        r"|(?<=[a-z\d)\]])\s+(?!" + _NOT_TITLE + r"\b)[A-Z][a-z][\w'’:-]*|[\"”’*_])\s+by\s+$")
 
 
-@cache
 def _given_and_surnames() -> frozenset[str]:
-    """Given names and surnames of several languages (Faker's person providers, already a dependency): a
-    word in this list may be a name even when it is an ordinary word ("Mark", "Grace", "Rose")."""
-    out: set[str] = set()
-    for loc in ("en_US", "en_GB", "en_IN", "de_DE", "fr_FR", "es_ES", "it_IT", "nl_NL", "pt_BR", "pl_PL", "sv_SE"):
-        try:
-            p = importlib.import_module(f"faker.providers.person.{loc}").Provider
-        except ImportError:  # pragma: no cover - a trimmed Faker
-            continue
-        for attr in ("first_names", "first_names_male", "first_names_female", "last_names"):
-            out.update(str(x).casefold() for x in getattr(p, attr, ()) or ())
-    return frozenset(out)
+    """Given names and surnames of several languages: a word in this list may be a name even when it is an
+    ordinary word ("Mark", "Grace", "Rose")."""
+    return faker_names("first_names", "first_names_male", "first_names_female", "last_names")
 
 
 #: short given names Faker's lists lack that are also ordinary words

@@ -30,9 +30,9 @@ import random
 import re
 import threading
 from collections.abc import Callable
-from functools import cache
 
 from .. import standins
+from ..person_names import faker_names
 
 #: titles that say a person's sex
 _WOMEN_TITLES = {"mrs", "ms", "miss", "madam", "dame", "lady"}
@@ -271,26 +271,9 @@ class SurrogateMaker:
         return standins.date(value, rng)
 
 
-@cache
-def _given_names() -> tuple[frozenset[str], frozenset[str]]:
-    """Women's and men's given names of Faker's person providers (several locales), casefolded."""
-    import importlib
-
-    women: set[str] = set()
-    men: set[str] = set()
-    for loc in ("en_US", "en_GB", "en_IN", "de_DE", "fr_FR", "es_ES", "it_IT", "nl_NL", "pt_BR", "pl_PL", "sv_SE"):
-        try:
-            p = importlib.import_module(f"faker.providers.person.{loc}").Provider
-        except ImportError:  # pragma: no cover - a trimmed Faker
-            continue
-        women.update(str(x).casefold() for x in getattr(p, "first_names_female", ()) or ())
-        men.update(str(x).casefold() for x in getattr(p, "first_names_male", ()) or ())
-    return frozenset(women), frozenset(men)
-
-
 def given_name_sex(name: str) -> str:
     """'f' or 'm' when the lists know `name` as only a woman's or only a man's given name, else ''."""
-    women, men = _given_names()
+    women, men = faker_names("first_names_female"), faker_names("first_names_male")
     key = name.casefold()
     return "f" if key in women and key not in men else "m" if key in men and key not in women else ""
 
