@@ -399,6 +399,8 @@ class PartContext:
                 return False
             if h.entity == "PERSON" and _CJK_RUN.search(value):
                 return False  # five or more CJK characters in a row are a phrase ("获取项目详情"), not a name
+            if h.entity == "PERSON" and " " not in value.strip() and re.match(r"\s+to\s*:", text[h.end:h.end + 8]):
+                return False  # an invoice's label: "Bill to:", "Ship to:"
             if h.entity == "PERSON" and ((_PRODUCT_AFTER.search(text[h.end:h.end + 60]) and not _TWO_OBJECTS.search(
                     text[max(0, h.start - 40):h.start])) or self._work_name(text, h, persons)):
                 return False  # a product ("my Django app") or a work or its maker ("Dune by Frank Herbert")
