@@ -70,6 +70,7 @@ from ..citations import cited, reporter
 from ..hashtags import personal_hashtag
 from ..institutions import INSTITUTION_HEADS, INSTITUTION_WORDS, SPECIALISED, law_date
 from ..offices import OFFICE_TITLES as _OFFICE_TITLES
+from .quasi_lexicon import ETHNIC_PERSON
 
 Hit = tuple[int, int, str, float]
 
@@ -84,6 +85,7 @@ _WORD = re.compile(r"\p{L}[\p{L}'’\-]*|\d+(?:st|nd|rd|th)?")
 #: a range's or an estimate's word before a date or an amount ("between 1 March and 31 December 1998",
 #: "approximately EUR 1,400"): it says how the value is meant, it is not part of it
 _APPROX = re.compile(r"(?i)(?:between|from|approximately|about|around|nearly|almost|roughly|circa|some)\s+(?=(?:\S+\s+)?\S*\d)")
+_ETHNIC_PERSON = re.compile(ETHNIC_PERSON, re.I)
 _SEP = re.compile(r"\s*(?:\||\n|:\s|\s:)\s*")
 _SENT_START = re.compile(r"(?:^|[\n.!?:;•\-–—(“\"]|\d\.)\s*$")
 _TITLED = re.compile(r"(?:(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Sir|Dame|Lady|Lord|Judge)\.?\s+\S|(?:\p{Lu}\.\s?)+\p{Lu})")
@@ -523,8 +525,9 @@ def keep(text: str, hit: Hit) -> Hit | None:
         return None  # "against the Republic of Turkey", "United Kingdom law": the state, not where someone is
     if label == "NRP" and _nationality(value) and not _is_name_word(value) and not _of_a_person(text, start, end):
         return None
-    if label in ("ORGANIZATION", "LOCATION", "NRP") and not any(c.isupper() for c in value):
-        return None  # "inter alia", "the city": a name is capitalised
+    if label in ("ORGANIZATION", "LOCATION", "NRP") and not any(c.isupper() for c in value) and \
+            not (label == "NRP" and _ETHNIC_PERSON.fullmatch(value)):
+        return None  # "inter alia", "the city": a name is capitalised (a people's colour, "a black woman", is not)
     if label == "MEDICAL_CONDITION" and _SCHEME_AFTER.match(text[end:end + 30]):
         return None  # "disability pension", "sickness benefit": a scheme, not the person's condition
     if label in ("CASE_NUMBER", "DATE", "QUANTITY") and cited(text, start):

@@ -121,7 +121,10 @@ PATTERNS: list[tuple[str, float, re.Pattern]] = [
                                    r"boutique|dealership|practice|clinic|nursery|guesthouse)s?\b")),
     ("OCCUPATION", 0.6, re.compile(r"\b(?!(?:the|a|an|his|her|their|my|our|this|that|other|another|any|each|every|"
                                    r"no|some)\s)[a-z]{3,}\s(?:officer|assistant|worker|agent|operator|driver|clerk|"
-                                   r"manager|technician|servant|practitioner|attendant|inspector|guard)s?\b")),
+                                   r"manager|technician|servant|practitioner|attendant|inspector|guard|captain|sergeant|"
+                                   r"lieutenant|colonel|corporal)s?\b")),
+    # a person described by the colour of their skin or their people ("a black woman", "Roma families"): ethnic origin
+    ("NRP", 0.7, re.compile(rf"(?i)\b{lx.ETHNIC_PERSON}\b")),
     ("FAMILY", 0.8, re.compile(rf"\b(?:{lx.MARITAL})\b", re.I)),
     ("FAMILY", 0.8, re.compile(rf"\b(?:(?:my|our)\s+)?(?:\d+|{_NUMW}|trio of|pair of|couple of)\s+(?:[a-z]+\s+){{0,2}}"
                                rf"(?:{lx.KIN_NOUNS})\b", re.I)),

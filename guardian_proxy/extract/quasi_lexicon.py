@@ -45,6 +45,12 @@ MARITAL = r"married|divorced|widowed|widow|widower|separated|engaged|remarried|s
 KIN_NOUNS = (r"kids?|kiddos?|children|child|sons?|daughters?|little ones?|babies|baby|toddlers?|boys|girls|"
              r"grandchildren|grandkids|twins|triplets|legends|munchkins|angels|blessings")
 
+#: one person described by the colour of their skin or their people ("a black woman", "a Roma mother"): ethnic
+#: origin, written in lower case as often as not; a group ("black people", "Roma families") is what a text is about,
+#: not someone
+ETHNIC_PERSON = (r"(?:black|white|asian|hispanic|latino|latina|roma|romani|gypsy)\s+(?:man|woman|person|boy|girl|"
+                 r"child|mother|father)")
+
 MEDICAL_SUFFIX = r"[a-z]+(?:itis|osis|algia|aemia|emia|opathy|oma|ectomy|plegia|phrenia|trophy|iasis|pathy|otomy|plasty)"
 MEDICAL_WORDS = {
     "cancer", "diabetes", "depression", "hiv", "aids", "asthma", "epilepsy", "dementia", "stroke", "paralysis",

@@ -159,3 +159,23 @@ def test_a_business_someone_runs_or_owns_says_what_they_do(text, value):
 def test_running_or_owning_something_else_is_no_business():
     for text in ("They run a risk of losing it.", "She owns a car and a house.", "The buses run a shuttle to the station."):
         assert not any(lab == "OCCUPATION" for _, lab in found(text))
+
+
+@pytest.mark.parametrize(("text", "value", "label"), [
+    ("On 8 June 2004 the applicant, an artillery captain at the Armed Forces, brought a case.", "artillery captain",
+     "OCCUPATION"),
+    ("At the time he was an infantry sergeant in the army.", "infantry sergeant", "OCCUPATION"),
+    ("She had been discriminated against as a black woman with a disability.", "black woman", "NRP"),
+    ("The landlord refused to rent the flat to a Roma mother and her son.", "Roma mother", "NRP"),
+])
+def test_a_military_rank_and_a_persons_colour_or_people(text, value, label):
+    assert has(text, value, label)
+
+
+@pytest.mark.parametrize("text", [
+    "The law protects black people and Roma families from eviction.",  # a group the text is about
+    "A white paper on black holes was published.",
+    "Yesterday the team captain scored twice.",  # a function in the story
+])
+def test_a_group_or_a_common_phrase_is_no_ones_origin_or_rank(text):
+    assert not {v for v, lab in found(text) if lab in ("NRP", "OCCUPATION")}
