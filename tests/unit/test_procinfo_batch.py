@@ -154,3 +154,67 @@ def test_the_addon_still_takes_a_finder_with_lookup_only():
         return got
 
     assert asyncio.run(main())["name"] == "wget"
+
+
+def _reopen(proc, pid: int, fd: int, target: str, port: int | None = None, inode: int | None = None) -> None:
+    """In the fixture: `pid`'s descriptor `fd` now links to `target`; a new client socket (port, inode) listed."""
+    link = proc / str(pid) / "fd" / str(fd)
+    link.unlink()
+    os.symlink(target, link)
+    if port is not None:
+        with (proc / "net" / "tcp").open("a") as f:
+            f.write(ROW.format(n=99, port=port, st="01", uid=os.geteuid(), ino=inode))
+
+
+@pytest.mark.skipif(not LE, reason="fixture text is little-endian")
+def test_a_socket_at_a_descriptor_freed_by_a_closed_connection_is_found_without_a_walk(tmp_path, monkeypatch):
+    """A program that closes a connection and opens the next gets the freed descriptor: it is read first, alone."""
+    proc = _proc(tmp_path, os.geteuid())
+    f = ProcessFinder(proc=str(proc))
+    assert f.lookup("127.0.0.1", 50000).pid == 977  # socket 4242 at 977's descriptor 3
+    f.closed("127.0.0.1", 50000)
+    _reopen(proc, 977, 3, "socket:[4250]", port=50006, inode=4250)
+    reads = _count_fd_reads(monkeypatch)
+    got = f.lookup("127.0.0.1", 50006)
+    assert (got.pid, got.name) == (977, "curl") and f.hinted == 1
+    assert reads == [str(proc / "977" / "fd" / "3")]  # no listing of its table, no other descriptor read
+
+
+@pytest.mark.skipif(not LE, reason="fixture text is little-endian")
+def test_a_freed_descriptor_that_now_holds_something_else_leaves_the_walk_to_find_the_owner(tmp_path):
+    """The link decides, never the hint: a freed descriptor reused for a file, the new socket held by another
+    program, is found in that program's table by the walk, as without the hint."""
+    proc = _proc(tmp_path, os.geteuid())
+    f = ProcessFinder(proc=str(proc))
+    assert f.lookup("127.0.0.1", 50000).pid == 977
+    f.closed("127.0.0.1", 50000)
+    _reopen(proc, 977, 3, "/tmp/some.log")
+    _reopen(proc, 978, 3, "socket:[4251]", port=50007, inode=4251)  # 978's socket 5000 closed, this one new
+    got = f.lookup("127.0.0.1", 50007)
+    assert (got.pid, got.name) == (978, "python3 agent.py") and f.hinted == 0
+    f.closed("127.0.0.1", 50099)  # a connection never looked up: nothing to free
+    assert f.lookup("127.0.0.1", 50001).pid == 977
+
+
+def test_the_addon_frees_a_looked_up_connections_descriptor_when_it_closes():
+    class Finder:
+        def __init__(self):
+            self.closed_ = []
+
+        def lookup_many(self, clients):
+            return [App("curl", pid=7, exe="/usr/bin/curl", kind="tool") for _ in clients]
+
+        def closed(self, addr, port):
+            self.closed_.append((addr, port))
+
+    async def main():
+        finder = Finder()
+        look = AppLookup(finder=finder)
+        seen = SimpleNamespace(id="c1", peername=("127.0.0.1", 50000), sockname=None)
+        await look.app_of(seen)
+        look.client_disconnected(seen)
+        look.client_disconnected(SimpleNamespace(id="c2", peername=("127.0.0.1", 50001), sockname=None))
+        look.done()
+        return finder.closed_
+
+    assert asyncio.run(main()) == [("127.0.0.1", 50000)]
