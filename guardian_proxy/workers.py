@@ -156,14 +156,39 @@ def _serve(settings, conn) -> None:
             decision = gateway.evaluate(raw, log=False, ticket=Ticket(action))  # from the proxy's extraction, if any
             decision.six._parsed = None  # the parsed body stays here: the proxy has the wire bytes
             kept = gateway.agents.handoff(decision.id) if gateway.agents is not None else None
-            conn.send((job, decision, kept))
+            conn.send((job, *to_wire(decision), kept))
         except (EOFError, OSError, BrokenPipeError):
             break
         except BaseException as e:  # a decision that cannot be sent back: the proxy applies the fail rules
             try:
-                conn.send((job, None, type(e).__name__))
+                conn.send((job, None, (), type(e).__name__))
             except (EOFError, OSError):
                 break
+
+
+# ---------------------------------------------------------------------- the decision on the pipe
+
+
+def to_wire(decision) -> tuple:
+    """(the decision without its evidence statements, those statements as (score, fields) pairs): the same
+    information, but a pydantic model costs its unpickler a Python `__setstate__` call, and a deny carries its policy
+    evidence (a statement and its score: two models, ~27 µs each to unpickle in the proxy process; a deny's 8 took
+    0.21 ms of its 0.26 ms, 4.7 of its 6.8 KB). `from_wire` builds them again from their fields."""
+    ev = getattr(decision, "evidence", None)
+    if ev is None or not ev.statements:
+        return decision, ()
+    slim = decision.model_copy(update={"evidence": ev.model_copy(update={"statements": []})})
+    return slim, tuple((s.score, s.statement.__dict__) for s in ev.statements)
+
+
+def from_wire(decision, statements):
+    """The decision `to_wire` split, whole again (its statements rebuilt by their constructors: ~5 µs each)."""
+    if statements:
+        from .types import ScoredStatement, Statement
+
+        decision.evidence.statements = [ScoredStatement(statement=Statement(**fields), score=score)
+                                        for score, fields in statements]
+    return decision
 
 
 # ---------------------------------------------------------------------- the proxy's side
@@ -380,12 +405,12 @@ class _Slot:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        _, decision, extra = answer
+        decision, extra = answer[1], answer[-1]  # (job, decision, statements, extra); (job, decision, extra)
         if not job.future.done():  # done: cancelled at its deadline, the fail rules decided it; dropped
             if decision is None:
                 job.future.set_exception(WorkerDied(f"worker {self.index} could not send its decision ({extra})"))
             else:
-                job.future.set_result((decision, extra))
+                job.future.set_result((from_wire(decision, answer[2]) if len(answer) == 4 else decision, extra))
         self.pool._dispatch()
 
     def _exited(self) -> None:

@@ -75,6 +75,7 @@ def main() -> int:
     from guardian_proxy.config import load_settings
     from guardian_proxy.evaluator import Ticket, write_line
     from guardian_proxy.pipeline import Gateway
+    from guardian_proxy.workers import from_wire, to_wire
 
     tmp = Path(tempfile.mkdtemp(prefix="guardian-profile-"))
     s = load_settings(None, state_dir=tmp / "state", dashboard_port=0, workers=1)
@@ -109,10 +110,10 @@ def main() -> int:
         wraw, handed = pickle.loads(wire)
         d = gw.evaluate(wraw, log=False, ticket=Ticket(handed))
         d.six._parsed = None
-        back = pickle.dumps(d, pickle.HIGHEST_PROTOCOL)
+        back = pickle.dumps(to_wire(d), pickle.HIGHEST_PROTOCOL)  # as workers._serve sends it
         c2 = time.process_time()
         parts["worker_other_threads"] += (c2 - c1) - (time.thread_time() - t1)
-        d2 = pickle.loads(back)
+        d2 = from_wire(*pickle.loads(back))
         write_line(gw, raw, d2, ticket)
         c3 = time.process_time()
         parts["proxy"] += (c1 - c0) + (c3 - c2)
