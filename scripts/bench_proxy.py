@@ -272,6 +272,7 @@ class Tally:
         self.mismatches: Counter = Counter()  # reason -> n
         self.errors: Counter = Counter()
         self.denied: list[int] = []
+        self.connections = 0  # TCP connections the client opened to the proxy (httpcore's trace)
 
 
 def classify(kind: str, c: bench_cases.Case, i: int, r: httpx.Response, t: Tally) -> None:
@@ -311,6 +312,10 @@ async def run_chunk(kind: str, proxy: str, up_port: int, workload: str, indexes:
     proxy's process tree by role: main, workers, other)."""
     todo = iter(indexes)
     limits = httpx.Limits(max_connections=conc, max_keepalive_connections=conc)
+    async def trace(event: str, info: dict) -> None:
+        if event == "connection.connect_tcp.complete":
+            t.connections += 1
+
     async with httpx.AsyncClient(proxy=proxy, limits=limits, timeout=60) as client:
         t0 = time.perf_counter()
         deadline = t0 + max_s
@@ -323,7 +328,8 @@ async def run_chunk(kind: str, proxy: str, up_port: int, workload: str, indexes:
                 headers = c.headers + [("x-guardian-bench-case", c.key), ("x-guardian-bench-run", run_tag)]
                 s = time.perf_counter()
                 try:
-                    r = await client.request(c.method, c.url, headers=headers, content=c.body or None)
+                    r = await client.request(c.method, c.url, headers=headers, content=c.body or None,
+                                             extensions={"trace": trace})
                 except Exception as e:  # connect errors, resets, timeouts
                     t.errors[type(e).__name__] += 1
                     continue
@@ -353,6 +359,11 @@ def summary(t: Tally, elapsed: float, cpu: dict[str, float], proc: Proc) -> dict
         "outcomes": dict(t.outcomes), "unexpected": dict(t.unexpected),
         "integrity_mismatches": sum(t.mismatches.values()), "mismatch_reasons": dict(t.mismatches),
         "rss_mb": proc.rss_mb(),
+        # new client connections per request: one pool of --concurrency connections over several hosts closes an
+        # idle connection to open one to another host, more or less often as the answers come back bunched or
+        # spread; each costs the proxy a connection's setup (and guardian its program lookup): read CPU per
+        # request beside it
+        "connections_per_req": round(t.connections / done, 3) if done else None,
     }
 
 
