@@ -23,6 +23,7 @@ from ..types import Span, TextField
 from . import residue
 from .generalize import REMOVED, generalize
 from .operators import Placeholders, apply_spans, partial_mask
+from .spans import _ALIAS
 from .surrogates import Surrogates
 
 _BOUNDARY = re.compile(r"(?<=[.!?])\s+(?=[\p{Lu}\d“\"(\[])|\n+")
@@ -103,6 +104,7 @@ class LevelRenderer:
         ranges = [(s.start, s.end) for s in spans]
         floor = _SUPPRESS_AT[min(level, 5)]
         cues = residue.scan(text, skip=ranges, min_confidence=floor)
+        cues += _acronyms_of(text, cues)
         if strict:
             cues += [c for c in _rare_words(text, ranges) if not any(c.start < d.end and d.start < c.end for d in cues)]
         hidden = list(spans) + [Span(path="", start=c.start, end=c.end, entity="_RESIDUE", category="other",
@@ -131,6 +133,18 @@ class LevelRenderer:
             else:
                 out.append(apply_spans(sent, inner, render))
         return "".join(out)
+
+
+def _acronyms_of(text: str, cues: list[residue.Cue]) -> list[residue.Cue]:
+    """The acronym defined in parentheses right after a hidden word ("the Energiewerke Nord (EWE)"): its short name,
+    hidden with it as `spans.aliases` hides a located value's."""
+    taken = {(c.start, c.end) for c in cues}
+    out = []
+    for c in cues:
+        m = _ALIAS.match(text, c.end)
+        if m and sum(ch.isupper() for ch in m.group(1)) >= 2 and m.span(1) not in taken:
+            out.append(residue.Cue(m.start(1), m.end(1), c.kind, m.group(1), c.confidence))
+    return out
 
 
 def sentences(text: str, spans: list[Span]) -> list[tuple[int, int]]:
