@@ -29,7 +29,8 @@ Each cue has a confidence that says how much it narrows down a person:
 |          | gleich)"); an acronym or one capitalised word stays a cue        |                       |
 | rare_low | a lower-case word English almost never uses (Zipf < 1, 6+ chars) | 0.4                  |
 
-Text inside square brackets (placeholders, `[…]`) is never residue.
+A word of a public scheme's name ("Widow’s Bereavement Allowance", "a Bereavement Payment") is no rare word: the
+scheme is named the same for anyone it pays. Text inside square brackets (placeholders, `[…]`) is never residue.
 """
 
 from __future__ import annotations
@@ -208,6 +209,12 @@ def _term_gloss(text: str, a: int, hidden: tuple[list[int], list[int]]) -> bool:
     return not _inside(hidden, term, opened)
 
 
+#: the rest of a public scheme's name after a word of it ("Widow’s| Bereavement Allowance", "Bereavement| Payment"):
+#: what the law pays, named the same for anyone it pays, like a law's name
+_SCHEME_NAME = re.compile(r"(?:[’']s)?(?:[ \t]+\p{Lu}[\p{L}’'\-]*){0,3}?[ \t]+(?:Allowances?|Benefits?|Pensions?|"
+                          r"Payments?|Credits?|Schemes?|Grants?|Supplements?)\b(?![ \t]+\p{Lu})")
+
+
 def _word_conf(text: str, a: int, w: str) -> tuple[str, float] | None:
     if len(w.removesuffix("’s").removesuffix("'s")) < 2:
         return None  # one letter ("X’s refutation"): an initial or the text's own anonymisation, no rare word
@@ -221,6 +228,8 @@ def _word_conf(text: str, a: int, w: str) -> tuple[str, float] | None:
             return None  # "Fundamental Freedoms", "Cassation", "Ministry’s": what a public body is, not who; a currency
         if _body_gloss(text, a):
             return None  # "(Sąd Apelacyjny)" after "the Court of Appeal": the same body, named in its language
+        if _SCHEME_NAME.match(text, a + len(w)):
+            return None  # "Widow’s Bereavement Allowance": a public scheme's name, the same for anyone it pays
         initial = _SENT_START.search(text[max(0, a - 3): a]) is not None or a == 0
         if initial and z >= 2.0:
             return None
