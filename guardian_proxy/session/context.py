@@ -365,7 +365,12 @@ class PartContext:
         return h
 
     def keep(self, i: int, slot: Slot, h: Hit, persons: list[Hit] = (), known: bool = False) -> bool:
-        """Whether hit `h` of slot `i` is a person's value; `known`: a value this conversation already
+        """Whether hit `h` of slot `i` is a person's value (`why_not` gives None)."""
+        return self.why_not(i, slot, h, persons, known) is None
+
+    def why_not(self, i: int, slot: Slot, h: Hit, persons: list[Hit] = (), known: bool = False) -> str | None:
+        """None when hit `h` of slot `i` is a person's value, else why it is left as typed, in a few words that
+        name the rule (the decision log counts them: `kept`). `known`: a value this conversation already
         replaces, found again (the place rule does not undo it: it stays replaced everywhere). Hits are
         tidied first (`tidy`: a country's name becomes a place, leading ordinary words are cut off)."""
         text = slot.text
@@ -373,43 +378,45 @@ class PartContext:
             self.tidy(h, text)
         value = h.text
         if h.entity in _DIGITS and not any(c.isdigit() for c in value):
-            return False
+            return "no digit"
         if h.entity in HARD_BLOCK:
-            return True
-        if h.entity in CONTAINER_ENTITIES or no_ones(h.entity, value):
-            return False
+            return None
+        if h.entity in CONTAINER_ENTITIES:
+            return "container"
+        if no_ones(h.entity, value):
+            return "stock example"
         if i not in self._json:
             self._json[i] = _json_values(text)
         found = self._json[i]
         if found is not None and not _inside(found[0], h.start, h.end):
             # a key, or the JSON's syntax; a key that is an e-mail address or a phone number is data by its shape
-            return h.entity in _KEY_DATA and _inside(found[1], h.start, h.end)
+            return None if h.entity in _KEY_DATA and _inside(found[1], h.start, h.end) else "JSON key"
         if value.casefold() in self.vocab:
-            return False
+            return "the request's vocabulary"
         if h.entity in _SHAPED:
-            return True
+            return None
         hard, soft = self._structure(i, text)
-        if _inside(hard, h.start, h.end):
-            return False
-        if _inside(soft, h.start, h.end) and wordy(value):
-            return False
+        if _inside(hard, h.start, h.end) or (_inside(soft, h.start, h.end) and wordy(value)):
+            return "field name"
         if h.entity in _NAMES and not h.part:
             if h.entity == "PERSON" and (any(c.isdigit() or c == "_" for c in value) or _INNER_CAP.search(
                     value.replace("Mc", "").replace("Mac", "").replace("De", "").replace("La", ""))):
-                return False
+                return "not a name's shape"
             if h.entity == "PERSON" and _CJK_RUN.search(value):
-                return False  # five or more CJK characters in a row are a phrase ("获取项目详情"), not a name
+                return "not a name's shape"  # five or more CJK characters in a row are a phrase ("获取项目详情")
             if h.entity == "PERSON" and " " not in value.strip() and re.match(r"\s+to\s*:", text[h.end:h.end + 8]):
-                return False  # an invoice's label: "Bill to:", "Ship to:"
-            if h.entity == "PERSON" and ((_PRODUCT_AFTER.search(text[h.end:h.end + 60]) and not _TWO_OBJECTS.search(
-                    text[max(0, h.start - 40):h.start])) or self._work_name(text, h, persons)):
-                return False  # a product ("my Django app") or a work or its maker ("Dune by Frank Herbert")
+                return "field name"  # an invoice's label: "Bill to:", "Ship to:"
+            if h.entity == "PERSON" and _PRODUCT_AFTER.search(text[h.end:h.end + 60]) and not _TWO_OBJECTS.search(
+                    text[max(0, h.start - 40):h.start]):
+                return "product"  # "my Django app", "Docker's COPY"
+            if h.entity == "PERSON" and self._work_name(text, h, persons):
+                return "work or public person"  # "Dune by Frank Herbert", "a biography of Marie Curie"
             words = _WORD.findall(value)
             if words and all(ordinary(w) for w in words) and not any(c.isdigit() for c in value):
-                return False
+                return "ordinary word"
         if h.entity in _PLACES and not known and not self._tied(text, h, persons):
-            return False
-        return True
+            return "fact"
+        return None
 
     @classmethod
     def _work_name(cls, text: str, h: Hit, persons) -> bool:

@@ -165,7 +165,7 @@ class SessionStage:
         by_path = self._spans(chat, action)  # NER, if any is left to do, runs outside the session lock
         with self.store.lock(sid):
             st = self.store.state(sid)
-            changed, counts, turn = self._rewrite(st, chat, by_path)
+            changed, counts, turn, kept = self._rewrite(st, chat, by_path)
             self.store.persist(st)  # committed before the request leaves
             self.store.refresh(st)  # the de-masker responses will use
         crossed = st.crossed_turn is not None
@@ -190,6 +190,8 @@ class SessionStage:
         extra.update({"session": sid, "turn": turn, "cpe": round(st.cpe, 3), "retroactive": crossed,
                       "crossed_turn": st.crossed_turn, "counts": dict(counts), "blocked": blocked,
                       "stream": chat.stream})
+        if kept:
+            extra["kept"] = dict(kept)  # found values left as typed, by the rule that judged them no one's
         if chat.files or chat.unread_files:
             extra.update({"files": len(chat.files), "files_unread": chat.unread_files})
         return Decision(
@@ -198,7 +200,9 @@ class SessionStage:
             explanation=f"chat with {action.host} ({chat.kind}), turn {turn}: {sum(counts.values())} value(s) "
                         f"pseudonymised{f', {blocked} blocked' if blocked else ''}; CPE {st.cpe:.2f} "
                         f"{'>' if crossed else '≤'} τ {self.cfg.tau:g}"
-                        f"{f' since turn {st.crossed_turn}: whole history rewritten' if crossed else ''}{risk_note}")
+                        f"{f' since turn {st.crossed_turn}: whole history rewritten' if crossed else ''}"
+                        f"{'; left as typed: ' + ', '.join(f'{k} {n}' for k, n in kept.most_common()) if kept else ''}"
+                        f"{risk_note}")
 
     @staticmethod
     def fail_closed(decision: Decision) -> Decision:
@@ -237,8 +241,11 @@ class SessionStage:
         return by_path
 
     def _rewrite(self, st: SessionState, chat: chatapi.ChatRequest,
-                 by_path: dict[str, list[Span]]) -> tuple[bool, Counter, int]:
+                 by_path: dict[str, list[Span]]) -> tuple[bool, Counter, int, Counter]:
+        """Pseudonymise the conversation's values in place: (changed, stand-ins per type, this turn, the found
+        values left as typed per reason)."""
         slots = chat.slots
+        kept: Counter = Counter()
         base = 0 if chat.history else st.turn
         turn_now = max(chat.turns, 1) if chat.history else (st.turn + chat.turns if chat.turns else max(st.turn, 1))
         turns = [base + s.turn for s in slots]
@@ -260,7 +267,12 @@ class SessionStage:
                     continue  # the model's own words add no value of the user's (known ones are found below)
                 found.append(part.tidy(h, s.text))
             persons = [h for h in found if h.entity == "PERSON"]
-            hits += [h for h in found if part.keep(i, s, h, persons)]  # a person's value, not the prompt's machinery
+            for h in found:  # a person's value, not the prompt's machinery nor a fact it asks about
+                why = part.why_not(i, s, h, persons)
+                if why is None:
+                    hits.append(h)
+                else:
+                    kept[why] += 1
             per_slot.append(_values(hits))
             for h in per_slot[-1]:
                 e = st.add(h.entity, h.text, turns[i], blocked=h.entity in HARD_BLOCK, key=blocked_key,
@@ -321,7 +333,7 @@ class SessionStage:
                 else:
                     chatapi.set_text(chat.data, s.parts, new)
                 changed = True
-        return changed, counts, turn_now
+        return changed, counts, turn_now, kept
 
     @staticmethod
     def _ours(st: SessionState) -> Callable[[str], bool]:

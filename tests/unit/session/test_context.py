@@ -284,3 +284,15 @@ def test_the_person_is_pseudonymised_the_question_is_not(gateway):
     new = json.loads(sent["messages"][1]["tool_calls"][0]["function"]["arguments"])
     assert list(new) == ["Margaret Okafor", "to"] and new["to"] != "Margaret Okafor"  # the key stays, values change
     assert sent["messages"][0]["content"] == f"Email {new['to']} about the offsite."
+
+
+@pytest.mark.slow
+def test_values_left_as_typed_are_counted_by_rule_in_the_decision(gateway):
+    """Every decision explains itself: a found value the session leaves as typed is counted by the rule that
+    judged it no one's (`kept` in the decision log, never the value), and the explanation says so."""
+    said = "Explain ECONNREFUSED when my Django app starts; the regex must match user@example.com."
+    body = {"model": "gpt-4o", "messages": [{"role": "user", "content": said}]}
+    d, sent = send(gateway, "https://api.openai.com/v1/chat/completions", body, "sk-ctx-kept")
+    assert sent == body and d.rule == "chat-session"
+    assert d.extra["kept"] == {"product": 1, "stock example": 1}, d.extra.get("kept")
+    assert "left as typed: " in d.explanation and "product 1" in d.explanation and "Django" not in d.explanation
