@@ -13,7 +13,8 @@ macro-averaged PP and HS.
 
 Stage 1 (TF-IDF logistic regression on record texts) is fitted on all training items; stage 2 (context
 logistic regression) is fitted on stage-1 logits predicted out of fold (grouped by item), so it learns from
-scores like the ones it sees at run time. The threshold is chosen on the training items only: stage 2 is
+scores like the ones it sees at run time, and on the records' similarities to the instruction and to the step's
+other records in the final stage-1 TF-IDF space (`records.similarities`, no labels involved). The threshold is chosen on the training items only: stage 2 is
 predicted out of fold too, and the threshold is the highest one at which those predictions keep the
 benchmark's PP (per item, from the records each decision lets out) at or above `--pp-target`. Needs
 scikit-learn (dev extra).
@@ -41,6 +42,7 @@ from guardian_proxy.agents.items import content_words  # noqa: E402
 from guardian_proxy.agents.norms import Norms  # noqa: E402
 from guardian_proxy.agents.records import (  # noqa: E402
     MODEL_FILE,
+    N_CONTEXT,
     RecordModel,
     classify_records,
     context_features,
@@ -126,10 +128,18 @@ def fit(rows: list[dict], c: float = C_TEXT, pp_target: float = PP_TARGET, folds
         tr = tr[fitted[tr]]
         vec, clf = _text_model([texts[i] for i in tr], labels[tr], weights[tr], c)
         oof[te] = clf.decision_function(vec.transform([texts[i] for i in te]))
+    # the similarities (to the instruction, to the step's other records) in the final stage-1 TF-IDF space, the one
+    # the shipped model computes them in at run time
+    vec, clf = _text_model([t for t, f in zip(texts, fitted, strict=True) if f], labels[fitted], weights[fitted], c)
+    model = RecordModel({
+        "vocabulary": {term: int(j) for term, j in vec.vocabulary_.items()}, "idf": [float(x) for x in vec.idf_],
+        "coef": [float(x) for x in clf.coef_[0]], "intercept": float(clf.intercept_[0]),
+        "context_coef": [0.0] * N_CONTEXT, "context_intercept": 0.0, "threshold": 0.5})
     ctx, k = [], 0
     for r in rows:
         n = len(r["texts"])
-        ctx += context_features(list(oof[k:k + n]), r["texts"], r["instruction"], r["flags"])
+        ctx += context_features(list(oof[k:k + n]), r["texts"], r["instruction"], r["flags"],
+                                model.similarities(r["texts"], r["instruction"]))
         k += n
     ctx = np.array(ctx)
     # the threshold: stage 2 predicted out of fold on the training items
@@ -140,11 +150,8 @@ def fit(rows: list[dict], c: float = C_TEXT, pp_target: float = PP_TARGET, folds
     ok = [th for th in THRESHOLDS if item_pp(rows, probs, th) >= pp_target]
     threshold = max(ok) if ok else THRESHOLDS[0]
     stage2 = _context_model(ctx[fitted], labels[fitted], weights[fitted])
-    vec, clf = _text_model([t for t, f in zip(texts, fitted, strict=True) if f], labels[fitted], weights[fitted], c)
-    vocab = {term: int(j) for term, j in vec.vocabulary_.items()}
     return RecordModel({
-        "vocabulary": vocab, "idf": [float(x) for x in vec.idf_], "coef": [float(x) for x in clf.coef_[0]],
-        "intercept": float(clf.intercept_[0]), "context_coef": [float(x) for x in stage2.coef_[0]],
+        **model.to_dict(), "context_coef": [float(x) for x in stage2.coef_[0]],
         "context_intercept": float(stage2.intercept_[0]), "threshold": threshold,
         "meta": {"trained_on": "PrivacyLens main_data.json (MIT)", "items": len(rows), "records": len(texts),
                  "positives": int(labels.sum()), "fitted": int(fitted.sum()), "C": c, "seed": seed,

@@ -17,7 +17,7 @@ from guardian_proxy.agents import (
     default_record_model,
     detect_step,
 )
-from guardian_proxy.agents.records import records_of
+from guardian_proxy.agents.records import N_CONTEXT, records_of, similarities
 from guardian_proxy.agents.step import ToolResult
 from guardian_proxy.config import AgentSettings
 from guardian_proxy.errors import ConfigError
@@ -50,12 +50,34 @@ def test_tfidf_vector_equals_scikit_learn():
               "Therapy methods: mindful acceptance.", "Emily Emily session session offsite"]
     vec = TfidfVectorizer(ngram_range=(1, 2), min_df=1, sublinear_tf=True).fit(corpus)
     m = RecordModel({"vocabulary": {k: int(v) for k, v in vec.vocabulary_.items()}, "idf": list(vec.idf_),
-                     "coef": [0.0] * len(vec.idf_), "intercept": 0, "context_coef": [0.0] * 8,
+                     "coef": [0.0] * len(vec.idf_), "intercept": 0, "context_coef": [0.0] * N_CONTEXT,
                      "context_intercept": 0, "threshold": 0.5})
     for text in corpus + ["unseen words only", "Monday therapy, Monday!"]:
         ours = m.vector(text)
         theirs = vec.transform([text]).toarray()[0]
         assert all(abs(ours.get(j, 0.0) - theirs[j]) < 1e-9 for j in range(len(theirs)))
+
+
+def test_similarities_are_cosines_in_the_tfidf_space_as_scikit_learn_computes_them():
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    records = ["Emily has a therapy session on Monday.", "The offsite is on Monday, the offsite agenda is long.",
+               "The offsite agenda: budget, hiring, roadmap.", "unseen words only"]
+    instruction = "Send Mark the offsite agenda."
+    vec = TfidfVectorizer(ngram_range=(1, 2), min_df=1, sublinear_tf=True).fit(records + [instruction])
+    m = RecordModel({"vocabulary": {k: int(v) for k, v in vec.vocabulary_.items()}, "idf": list(vec.idf_),
+                     "coef": [0.0] * len(vec.idf_), "intercept": 0, "context_coef": [0.0] * N_CONTEXT,
+                     "context_intercept": 0, "threshold": 0.5})
+    x, q = vec.transform(records).toarray(), vec.transform([instruction]).toarray()[0]
+    cos_q = x @ q
+    gram = x @ x.T
+    mean_others = [(gram[i].sum() - gram[i, i]) / (len(records) - 1) for i in range(len(records))]
+    ours = m.similarities(records, instruction)
+    for i, row in enumerate(ours):
+        assert row == pytest.approx([cos_q[i], cos_q[i] - cos_q.max(), mean_others[i], mean_others[i] - max(mean_others)])
+    # the offsite agenda is what the task is about, the therapy note is not; a record alone has no others
+    assert min(ours[1][0], ours[2][0]) > ours[0][0] == 0.0 and max(ours[1][1], ours[2][1]) == 0.0 > ours[0][1]
+    assert similarities([m.vector(records[0])], m.vector(instruction)) == [[0.0, 0.0, 0.0, 0.0]]
 
 
 def test_shipped_model_withholds_the_note_about_emily_and_keeps_the_offsite_note():
@@ -110,7 +132,7 @@ def test_bad_model_files_are_config_errors(tmp_path):
     with pytest.raises(ConfigError):
         RecordModel.load(p)
     with gzip.open(p, "wt") as f:
-        json.dump({"vocabulary": {"a": 0}, "idf": [1.0], "coef": [], "intercept": 0, "context_coef": [0] * 8,
+        json.dump({"vocabulary": {"a": 0}, "idf": [1.0], "coef": [], "intercept": 0, "context_coef": [0] * N_CONTEXT,
                    "context_intercept": 0, "threshold": 0.5}, f)
     with pytest.raises(ConfigError, match="disagree"):
         RecordModel.load(p)

@@ -12,7 +12,9 @@ recipient) in two stages, both logistic regressions trained by `scripts/train_re
    of scikit-learn's `TfidfVectorizer`, re-implemented here so the proxy needs no scikit-learn);
 2. context: that score relative to the other records of the same step (a step usually holds a few
    records the task needs and one or two it must not pass on), its overlap with the user's
-   instruction, its length, and the norms table's verdict for it.
+   instruction, its length, the norms table's verdict for it, and two similarities in the stage-1
+   TF-IDF space (`similarities`): the record's to the user's instruction (what the task is about) and its
+   mean to the step's other records (the odd one out among them), each also relative to the step's largest.
 The model file is `guardian_proxy/data/agent_records.json.gz` (JSON, no pickle).
 """
 
@@ -35,7 +37,7 @@ from .norms import Classified, Norms, heuristic_persons
 MODEL_FILE = DATA_DIR / "agent_records.json.gz"
 CLASSIFY_CHARS = 20_000  # a record's data types and people are read from its first 20,000 characters
 _TOKEN = re.compile(r"(?u)\b\w\w+\b")  # scikit-learn's default token pattern
-N_CONTEXT = 8
+N_CONTEXT = 12
 
 
 def object_of(record: str) -> str:
@@ -79,19 +81,41 @@ def _sigmoid(z: float) -> float:
     return 1 / (1 + math.exp(-max(min(z, 60.0), -60.0)))
 
 
-def context_features(logits: list[float], texts: list[str], instruction: str, flags: list[tuple[bool, bool]]
-                     ) -> list[list[float]]:
+def context_features(logits: list[float], texts: list[str], instruction: str, flags: list[tuple[bool, bool]],
+                     sims: list[list[float]]) -> list[list[float]]:
     """Stage-2 features of each record of one step: its text logit, the logit minus the step's largest
     and mean, how many records score higher, the share of its words in the user's instruction, its
-    length, whether the norms table withholds it and whether it is about another person."""
+    length, whether the norms table withholds it, whether it is about another person, and its
+    `similarities` row."""
     top, mean = max(logits), sum(logits) / len(logits)
     ins = content_words(instruction)
     rows = []
-    for lg, text, (withheld, third) in zip(logits, texts, flags, strict=True):
+    for lg, text, (withheld, third), sim in zip(logits, texts, flags, sims, strict=True):
         w = content_words(text)
         rows.append([lg, lg - top, lg - mean, float(sum(1 for o in logits if o > lg)), containment(w, ins),
-                     min(len(w), 60) / 60, float(withheld), float(third)])
+                     min(len(w), 60) / 60, float(withheld), float(third), *sim])
     return rows
+
+
+def _dot(a: dict[int, float], b: dict[int, float]) -> float:
+    if len(a) > len(b):
+        a, b = b, a
+    return sum(x * b.get(j, 0.0) for j, x in a.items())
+
+
+def similarities(vectors: list[dict[int, float]], instruction: dict[int, float]) -> list[list[float]]:
+    """Per record of one step (its L2-normalised TF-IDF vector): its cosine with the user's instruction and that
+    minus the step's largest, its mean cosine with the step's other records and that minus the step's largest.
+    Linear in the step's size: the mean is the dot with the sum of all vectors, less its own."""
+    n = len(vectors)
+    total: dict[int, float] = {}
+    for v in vectors:
+        for j, x in v.items():
+            total[j] = total.get(j, 0.0) + x
+    q = [_dot(v, instruction) for v in vectors]
+    cen = [(_dot(v, total) - _dot(v, v)) / (n - 1) if n > 1 else 0.0 for v in vectors]
+    top_q, top_c = max(q, default=0.0), max(cen, default=0.0)
+    return [[a, a - top_q, c, c - top_c] for a, c in zip(q, cen, strict=True)]
 
 
 def classify_records(norms: Norms, texts: list[str]) -> list[Classified]:
@@ -150,7 +174,14 @@ class RecordModel:
         return {j: x / norm for j, x in v.items()} if norm else v
 
     def text_logit(self, text: str) -> float:
-        return self.intercept + sum(self.coef[j] * x for j, x in self.vector(text).items())
+        return self._logit(self.vector(text))
+
+    def _logit(self, vector: dict[int, float]) -> float:
+        return self.intercept + sum(self.coef[j] * x for j, x in vector.items())
+
+    def similarities(self, texts: list[str], instruction: str) -> list[list[float]]:
+        """`similarities` of a step's record texts in this model's TF-IDF space."""
+        return similarities([self.vector(t) for t in texts], self.vector(instruction))
 
     def context_prob(self, row: list[float]) -> float:
         return _sigmoid(self.context_intercept + sum(c * x for c, x in zip(self.context_coef, row, strict=True)))
@@ -159,8 +190,10 @@ class RecordModel:
         """P(must not flow) for each record text of one step (`flags` from `norms_flags`)."""
         if not texts:
             return []
-        logits = [self.text_logit(t) for t in texts]
-        return [self.context_prob(r) for r in context_features(logits, texts, instruction, flags)]
+        vectors = [self.vector(t) for t in texts]
+        logits = [self._logit(v) for v in vectors]
+        sims = similarities(vectors, self.vector(instruction))
+        return [self.context_prob(r) for r in context_features(logits, texts, instruction, flags, sims)]
 
 
 @lru_cache(maxsize=2)
