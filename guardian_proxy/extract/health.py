@@ -61,6 +61,13 @@ _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’]{0,40}")
 _DOSE = re.compile(r"(?<![\w.])\d{1,4}(?:\.\d{1,3})?\s?(?:mg|mcg|µg|ml|iu|units)\b", re.I)
 _DIAG = re.compile(r"(?i)\b(?:diagnosed with|suffer(?:s|ing)? from|prescribed|treated for|living with)\s"
                    r"(?P<v>[A-Za-z0-9][A-Za-z0-9'’-]{0,29}(?: [A-Za-z0-9][A-Za-z0-9'’-]{0,29}){0,2})")
+#: a side of someone's body ("his left eye", "the applicant’s right knee", "in the left orbital area"): where an injury,
+#: a condition or an operation is, which a body part alone does not say; not a direction ("the right hand side")
+_BODY_SIDE = re.compile(r"(?i)(?:\b(?:his|her|their|my|your|its|the|a)|[’']s)\s+(?P<v>(?:left|right)\s+"
+                        r"(?:(?!(?:to|of|and|or|in|on|at|for|by|with|from|as)\s)[a-z]+\s+)?"
+                        r"(?:eyes?|ears?|knees?|legs?|arms?|hands?|foot|feet|hip|shoulder|kidney|lung|wrist|ankle|"
+                        r"elbow|thigh|temple|cheek|orbital\s+area|breast|ribs?|fingers?|toes?))\b"
+                        r"(?!\s*(?:side|corner|column|lane|margin|turn|drive)\b)")
 _STOP = frozenset("it a an the my this that his her their something nothing".split())
 #: an indefinite article after a diagnosis is not part of the condition ("diagnosed with a psychotic illness")
 _ARTICLE = frozenset({"a", "an"})
@@ -107,6 +114,8 @@ def find(text: str) -> list[Hit]:
         if out and any(h[2] == "MEDICATION" and h[1] <= m.start() and h[1] >= m.start() - 30 for h in out) or \
                 "take" in before.lower() or "dose" in before.lower():
             out.append((m.start(), m.end(), "MEDICATION", 0.6))
+    for m in _BODY_SIDE.finditer(text):
+        out.append((m.start("v"), m.end("v"), "MEDICAL_CONDITION", 0.6))
     for m in _DIAG.finditer(text):
         words = m.group("v").split(" ")
         start = m.start("v")

@@ -48,3 +48,21 @@ def test_a_condition_a_birth_or_a_drug_is_health_data(text, value, label):
 
 def test_an_article_after_suffering_from_is_not_a_diagnosis():
     assert not _found("The court was suffering from a lack of judges in 1999.")
+
+
+@pytest.mark.parametrize("text,value", [
+    ("While he was opening it, its metal cap hit the applicant’s left eye.", "left eye"),
+    ("A CT scan revealed a metallic object in the left orbital area.", "left orbital area"),
+    ("Her right knee is slightly limited in flexion.", "right knee"),
+])
+def test_a_side_of_someones_body_is_where_a_condition_is(text, value):
+    assert ("MEDICAL_CONDITION", value) in _found(text)
+
+
+@pytest.mark.parametrize("text", [
+    "The figures are in the right hand column of the table.",
+    "He has the right to hand in further documents.",
+    "Turn into the left lane after the bridge.",
+])
+def test_a_direction_or_a_right_is_no_body_part(text):
+    assert not _found(text)
