@@ -8,10 +8,11 @@ decides it. The prompt's words are compared with what would leave (difflib on wo
 - precision: of the changed words, the share inside a `personal` value;
 - leaks: `personal` values that leave as typed.
 
-    .venv/bin/python scripts/bench_prompts.py [--set dev|holdout|all] [--show] [--only REGEX]
+    .venv/bin/python scripts/bench_prompts.py [--set dev|holdout|holdout2|all] [--show] [--only REGEX]
 
 `prompts.yaml` (dev) was written while the session's rules were built; `holdout.yaml` was written after them and
-scored once as it stood, never used to tune a rule.
+scored once as it stood, then the general faults it showed were fixed (it is no longer held out); `holdout2.yaml`
+was written after those fixes and scored once, not used to tune a rule.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ sys.path.insert(0, str(ROOT))
 from guardian_proxy.types import RawRequest  # noqa: E402
 
 CORPORA = {"dev": ROOT / "tests" / "fixtures" / "prompts" / "prompts.yaml",
-           "holdout": ROOT / "tests" / "fixtures" / "prompts" / "holdout.yaml"}
+           "holdout": ROOT / "tests" / "fixtures" / "prompts" / "holdout.yaml",
+           "holdout2": ROOT / "tests" / "fixtures" / "prompts" / "holdout2.yaml"}
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
 

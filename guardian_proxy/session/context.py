@@ -207,6 +207,32 @@ _KIN_BEFORE = re.compile(r"\b(?:daughter|son|wife|husband|mother|father|mom|mum|
                          r"mrs\.?\s+|ms\.?\s+|dr\.?\s+)?$", re.I)
 
 
+#: words that introduce a person's own name: "my name is …", "Name: …", "call me …", "I'm …" (not "named" or
+#: "called": "a cat named Whiskers")
+_INTRO_ANY = re.compile(r"(?:\bmy\s+(?:full\s+)?name\s+is|\bmy\s+name['’]s|\bname\s*:|\bcall\s+me)\s+$", re.I)
+_INTRO_GIVEN = re.compile(r"(?:\bi\s+am|\bi['’]m|\bthis\s+is|\bit['’]s)\s+$", re.I)
+#: words that end an organisation's name: never a person's
+_ORG_WORDS = frozenset({"inc", "ltd", "llc", "corp", "corporation", "company", "co", "gmbh", "ag", "sa", "plc", "bank",
+                        "union", "university", "college", "school", "hospital", "clinic", "group", "foundation",
+                        "association", "institute", "council", "ministry", "department", "agency", "services",
+                        "solutions", "systems", "technologies", "partners", "studio", "studios", "labs"})
+
+
+def _introduced(text: str, h, given: bool = True) -> bool:
+    """A span NER typed as something else right after words that introduce a person's name: any capitalised
+    words after "my name is", "Name:", "call me"; after "I'm", "this is" only when the first word is a given name
+    ("this is Lakeview Credit Union" stays an organisation) and `given` allows it (not for a place: "it's Sydney")."""
+    before = text[max(0, h.start - 30):h.start]
+    words = _WORD.findall(h.text)
+    if not words or len(words) > 4 or not all(w[:1].isupper() for w in words) or \
+            any(w.casefold() in _ORG_WORDS for w in words):
+        return False
+    if _INTRO_ANY.search(before):
+        return True
+    return given and bool(_INTRO_GIVEN.search(before)) and words[0].casefold() in faker_names(
+        "first_names", "first_names_male", "first_names_female")
+
+
 def _kin_name(text: str, h) -> bool:
     """A span NER typed as an organisation or a group that follows a kinship or role noun and whose words are
     given names or surnames (a family's plural "Abernathys" too)."""
@@ -345,8 +371,9 @@ class PartContext:
         """A person's name that is a country's is a place ("which country is Micronesia next to"), and so is a
         name its words make one ("its capital is Saipan", "the island of Saipan", "Saipan is the capital of …"); ordinary
         words before a full name are not part of it ("Email Margaret Okafor" → "Margaret Okafor")."""
-        if h.entity in ("ORGANIZATION", "NRP") and not h.part and _kin_name(text, h):
-            h.entity = "PERSON"  # "my daughter Sofia Marchand", "our neighbours, the Abernathys": NER's type slips
+        if h.entity in ("ORGANIZATION", "NRP", "LOCATION") and not h.part and (
+                _introduced(text, h, given=h.entity != "LOCATION") or (h.entity != "LOCATION" and _kin_name(text, h))):
+            h.entity = "PERSON"  # "my name is Darnell Okoro", "my daughter Sofia Marchand": NER's type slips
         if h.entity != "PERSON" or h.part:
             return h
         words = _WORD.findall(h.text)

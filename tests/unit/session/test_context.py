@@ -225,6 +225,13 @@ def test_ner_type_slips_after_a_kinship_noun_and_trip_questions():
     assert keeps(chat, 0, "Boise", "LOCATION")  # where the user lives
     assert not keeps(chat, 0, "Marie Curie", "PERSON")  # a public life asked about
     assert keeps(chat, 0, "Rosa Klebb", "PERSON")  # "my aunt"
+    text = "My name is Darnell Okoro. This is Lakeview Credit Union. It's Sydney, not Perth. I'm Priya Raman."
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
+    for value, entity, person in [("Darnell Okoro", "ORGANIZATION", True), ("Lakeview Credit Union", "ORGANIZATION",
+                                  False), ("Sydney", "LOCATION", False), ("Priya Raman", "NRP", True)]:
+        h = hit_at(chat, 0, value, entity)
+        PartContext(chat).tidy(h, text)
+        assert (h.entity == "PERSON") == person, value
     chat = chat_of({"model": "m", "messages": [{"role": "user", "content": "Our new client Acme Logistics moved."}]})
     h = hit_at(chat, 0, "Acme Logistics", "ORGANIZATION")
     PartContext(chat).keep(0, chat.slots[0], h)
