@@ -436,6 +436,9 @@ class PartContext:
             if h.entity == "PERSON" and _PRODUCT_AFTER.search(text[h.end:h.end + 60]) and not _TWO_OBJECTS.search(
                     text[max(0, h.start - 40):h.start]):
                 return "product"  # "my Django app", "Docker's COPY"
+            if h.entity == "PERSON" and " " not in value.strip() and re.search(r"(?:^|\W)an?\s+$",
+                                                                                text[max(0, h.start - 4):h.start]):
+                return "product"  # a name takes no indefinite article: "push to a Vec", "an Xbox"
             if h.entity == "PERSON" and self._work_name(text, h, persons):
                 return "work or public person"  # "Dune by Frank Herbert", "a biography of Marie Curie"
             words = _WORD.findall(value)

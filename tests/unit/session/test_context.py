@@ -186,6 +186,8 @@ def test_a_product_name_is_not_a_person():
         assert not keeps(chat, 0, value, "PERSON"), value
     for value in ("Tom Baker", "Priya", "Maria Lopez"):  # the thing given, a verb, a thing asked about: a person
         assert keeps(chat, 0, value, "PERSON"), value
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": "I push to a Vec; ask Ana about it."}]})
+    assert not keeps(chat, 0, "Vec", "PERSON") and keeps(chat, 0, "Ana", "PERSON")  # a name takes no article
     chat = chat_of({"model": "m", "messages": [{"role": "user", "content": "Check it. Bill to: Rafael Okonkwo"}]})
     assert not keeps(chat, 0, "Bill", "PERSON") and keeps(chat, 0, "Rafael Okonkwo", "PERSON")  # a label's word
 
