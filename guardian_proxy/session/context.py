@@ -240,6 +240,9 @@ def _kin_name(text: str, h) -> bool:
         return False
     words = _WORD.findall(h.text)
     names = _given_and_surnames()
+    if len(words) == 1 and words[0][:1].isupper() and words[0].endswith("s") and \
+            re.search(r"\bthe\s+$", text[max(0, h.start - 6):h.start], re.I):
+        return True  # "our neighbours, the Abernathys": a family by its surname
     return bool(words) and len(words) <= 3 and all(
         w.casefold() in names or (w.endswith("s") and w[:-1].casefold() in names) for w in words)
 

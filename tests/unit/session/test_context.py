@@ -234,6 +234,11 @@ def test_ner_type_slips_after_a_kinship_noun_and_trip_questions():
         h = hit_at(chat, 0, value, entity)
         PartContext(chat).tidy(h, text)
         assert (h.entity == "PERSON") == person, value
+    text = "Thank our neighbours, the Abernathys, and my colleague, the Systems team."
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
+    h = hit_at(chat, 0, "Abernathys", "NRP")
+    PartContext(chat).tidy(h, text)
+    assert h.entity == "PERSON"  # a family by its surname
     chat = chat_of({"model": "m", "messages": [{"role": "user", "content": "Our new client Acme Logistics moved."}]})
     h = hit_at(chat, 0, "Acme Logistics", "ORGANIZATION")
     PartContext(chat).keep(0, chat.slots[0], h)
