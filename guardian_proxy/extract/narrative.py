@@ -69,6 +69,11 @@ PATTERNS: list[tuple[str, float, re.Pattern]] = [
     ("QUANTITY", 0.7, re.compile(r"[+-]?\b\d(?:[\d,.]*\d)?\s?(?:%|per cent|percent|km/h|kph|mph|km|cm|mm|kg|metres?|meters?|"
                                  r"hectares?|ha|acres?|sq\.? ?m|square metres|ft|feet|miles?|tonnes?|tons?|litres?|"
                                  r"liters?|grams?|kilograms?|kilometres?|kilometers?)(?![\w/])")),
+    # how many were accused or tried with someone ("the applicant and four other suspects", "together with 623 other
+    # suspects"): a count that tells the case apart
+    ("QUANTITY", 0.7, re.compile(rf"(?i)\b(?:and|with)\s+\K(?:\d+|{_NUMW})\s+other\s+(?:persons|people|suspects|"
+                                 r"accused|defendants|co-accused|individuals|men|women|applicants|detainees|"
+                                 r"prisoners)\b")),
     # people, handles, labelled fields
     ("PERSON", 0.9, re.compile(rf"\b(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Professor|Judge|Sir|Dame|Lady|Lord|Mme|Mlle|Herr|Frau)\.?"
                                rf"\s+(?:(?:\p{{Lu}}\.\s?){{1,3}}(?:{_NAME}(?:\s+{_NAME}){{0,3}})?|{_NAME}(?:\s+(?:\p{{Lu}}\.\s?)?{_NAME}){{0,3}})")),

@@ -179,3 +179,16 @@ def test_a_military_rank_and_a_persons_colour_or_people(text, value, label):
 ])
 def test_a_group_or_a_common_phrase_is_no_ones_origin_or_rank(text):
     assert not {v for v, lab in found(text) if lab in ("NRP", "OCCUPATION")}
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("The prosecutor filed an indictment accusing the applicant and four other suspects under Article 125.",
+     "four other suspects"),
+    ("Before the Martial Law Court the applicant was tried together with 623 other suspects.", "623 other suspects"),
+])
+def test_how_many_were_accused_with_someone(text, value):
+    assert has(text, value, "QUANTITY")
+
+
+def test_other_people_without_a_count_are_no_quantity():
+    assert not {v for v, lab in found("He said that other people had seen the accused.") if lab == "QUANTITY"}
