@@ -155,8 +155,9 @@ _PUBLIC_BEFORE = re.compile(r"\b(?:biography|biographies|life|legacy|reign|presi
                             r"novels|songs|symphonies|quotes|speeches|theories|discoveries|inventions|philosophy)\s+of"
                             r"\s+$|\bwho\s+was\s+$", re.I)
 #: from a name to the "by" of its work's maker: "Dune by ", "Harry Potter and the Philosopher's Stone by "
-#: (not after a verb that hands something to the name: "Email John Smith the Q3 Report by Dana")
-_TITLE_TO_BY = re.compile(r"(?:(?:['’]s|\s+(?:and|of|in|on|&))(?:\s+(?:and|of|the|in|on|a|an|&|[A-Z][\w'’:-]*|\d+))"
+#: (not after a verb that hands something to the name: "Email John Smith the Q3 Report by Dana"); it starts after a
+#: name's last letter, so a run of spaces is not tried from every position
+_TITLE_TO_BY = re.compile(r"(?<=\w)(?:(?:['’]s|\s+(?:and|of|in|on|&))(?:\s+(?:and|of|the|in|on|a|an|&|[A-Z][\w'’:-]*|\d+))"
                           r"{0,8}?)?\s+by\s+")
 #: capitalised words that end a workplace paper's or a calendar's name: "due Monday by John", "the Q3 Report by Jane"
 _NOT_TITLE = r"(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|January|February|March|April|May|June|" \
