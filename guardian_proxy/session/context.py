@@ -46,12 +46,12 @@ the value, its part or its surroundings, never of one service):
 from __future__ import annotations
 
 import re
-from functools import cache, lru_cache
+from functools import cache
 
 from ..chatapi import ChatRequest, Slot
-from ..person_names import faker_names
 from ..placeholders import no_ones
 from ..types import CONTAINER_ENTITIES
+from .namecues import PERSON_WORDS, given_and_surnames, ordinary, person_by_cue, product, work_name
 from .rewrite import HARD_BLOCK, Hit
 
 #: types whose values are numbers or codes: a text without a digit is not one
@@ -93,22 +93,11 @@ _TIES = frozenset({"my", "mine", "myself", "our", "ours", "ourselves", "we", "we
 #: week in Lisbon", "tell me the weather in Oslo", "book a table in Rome for me" ask about the place
 _ASKING = frozenset({"help", "tell", "show", "give", "let", "find", "get", "teach", "remind", "explain", "recommend",
                      "suggest", "book", "plan", "write", "draft", "for"})
-#: nouns and verbs that name a person or a person's life in the sentence ("the patient was admitted on …",
-#: "born in …", "my son's school in …"): they tie a place or date to someone too
-_PERSON_WORDS = frozenset({"patient", "patients", "client", "customer", "employee", "applicant", "candidate", "tenant",
-                           "resident", "member", "student", "pupil", "child", "children", "son", "daughter", "wife",
-                           "husband", "mother", "father", "mom", "mum", "dad", "parent", "parents", "brother",
-                           "sister", "friend", "colleague", "coworker", "boss", "manager", "neighbor", "neighbour",
-                           "partner", "boyfriend", "girlfriend", "fiancé", "fiance", "kid", "kids", "family", "baby",
-                           "grandmother", "grandfather", "born", "birthday", "lives", "lived", "resides", "married",
-                           "divorced", "admitted", "discharged", "diagnosed", "hired", "fired", "arrested", "died",
-                           "address", "home", "user's", "customer's", "patient's"})
 _I_VERBS = frozenset({"live", "lived", "living", "moved", "move", "moving", "born", "grew", "from", "work", "worked",
                       "working", "stay", "stayed", "staying", "visit", "visited", "visiting", "travel", "traveled",
                       "travelled", "travelling", "traveling", "am", "was", "go", "going", "went", "fly", "flying",
                       "flew", "relocated", "reside", "resided", "study", "studied", "studying", "attend",
                       "attended", "left", "returned", "arrive", "arrived", "drive", "drove", "commute"})
-_POSSESSIVES = frozenset({"my", "our", "his", "her", "their", "your", "mine", "ours", "hers", "theirs", "yours"})
 #: verbs of a trip: in a question ("can I travel to Canada?", "should I visit Rome?") the place is what is asked
 _TRIP_VERBS = frozenset({"travel", "traveling", "travelling", "go", "going", "fly", "flying", "visit", "visiting",
                          "drive", "stay", "staying"})
@@ -122,65 +111,6 @@ _PLACE_AFTER = re.compile(r"^(?:\s+(?:is|was)|,)\s+(?:the|a|an)\s+(?:[\w-]+\s+){
 #: object pronouns of a request for information ("tell me", "show us") do not tie a place to anyone; "help me
 #: plan a week in Lisbon" does (the user's plan)
 _FRAME = re.compile(r"\b(?:tell|give|show|teach|explain to)\s+(?:me|us)\b", re.I)
-#: what follows a product's name and never a person's (no possessive between): a version ("Django v4", "Django
-#: 4.2.1"), a software noun ("my Django app", "the Flask server"; nouns only, never a word that is also a verb of a
-#: person: "John logs in", "let Tom build it"); after a possessive, a code word ("Docker's COPY", "React's useEffect")
-_PRODUCT_AFTER = re.compile(
-    r"^\s+(?:v\d+(?:\.\d+)*\b|\d+\.\d+\.\d+\b|\d+\.x\b|(?i:app|apps|application|applications|project|projects|"
-    r"server|servers|container|containers|image|images|cluster|clusters|api|apis|sdk|sdks|cli|library|libraries|"
-    r"framework|plugin|plugins|package|packages|module|modules|database|databases|backend|frontend|template|"
-    r"templates|migration|migrations|settings|config|configuration|docs|documentation|installation|deployment|"
-    r"component|components|extension|extensions|runtime|engine|website|repo|repository|instance|instances|pod|pods|"
-    r"workflow|workflows|codebase|orm|daemon|syntax|middleware|endpoint|endpoints|tutorial|tutorials|integration|"
-    r"firmware|binary|notebook|notebooks|dashboard|toolkit|toolchain|compiler|interpreter|dependency|dependencies|"
-    r"exception|exceptions|schema|schemas|controller|controllers|widget|widgets)\b)"
-    r"|^['’]s\s+(?:[A-Z]{2,}\b|[a-z]+[A-Z]\w*|\w+\(|\w*_\w+)")
-#: verbs that take a person and then a thing ("send John the docs", "give Anna access"): a noun after the name is
-#: the thing given, the name stays a person's
-_TWO_OBJECTS = re.compile(r"\b(?:send|sent|give|gave|given|show|showed|shown|email|e-mail|emailed|forward|forwarded|"
-                          r"mail|mailed|text|texted|message|messaged|pass|passed|hand|handed|bring|brought|offer|"
-                          r"offered|grant|granted|teach|taught|tell|told|ask|asked|lend|lent|sell|sold|pay|paid|owe|"
-                          r"get|got|buy|bought|make|made|write|wrote|assign|assigned|ping|pinged|cc|bcc|let)"
-                          r"\s+(?:[\w'’]+\s+){0,1}$", re.I)
-#: a work and its maker: "Pride and Prejudice by Jane Austen", "a novel by …", "a song written by …", "painted by …"
-#: (the sentence must tie no one of the conversation to the name: "a poem by my aunt Jane" is the user's family).
-#: Workplace papers ("the Q3 Report by Jane", "a memo written by …") are someone's work, not a published one.
-_WORK = r"(?:book|books|novel|novels|poem|poems|poetry|play|plays|song|songs|album|albums|film|films|movie|movies|" \
-        r"painting|paintings|essay|essays|paper|papers|article|articles|speech|speeches|lecture|lectures|symphony|" \
-        r"opera|sonata|concerto|series|story|stories|biography|memoir|sculpture|theory|theorem|sitcom|comic|" \
-        r"comics|manga|trilogy|saga|sonnet|sonnets|ballad|hymn|musical|documentary|podcast|lyrics|masterpiece|" \
-        r"bestseller|textbook)"
-#: what is asked about a public life: "a biography of Marie Curie", "the paintings of …", "who was …"
-_PUBLIC_BEFORE = re.compile(r"\b(?:biography|biographies|life|legacy|reign|presidency|assassination|paintings|poems|"
-                            r"novels|songs|symphonies|quotes|speeches|theories|discoveries|inventions|philosophy)\s+of"
-                            r"\s+$|\bwho\s+was\s+$", re.I)
-#: from a name to the "by" of its work's maker: "Dune by ", "Harry Potter and the Philosopher's Stone by "
-#: (not after a verb that hands something to the name: "Email John Smith the Q3 Report by Dana"); it starts after a
-#: name's last letter, so a run of spaces is not tried from every position
-_TITLE_TO_BY = re.compile(r"(?<=\w)(?:(?:['’]s|\s+(?:and|of|in|on|&))(?:\s+(?:and|of|the|in|on|a|an|&|[A-Z][\w'’:-]*|\d+))"
-                          r"{0,8}?)?\s+by\s+")
-#: capitalised words that end a workplace paper's or a calendar's name: "due Monday by John", "the Q3 Report by Jane"
-_NOT_TITLE = r"(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|January|February|March|April|May|June|" \
-             r"July|August|September|October|November|December|Today|Tomorrow|Tonight|Noon|Midnight|Christmas|" \
-             r"Easter|Report|Reports|Memo|Proposal|Plan|Notes|Minutes|Spreadsheet|Deck|Presentation|Summary|Review|" \
-             r"Budget|Draft|Doc|Document|Email|E-mail|Letter|Invoice|Contract|Update|Analysis|Brief|Agenda|Ticket|" \
-             r"Issue|Request|Feedback|Form|Application|Assignment|Homework|Thesis|Submission)"
-_AUTHORED = re.compile(r"(?:\b" + _WORK + r"(?:\s+(?:written|composed|directed|performed|sung|recorded|painted|"
-                       r"illustrated|narrated|produced))?|\b(?:authored|composed|painted|directed|sung|illustrated|"
-                       r"narrated|choreographed|sculpted|starring|coined|invented|discovered)"
-                       r"|(?<=[a-z\d)\]])\s+(?!" + _NOT_TITLE + r"\b)[A-Z][a-z][\w'’:-]*|[\"”’*_])\s+by\s+$")
-
-
-def _given_and_surnames() -> frozenset[str]:
-    """Given names and surnames of several languages: a word in this list may be a name even when it is an
-    ordinary word ("Mark", "Grace", "Rose")."""
-    return faker_names("first_names", "first_names_male", "first_names_female", "last_names")
-
-
-#: short given names Faker's lists lack that are also ordinary words
-_SHORT_NAMES = frozenset({"pat", "ruby", "kit", "ken", "sam", "max", "ben", "dan", "tom", "ted", "ed", "al", "sal"})
-
-
 @cache
 def _countries() -> frozenset[str]:
     """Country and territory names (Faker's address provider, in English)."""
@@ -189,69 +119,6 @@ def _countries() -> frozenset[str]:
     except ImportError:  # pragma: no cover
         return frozenset()
     return frozenset(str(c).casefold() for c in Provider.countries)
-
-
-@lru_cache(maxsize=65536)
-def _zipf(word: str) -> float:
-    try:
-        from wordfreq import zipf_frequency
-    except ImportError:  # pragma: no cover
-        return 0.0
-    return zipf_frequency(word, "en")
-
-
-#: the last words before a name that say it is a person the user knows ("my daughter", "our neighbours, the")
-_KIN_BEFORE = re.compile(r"\b(?:daughter|son|wife|husband|mother|father|mom|mum|dad|brother|sister|friend|colleague|"
-                         r"coworker|boss|manager|neighbou?rs?|partner|boyfriend|girlfriend|fianc[ée]e?|cousin|aunt|"
-                         r"uncle|niece|nephew|grandmother|grandfather|grandson|granddaughter|landlord|landlady|tenant|"
-                         r"teacher|student|doctor|patient|client|roommate|flatmate)s?(?:,|\s)+(?:the\s+|mr\.?\s+|"
-                         r"mrs\.?\s+|ms\.?\s+|dr\.?\s+)?$", re.I)
-
-
-#: words that introduce a person's own name: "my name is …", "Name: …", "call me …", "I'm …" (not "named" or
-#: "called": "a cat named Whiskers")
-_INTRO_ANY = re.compile(r"(?:\bmy\s+(?:full\s+)?name\s+is|\bmy\s+name['’]s|\bname\s*:|\bcall\s+me)\s+$", re.I)
-_INTRO_GIVEN = re.compile(r"(?:\bi\s+am|\bi['’]m|\bthis\s+is|\bit['’]s)\s+$", re.I)
-#: words that end an organisation's name: never a person's
-_ORG_WORDS = frozenset({"inc", "ltd", "llc", "corp", "corporation", "company", "co", "gmbh", "ag", "sa", "plc", "bank",
-                        "union", "university", "college", "school", "hospital", "clinic", "group", "foundation",
-                        "association", "institute", "council", "ministry", "department", "agency", "services",
-                        "solutions", "systems", "technologies", "partners", "studio", "studios", "labs"})
-
-
-def _introduced(text: str, h, given: bool = True) -> bool:
-    """A span NER typed as something else right after words that introduce a person's name: any capitalised
-    words after "my name is", "Name:", "call me"; after "I'm", "this is" only when the first word is a given name
-    ("this is Lakeview Credit Union" stays an organisation) and `given` allows it (not for a place: "it's Sydney")."""
-    before = text[max(0, h.start - 30):h.start]
-    words = _WORD.findall(h.text)
-    if not words or len(words) > 4 or not all(w[:1].isupper() for w in words) or \
-            any(w.casefold() in _ORG_WORDS for w in words):
-        return False
-    if _INTRO_ANY.search(before):
-        return True
-    return given and bool(_INTRO_GIVEN.search(before)) and words[0].casefold() in faker_names(
-        "first_names", "first_names_male", "first_names_female")
-
-
-def _kin_name(text: str, h) -> bool:
-    """A span NER typed as an organisation or a group that follows a kinship or role noun and whose words are
-    given names or surnames (a family's plural "Abernathys" too)."""
-    if not _KIN_BEFORE.search(text[max(0, h.start - 40):h.start]):
-        return False
-    words = _WORD.findall(h.text)
-    names = _given_and_surnames()
-    if len(words) == 1 and words[0][:1].isupper() and words[0].endswith("s") and \
-            re.search(r"\bthe\s+$", text[max(0, h.start - 6):h.start], re.I):
-        return True  # "our neighbours, the Abernathys": a family by its surname
-    return bool(words) and len(words) <= 3 and all(
-        w.casefold() in names or (w.endswith("s") and w[:-1].casefold() in names) for w in words)
-
-
-def ordinary(word: str) -> bool:
-    """An ordinary English word (Zipf ≥ 3.5) that is not also a given name or surname."""
-    w = word.casefold()
-    return w not in _given_and_surnames() and w not in _SHORT_NAMES and _zipf(w) >= 3.5
 
 
 def wordy(text: str) -> bool:
@@ -375,13 +242,12 @@ class PartContext:
         """A person's name that is a country's is a place ("which country is Micronesia next to"), and so is a
         name its words make one ("its capital is Saipan", "the island of Saipan", "Saipan is the capital of …"); ordinary
         words before a full name are not part of it ("Email Margaret Okafor" → "Margaret Okafor")."""
-        if h.entity in ("ORGANIZATION", "NRP", "LOCATION") and not h.part and (
-                _introduced(text, h, given=h.entity != "LOCATION") or (h.entity != "LOCATION" and _kin_name(text, h))):
+        if not h.part and person_by_cue(text, h):
             h.entity = "PERSON"  # "my name is Darnell Okoro", "my daughter Sofia Marchand": NER's type slips
         if h.entity != "PERSON" or h.part:
             return h
         words = _WORD.findall(h.text)
-        named = len(words) >= 2 and words[0].casefold() in _given_and_surnames()  # "Rosa Tinoco": a full name
+        named = len(words) >= 2 and words[0].casefold() in given_and_surnames()  # "Rosa Tinoco": a full name
         if h.text.casefold() in _countries() or not named and (
                 _PLACE_BEFORE.search(text[max(0, h.start - 40):h.start]) or _PLACE_AFTER.match(text[h.end:h.end + 60])):
             h.entity = "LOCATION"
@@ -437,13 +303,9 @@ class PartContext:
                 return "not a name's shape"  # five or more CJK characters in a row are a phrase ("获取项目详情")
             if h.entity == "PERSON" and " " not in value.strip() and re.match(r"\s+to\s*:", text[h.end:h.end + 8]):
                 return "field name"  # an invoice's label: "Bill to:", "Ship to:"
-            if h.entity == "PERSON" and _PRODUCT_AFTER.search(text[h.end:h.end + 60]) and not _TWO_OBJECTS.search(
-                    text[max(0, h.start - 40):h.start]):
-                return "product"  # "my Django app", "Docker's COPY"
-            if h.entity == "PERSON" and " " not in value.strip() and re.search(r"(?:^|\W)an?\s+$",
-                                                                                text[max(0, h.start - 4):h.start]):
-                return "product"  # a name takes no indefinite article: "push to a Vec", "an Xbox"
-            if h.entity == "PERSON" and self._work_name(text, h, persons):
+            if h.entity == "PERSON" and product(text, h):
+                return "product"  # "my Django app", "Docker's COPY", "push to a Vec"
+            if h.entity == "PERSON" and work_name(text, h, persons):
                 return "work or public person"  # "Dune by Frank Herbert", "a biography of Marie Curie"
             words = _WORD.findall(value)
             if words and all(ordinary(w) for w in words) and not any(c.isdigit() for c in value):
@@ -451,21 +313,6 @@ class PartContext:
         if h.entity in _PLACES and not known and not self._tied(text, h, persons):
             return "fact"
         return None
-
-    @classmethod
-    def _work_name(cls, text: str, h: Hit, persons) -> bool:
-        """A work's maker ("… by Jane Austen"), a public life asked about ("a biography of Marie Curie") or a work
-        named after a character ("Dune by Frank Herbert", "Harry Potter and the Philosopher's Stone by …", where a
-        name follows "by"), unless the words next to the name tie it to someone ("my cousin", a person noun)."""
-        before = text[max(0, h.start - 80):h.start]
-        near = [w.casefold() for w in _WORD.findall(before)[-4:] + _WORD.findall(text[h.end:h.end + 30])[:3]]
-        if any(w in _POSSESSIVES or w in _PERSON_WORDS for w in near):
-            return False  # "a poem by my cousin Rosa", "… by Rosa, my cousin"
-        if _AUTHORED.search(before) or _PUBLIC_BEFORE.search(before):
-            return True
-        m = _TITLE_TO_BY.match(text, h.end)
-        return bool(m) and not _TWO_OBJECTS.search(text[max(0, h.start - 40):h.start]) and \
-            not re.search(r"\b" + _NOT_TITLE + r"\b", m.group(0)) and any(p.start == m.end() for p in persons)
 
     @staticmethod
     def _tied(text: str, h: Hit, persons) -> bool:
@@ -484,7 +331,7 @@ class PartContext:
             w = w.replace("’", "'")
             if w == "me" and k and words[k - 1] in _ASKING:
                 continue  # "help me plan a week in Lisbon", "tell me …", "… for me": the request, not the user's life
-            if w in _TIES or w in _PERSON_WORDS:
+            if w in _TIES or w in PERSON_WORDS:
                 return True
             if w == "i" and any(x in _I_VERBS and not (question and x in _TRIP_VERBS) for x in words[k + 1:k + 4]):
                 return True  # "I live in …", not "can I still travel to Canada?" (the trip is what is asked)

@@ -1,0 +1,188 @@
+"""What the words around a name say it is, for the chat session's rules (`session/context.py`): an ordinary word,
+a product, a work or its maker, a public life asked about, or a person's name that NER typed as something else.
+
+Each rule reads the few words next to the name, never a list of famous people or products: a software noun or a
+version after it ("my Django app"), "… by" after a work ("Pride and Prejudice by Jane Austen"), "a biography of …",
+"my name is …", a kinship noun ("my daughter …"). Every pattern starts where its cue starts, so none is tried from
+every position of a long run of spaces (tests/unit/extract/test_extract_redos.py holds them to linear time).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from ..person_names import faker_names
+
+_WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
+
+#: nouns and verbs that name a person or a person's life in the sentence ("the patient was admitted on …",
+#: "born in …", "my son's school in …"): they tie a place or date to someone too
+PERSON_WORDS = frozenset({"patient", "patients", "client", "customer", "employee", "applicant", "candidate", "tenant",
+                          "resident", "member", "student", "pupil", "child", "children", "son", "daughter", "wife",
+                          "husband", "mother", "father", "mom", "mum", "dad", "parent", "parents", "brother",
+                          "sister", "friend", "colleague", "coworker", "boss", "manager", "neighbor", "neighbour",
+                          "partner", "boyfriend", "girlfriend", "fiancé", "fiance", "kid", "kids", "family", "baby",
+                          "grandmother", "grandfather", "born", "birthday", "lives", "lived", "resides", "married",
+                          "divorced", "admitted", "discharged", "diagnosed", "hired", "fired", "arrested", "died",
+                          "address", "home", "user's", "customer's", "patient's"})
+_POSSESSIVES = frozenset({"my", "our", "his", "her", "their", "your", "mine", "ours", "hers", "theirs", "yours"})
+
+#: what follows a product's name and never a person's (no possessive between): a version ("Django v4", "Django
+#: 4.2.1"), a software noun ("my Django app", "the Flask server"; nouns only, never a word that is also a verb of a
+#: person: "John logs in", "let Tom build it"); after a possessive, a code word ("Docker's COPY", "React's useEffect")
+_PRODUCT_AFTER = re.compile(
+    r"^\s+(?:v\d+(?:\.\d+)*\b|\d+\.\d+\.\d+\b|\d+\.x\b|(?i:app|apps|application|applications|project|projects|"
+    r"server|servers|container|containers|image|images|cluster|clusters|api|apis|sdk|sdks|cli|library|libraries|"
+    r"framework|plugin|plugins|package|packages|module|modules|database|databases|backend|frontend|template|"
+    r"templates|migration|migrations|settings|config|configuration|docs|documentation|installation|deployment|"
+    r"component|components|extension|extensions|runtime|engine|website|repo|repository|instance|instances|pod|pods|"
+    r"workflow|workflows|codebase|orm|daemon|syntax|middleware|endpoint|endpoints|tutorial|tutorials|integration|"
+    r"firmware|binary|notebook|notebooks|dashboard|toolkit|toolchain|compiler|interpreter|dependency|dependencies|"
+    r"exception|exceptions|schema|schemas|controller|controllers|widget|widgets)\b)"
+    r"|^['’]s\s+(?:[A-Z]{2,}\b|[a-z]+[A-Z]\w*|\w+\(|\w*_\w+)")
+#: verbs that take a person and then a thing ("send John the docs", "give Anna access"): a noun after the name is
+#: the thing given, the name stays a person's
+_TWO_OBJECTS = re.compile(r"\b(?:send|sent|give|gave|given|show|showed|shown|email|e-mail|emailed|forward|forwarded|"
+                          r"mail|mailed|text|texted|message|messaged|pass|passed|hand|handed|bring|brought|offer|"
+                          r"offered|grant|granted|teach|taught|tell|told|ask|asked|lend|lent|sell|sold|pay|paid|owe|"
+                          r"get|got|buy|bought|make|made|write|wrote|assign|assigned|ping|pinged|cc|bcc|let)"
+                          r"\s+(?:[\w'’]+\s+){0,1}$", re.I)
+#: a work and its maker: "Pride and Prejudice by Jane Austen", "a novel by …", "a song written by …", "painted by …"
+#: (the sentence must tie no one of the conversation to the name: "a poem by my aunt Jane" is the user's family).
+#: Workplace papers ("the Q3 Report by Jane", "a memo written by …") are someone's work, not a published one.
+_WORK = r"(?:book|books|novel|novels|poem|poems|poetry|play|plays|song|songs|album|albums|film|films|movie|movies|" \
+        r"painting|paintings|essay|essays|paper|papers|article|articles|speech|speeches|lecture|lectures|symphony|" \
+        r"opera|sonata|concerto|series|story|stories|biography|memoir|sculpture|theory|theorem|sitcom|comic|" \
+        r"comics|manga|trilogy|saga|sonnet|sonnets|ballad|hymn|musical|documentary|podcast|lyrics|masterpiece|" \
+        r"bestseller|textbook)"
+#: what is asked about a public life: "a biography of Marie Curie", "the paintings of …", "who was …"
+_PUBLIC_BEFORE = re.compile(r"\b(?:biography|biographies|life|legacy|reign|presidency|assassination|paintings|poems|"
+                            r"novels|songs|symphonies|quotes|speeches|theories|discoveries|inventions|philosophy)\s+of"
+                            r"\s+$|\bwho\s+was\s+$", re.I)
+#: from a name to the "by" of its work's maker: "Dune by ", "Harry Potter and the Philosopher's Stone by "
+#: (not after a verb that hands something to the name: "Email John Smith the Q3 Report by Dana"); it starts after a
+#: name's last letter, so a run of spaces is not tried from every position
+_TITLE_TO_BY = re.compile(r"(?<=\w)(?:(?:['’]s|\s+(?:and|of|in|on|&))(?:\s+(?:and|of|the|in|on|a|an|&|[A-Z][\w'’:-]*|\d+))"
+                          r"{0,8}?)?\s+by\s+")
+#: capitalised words that end a workplace paper's or a calendar's name: "due Monday by John", "the Q3 Report by Jane"
+_NOT_TITLE = r"(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|January|February|March|April|May|June|" \
+             r"July|August|September|October|November|December|Today|Tomorrow|Tonight|Noon|Midnight|Christmas|" \
+             r"Easter|Report|Reports|Memo|Proposal|Plan|Notes|Minutes|Spreadsheet|Deck|Presentation|Summary|Review|" \
+             r"Budget|Draft|Doc|Document|Email|E-mail|Letter|Invoice|Contract|Update|Analysis|Brief|Agenda|Ticket|" \
+             r"Issue|Request|Feedback|Form|Application|Assignment|Homework|Thesis|Submission)"
+_AUTHORED = re.compile(r"(?:\b" + _WORK + r"(?:\s+(?:written|composed|directed|performed|sung|recorded|painted|"
+                       r"illustrated|narrated|produced))?|\b(?:authored|composed|painted|directed|sung|illustrated|"
+                       r"narrated|choreographed|sculpted|starring|coined|invented|discovered)"
+                       r"|(?<=[a-z\d)\];:,])\s+(?!" + _NOT_TITLE + r"\b)[A-Z][a-z][\w'’:-]*|[\"”’*_])\s+by\s+$")
+
+
+
+def given_and_surnames() -> frozenset[str]:
+    """Given names and surnames of several languages: a word in this list may be a name even when it is an
+    ordinary word ("Mark", "Grace", "Rose")."""
+    return faker_names("first_names", "first_names_male", "first_names_female", "last_names")
+
+
+#: short given names Faker's lists lack that are also ordinary words
+_SHORT_NAMES = frozenset({"pat", "ruby", "kit", "ken", "sam", "max", "ben", "dan", "tom", "ted", "ed", "al", "sal"})
+
+
+
+@lru_cache(maxsize=65536)
+def _zipf(word: str) -> float:
+    try:
+        from wordfreq import zipf_frequency
+    except ImportError:  # pragma: no cover
+        return 0.0
+    return zipf_frequency(word, "en")
+
+
+#: the last words before a name that say it is a person the user knows ("my daughter", "our neighbours, the")
+_KIN_BEFORE = re.compile(r"\b(?:daughter|son|wife|husband|mother|father|mom|mum|dad|brother|sister|friend|colleague|"
+                         r"coworker|boss|manager|neighbou?rs?|partner|boyfriend|girlfriend|fianc[ée]e?|cousin|aunt|"
+                         r"uncle|niece|nephew|grandmother|grandfather|grandson|granddaughter|landlord|landlady|tenant|"
+                         r"teacher|student|doctor|patient|client|roommate|flatmate)s?(?:,|\s)+(?:the\s+|mr\.?\s+|"
+                         r"mrs\.?\s+|ms\.?\s+|dr\.?\s+)?$", re.I)
+
+
+#: words that introduce a person's own name: "my name is …", "Name: …", "call me …", "I'm …" (not "named" or
+#: "called": "a cat named Whiskers")
+_INTRO_ANY = re.compile(r"(?:\bmy\s+(?:full\s+)?name\s+is|\bmy\s+name['’]s|\bname\s*:|\bcall\s+me)\s+$", re.I)
+_INTRO_GIVEN = re.compile(r"(?:\bi\s+am|\bi['’]m|\bthis\s+is|\bit['’]s)\s+$", re.I)
+#: words that end an organisation's name: never a person's
+_ORG_WORDS = frozenset({"inc", "ltd", "llc", "corp", "corporation", "company", "co", "gmbh", "ag", "sa", "plc", "bank",
+                        "union", "university", "college", "school", "hospital", "clinic", "group", "foundation",
+                        "association", "institute", "council", "ministry", "department", "agency", "services",
+                        "solutions", "systems", "technologies", "partners", "studio", "studios", "labs"})
+
+
+def _introduced(text: str, h, given: bool = True) -> bool:
+    """A span NER typed as something else right after words that introduce a person's name: any capitalised
+    words after "my name is", "Name:", "call me"; after "I'm", "this is" only when the first word is a given name
+    ("this is Lakeview Credit Union" stays an organisation) and `given` allows it (not for a place: "it's Sydney")."""
+    before = text[max(0, h.start - 30):h.start]
+    words = _WORD.findall(h.text)
+    if not words or len(words) > 4 or not all(w[:1].isupper() for w in words) or \
+            any(w.casefold() in _ORG_WORDS for w in words):
+        return False
+    if _INTRO_ANY.search(before):
+        return True
+    return given and bool(_INTRO_GIVEN.search(before)) and words[0].casefold() in faker_names(
+        "first_names", "first_names_male", "first_names_female")
+
+
+def _kin_name(text: str, h) -> bool:
+    """A span NER typed as an organisation or a group that follows a kinship or role noun and whose words are
+    given names or surnames (a family's plural "Abernathys" too)."""
+    if not _KIN_BEFORE.search(text[max(0, h.start - 40):h.start]):
+        return False
+    words = _WORD.findall(h.text)
+    names = given_and_surnames()
+    if len(words) == 1 and words[0][:1].isupper() and words[0].endswith("s") and \
+            re.search(r"\bthe\s+$", text[max(0, h.start - 6):h.start], re.I):
+        return True  # "our neighbours, the Abernathys": a family by its surname
+    return bool(words) and len(words) <= 3 and all(
+        w.casefold() in names or (w.endswith("s") and w[:-1].casefold() in names) for w in words)
+
+
+def ordinary(word: str) -> bool:
+    """An ordinary English word (Zipf ≥ 3.5) that is not also a given name or surname."""
+    w = word.casefold()
+    return w not in given_and_surnames() and w not in _SHORT_NAMES and _zipf(w) >= 3.5
+
+
+
+def work_name(text: str, h, persons) -> bool:
+    """A work's maker ("… by Jane Austen"), a public life asked about ("a biography of Marie Curie") or a work
+    named after a character ("Dune by Frank Herbert", "Harry Potter and the Philosopher's Stone by …", where a
+    name follows "by"), unless the words next to the name tie it to someone ("my cousin", a person noun)."""
+    before = text[max(0, h.start - 80):h.start]
+    near = [w.casefold() for w in _WORD.findall(before)[-4:] + _WORD.findall(text[h.end:h.end + 30])[:3]]
+    if any(w in _POSSESSIVES or w in PERSON_WORDS for w in near):
+        return False  # "a poem by my cousin Rosa", "… by Rosa, my cousin"
+    if _AUTHORED.search(before) or _PUBLIC_BEFORE.search(before):
+        return True
+    m = _TITLE_TO_BY.match(text, h.end)
+    return bool(m) and not _TWO_OBJECTS.search(text[max(0, h.start - 40):h.start]) and \
+        not re.search(r"\b" + _NOT_TITLE + r"\b", m.group(0)) and any(p.start == m.end() for p in persons)
+
+
+def product(text: str, h) -> bool:
+    """A name its words make a product: a software noun or a version after it ("my Django app", "Jenkins 2.401.1"),
+    a possessive and a code word ("Docker's COPY"), unless a verb hands the noun to the person ("send Tom Baker
+    documentation"); a single name after an indefinite article ("push to a Vec")."""
+    value = h.text.strip()
+    if _PRODUCT_AFTER.search(text[h.end:h.end + 60]) and not _TWO_OBJECTS.search(text[max(0, h.start - 40):h.start]):
+        return True
+    return " " not in value and re.search(r"(?:^|\W)an?\s+$", text[max(0, h.start - 4):h.start]) is not None
+
+
+def person_by_cue(text: str, h) -> bool:
+    """A span NER typed as an organisation, a group or a place that its words make a person's name: introduced
+    ("my name is Darnell Okoro"), or after a kinship or role noun with names for words ("my daughter Sofia
+    Marchand", "our neighbours, the Abernathys"; not a place: "my friend in Sydney")."""
+    if h.entity not in ("ORGANIZATION", "NRP", "LOCATION"):
+        return False
+    place = h.entity == "LOCATION"
+    return _introduced(text, h, given=not place) or (not place and _kin_name(text, h))
