@@ -205,7 +205,7 @@ def test_replay_of_our_own_recordings(tmp_path):
     data = json.loads(out.read_text())
     s, results = data["summary"], data["results"]
     files = {r["file"] for r in results}
-    assert files == {"chromium-shop.har", "sdk-chat.har", "sdk-google-cohere.har", "cli-forms.har"}
+    assert files == {"chromium-shop.har", "sdk-chat.har", "sdk-google-cohere.har", "cli-forms.har", "npm-sdk-chat.har"}
     assert s["replay_errors"] == 0, [r.get("reason") for r in results if r["verdict"] == "replay_error"]
     bad = [(r["file"], r["idx"], r["verdict"], r.get("changes"), r.get("reply")) for r in results
            if r["verdict"] in ("breakage", "leak", "ai_broken", "needless")]
