@@ -70,6 +70,7 @@ from ..citations import cited, reporter
 from ..hashtags import personal_hashtag
 from ..institutions import INSTITUTION_HEADS, INSTITUTION_WORDS, SPECIALISED, law_date
 from ..offices import OFFICE_TITLES as _OFFICE_TITLES
+from ..person_names import ENGLISH, faker_names
 from .quasi_lexicon import ETHNIC_PERSON
 
 Hit = tuple[int, int, str, float]
@@ -190,20 +191,10 @@ def zipf(word: str) -> float:
 @lru_cache(maxsize=2)
 def known_names(kind: str = "all") -> frozenset[str]:
     """Lower-cased first names (`kind="first"`), or first and last names, of Faker's English person providers."""
-    import importlib
-
     attrs = ["first_names", "first_names_male", "first_names_female", "first_names_nonbinary"]
     if kind != "first":
         attrs.append("last_names")
-    out: set[str] = set()
-    for loc in ("en", "en_US", "en_GB", "en_IE", "en_IN", "en_NZ"):
-        try:
-            prov = importlib.import_module(f"faker.providers.person.{loc}").Provider
-        except (ImportError, AttributeError):
-            continue
-        for attr in attrs:
-            out |= {n.lower() for n in getattr(prov, attr, ()) or ()}
-    return frozenset(out)
+    return faker_names(*attrs, locales=ENGLISH)
 
 
 @lru_cache(maxsize=1)
