@@ -8,7 +8,11 @@ decides it. The prompt's words are compared with what would leave (difflib on wo
 - precision: of the changed words, the share inside a `personal` value;
 - leaks: `personal` values that leave as typed.
 
-    .venv/bin/python scripts/bench_prompts.py [--set dev|holdout|holdout2|all] [--show] [--only REGEX]
+    .venv/bin/python scripts/bench_prompts.py [--set dev|holdout|holdout2|all] [--api openai|anthropic|gemini|each]
+        [--show] [--only REGEX]
+
+With `--api each` every prompt is also sent in Anthropic's and Gemini's framing, and the report counts the prompts
+whose changed words differ between the framings (a decision must not change with the encoding that carried it).
 
 `prompts.yaml` (dev) was written while the session's rules were built; `holdout.yaml` was written after them and
 scored once as it stood, then the general faults it showed were fixed (it is no longer held out); `holdout2.yaml`
@@ -46,22 +50,37 @@ def load(which: str = "dev") -> list[dict]:
     return [c for n in names for c in yaml.safe_load(CORPORA[n].read_text())["prompts"]]
 
 
-def request(text: str, n: int) -> RawRequest:
-    body = json.dumps({"model": "gpt-4o", "messages": [{"role": "user", "content": text}]}).encode()
-    return RawRequest(method="POST", url="https://api.openai.com/v1/chat/completions",
-                      headers=[("Host", "api.openai.com"), ("Content-Type", "application/json"),
-                               ("Authorization", f"Bearer sk-bench-prompts-{n}"), ("User-Agent", "OpenAI/Python 2.5")],
-                      body=body)
+#: the same prompt in each API's own framing: (URL, body, the user text's place in the body as sent)
+SHAPES = {
+    "openai": ("https://api.openai.com/v1/chat/completions",
+               lambda t: {"model": "gpt-4o", "messages": [{"role": "user", "content": t}]},
+               lambda b: b["messages"][-1]["content"]),
+    "anthropic": ("https://api.anthropic.com/v1/messages",
+                  lambda t: {"model": "claude-sonnet-4-5", "max_tokens": 512, "messages": [{"role": "user",
+                                                                                         "content": t}]},
+                  lambda b: b["messages"][-1]["content"]),
+    "gemini": ("https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:generateContent",
+               lambda t: {"contents": [{"role": "user", "parts": [{"text": t}]}]},
+               lambda b: b["contents"][-1]["parts"][0]["text"]),
+}
 
 
-def sent_text(decision, text: str) -> str | None:
+def request(text: str, n: int, api: str = "openai") -> RawRequest:
+    url, body, _ = SHAPES[api]
+    host = url.split("/")[2]
+    return RawRequest(method="POST", url=url, body=json.dumps(body(text)).encode(),
+                      headers=[("Host", host), ("Content-Type", "application/json"),
+                               ("Authorization", f"Bearer sk-bench-prompts-{api}-{n}"), ("User-Agent", "bench")])
+
+
+def sent_text(decision, text: str, api: str = "openai") -> str | None:
     """The user message as it would leave (None: blocked)."""
     if decision.action == "deny":
         return None
     rw = decision.rewrite
     if decision.action != "transform" or rw is None or rw.body is None:
         return text
-    return json.loads(rw.body)["messages"][-1]["content"]
+    return SHAPES[api][2](json.loads(rw.body))
 
 
 def spans_of(text: str, values: list) -> list[tuple[int, int]]:
@@ -70,6 +89,15 @@ def spans_of(text: str, values: list) -> list[tuple[int, int]]:
         for m in re.finditer(re.escape(str(v)), text):
             out.append((m.start(), m.end()))
     return out
+
+
+def _changed_words(text: str, out: str | None) -> set[str]:
+    """The words of `text` that did not leave as typed (every word when blocked)."""
+    a = [m.group(0) for m in _TOKEN.finditer(text)]
+    if out is None:
+        return set(a)
+    sm = difflib.SequenceMatcher(a=a, b=[m.group(0) for m in _TOKEN.finditer(out)], autojunk=False)
+    return {t for op, i1, i2, _, _ in sm.get_opcodes() if op in ("replace", "delete") for t in a[i1:i2]}
 
 
 def _inside(spans: list[tuple[int, int]], start: int, end: int) -> bool:
@@ -106,6 +134,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--show", action="store_true", help="print every prompt that was changed needlessly or leaked")
     ap.add_argument("--only", help="regex on prompt kinds")
     ap.add_argument("--set", default="dev", choices=[*CORPORA, "all"], help="which prompts (default dev)")
+    ap.add_argument("--api", default="openai", choices=[*SHAPES, "each"],
+                    help="the API framing (default openai); each: every framing, and whether the same words change")
     args = ap.parse_args(argv)
 
     from guardian_proxy.config import load_settings
@@ -116,10 +146,19 @@ def main(argv: list[str] | None = None) -> int:
         gw = Gateway.from_settings(load_settings(state_dir=Path(tmp)), with_log=False)
         gw.warm_up()
         results = []
+        apis = list(SHAPES) if args.api == "each" else [args.api]
+        differ = 0
         for n, c in enumerate(cases):
-            d = gw.evaluate(request(c["text"], n), log=False)
-            out = sent_text(d, c["text"])
-            r = judge(c, out)
+            outs = {}
+            for api in apis:
+                d = gw.evaluate(request(c["text"], n, api), log=False)
+                out = sent_text(d, c["text"], api)
+                outs[api] = (out, judge(c, out))
+            out, r = outs[apis[0]]
+            changed = {api: _changed_words(c["text"], o) for api, (o, _) in outs.items()}
+            if len({frozenset(v) for v in changed.values()}) > 1:
+                differ += 1
+                r = dict(r, differs={api: sorted(v) for api, v in changed.items()})
             results.append((c, out, r))
 
     kinds = Counter(c["kind"] for c, _, _ in results)
@@ -136,10 +175,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {k:9s} {nk:3d} / {kinds[k]}")
     print(f"precision  {pw / max(1, pw + ow):.3f}  ({pw} changed words personal, {ow} not)")
     print(f"leaks      {leaks:3d} / {n_personal:<3d} personal values left as typed")
+    if args.api == "each":
+        print(f"framings   {differ:3d} / {len(results):<3d} prompts whose changed words differ between "
+              f"{', '.join(SHAPES)} (the first's numbers above)")
     if args.show:
         for c, out, r in results:
-            if r["needless"] or r["leaks"]:
-                print(f"\n[{c['kind']}] {c['text']}\n   -> {out}\n   needless words: {r['changed']}  leaks: {r['leaks']}")
+            if r["needless"] or r["leaks"] or r.get("differs"):
+                print(f"\n[{c['kind']}] {c['text']}\n   -> {out}\n   needless words: {r['changed']}  leaks: {r['leaks']}"
+                      f"{'  by framing: ' + str(r['differs']) if r.get('differs') else ''}")
     return 0
 
 

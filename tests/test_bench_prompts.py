@@ -1,5 +1,6 @@
 """scripts/bench_prompts.py: the judge of a prompt's words (needless, personal, leaks), and one real run."""
 
+import json
 import sys
 from pathlib import Path
 
@@ -34,3 +35,12 @@ def test_a_real_run_prints_the_three_numbers(capsys):
     assert bp.main(["--set", "holdout", "--only", "code"]) == 0
     out = capsys.readouterr().out
     assert "needless" in out and "precision" in out and "leaks" in out
+
+
+def test_the_same_prompt_in_each_framing():
+    for api in bp.SHAPES:
+        req = bp.request("Hi, I'm Quentin Zarkowsky", 1, api)
+        body = json.loads(req.body)
+        assert bp.SHAPES[api][2](body) == "Hi, I'm Quentin Zarkowsky" and req.host in bp.SHAPES[api][0]
+    assert bp._changed_words("my Django app", "my Laura app") == {"Django"}
+    assert bp._changed_words("my Django app", None) == {"my", "Django", "app"}
