@@ -8,7 +8,7 @@ decides it. The prompt's words are compared with what would leave (difflib on wo
 - precision: of the changed words, the share inside a `personal` value;
 - leaks: `personal` values that leave as typed.
 
-    .venv/bin/python scripts/bench_prompts.py [--set dev|holdout|holdout2|all] [--api openai|anthropic|gemini|each]
+    .venv/bin/python scripts/bench_prompts.py [--set dev|holdout|holdout2|holdout3|all] [--api openai|anthropic|gemini|each]
         [--show] [--only REGEX]
 
 With `--api each` every prompt is also sent in Anthropic's and Gemini's framing, and the report counts the prompts
@@ -16,7 +16,8 @@ whose changed words differ between the framings (a decision must not change with
 
 `prompts.yaml` (dev) was written while the session's rules were built; `holdout.yaml` was written after them and
 scored once as it stood, then the general faults it showed were fixed (it is no longer held out); `holdout2.yaml`
-was written after those fixes and scored once, not used to tune a rule.
+was written after those fixes and scored once, then its one leak was fixed; `holdout3.yaml` was written last and
+scored once, not used to tune anything: score it first in the next round.
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ from guardian_proxy.types import RawRequest  # noqa: E402
 
 CORPORA = {"dev": ROOT / "tests" / "fixtures" / "prompts" / "prompts.yaml",
            "holdout": ROOT / "tests" / "fixtures" / "prompts" / "holdout.yaml",
-           "holdout2": ROOT / "tests" / "fixtures" / "prompts" / "holdout2.yaml"}
+           "holdout2": ROOT / "tests" / "fixtures" / "prompts" / "holdout2.yaml",
+           "holdout3": ROOT / "tests" / "fixtures" / "prompts" / "holdout3.yaml"}
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
 
