@@ -20,8 +20,9 @@ from __future__ import annotations
 import ipaddress
 import re
 
-#: RFC 2606 second-level names and the reserved top-level names (RFC 2606, RFC 6761)
-_RESERVED_SLD = ("example.com", "example.net", "example.org")
+from .standins import DOC_NETS, is_reserved_email
+
+#: the reserved top-level names (RFC 2606, RFC 6761); the reserved second-level ones are standins'
 _RESERVED_TLD = ("example", "test", "invalid", "localhost")
 #: local parts that are stock words of documentation, forms and tutorials, not a person's mailbox
 _STOCK_LOCAL = frozenset({
@@ -47,9 +48,7 @@ def stock_email(text: str) -> bool:
     local, at, domain = text.strip().rpartition("@")
     if not at or not local:
         return False
-    domain = domain.casefold().rstrip(".")
-    reserved = any(domain == d or domain.endswith("." + d) for d in _RESERVED_SLD) or \
-        domain.rsplit(".", 1)[-1] in _RESERVED_TLD
+    reserved = is_reserved_email(text.strip()) or domain.casefold().rstrip(".").rsplit(".", 1)[-1] in _RESERVED_TLD
     return reserved and local.casefold().split("+", 1)[0] in _STOCK_LOCAL
 
 
@@ -70,15 +69,10 @@ def local_ip(text: str) -> bool:
         return False
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
         ip = ip.ipv4_mapped
-    return ip.is_loopback or ip.is_link_local or ip.is_unspecified or (
-        ip.is_private and not _documentation(ip))
-
-
-def _documentation(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
-    """RFC 5737 / RFC 3849 documentation ranges: Python calls them private, but they stand in for public
-    addresses (the proxy's own stand-ins are drawn from them), so they are not "local"."""
-    nets = ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "2001:db8::/32")
-    return any(ip in ipaddress.ip_network(n) for n in nets if ipaddress.ip_network(n).version == ip.version)
+    # the documentation ranges (RFC 5737 / 3849) are "private" to Python, but they stand in for public addresses
+    # (the proxy's own stand-ins are drawn from them): not local
+    documentation = any(ip.version == n.version and ip in n for n in DOC_NETS)
+    return ip.is_loopback or ip.is_link_local or ip.is_unspecified or (ip.is_private and not documentation)
 
 
 _DIGITS = re.compile(r"\d")
