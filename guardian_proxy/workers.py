@@ -405,12 +405,12 @@ class _Slot:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        decision, extra = answer[1], answer[-1]  # (job, decision, statements, extra); (job, decision, extra)
+        _, decision, statements, extra = answer  # to_wire's (decision, statements) between the job and its extra
         if not job.future.done():  # done: cancelled at its deadline, the fail rules decided it; dropped
             if decision is None:
                 job.future.set_exception(WorkerDied(f"worker {self.index} could not send its decision ({extra})"))
             else:
-                job.future.set_result((from_wire(decision, answer[2]) if len(answer) == 4 else decision, extra))
+                job.future.set_result((from_wire(decision, statements), extra))
         self.pool._dispatch()
 
     def _exited(self) -> None:

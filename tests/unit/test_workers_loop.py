@@ -89,7 +89,7 @@ def pool(tmp_path, monkeypatch):
 
 
 def test_an_answer_reaches_the_future_on_the_loop_and_a_big_body_never_blocks_it(pool):
-    worker = FakeWorker(lambda job, raw, action: (job, {"len": len(raw.body), "action": action}, {"kept": 1}))
+    worker = FakeWorker(lambda job, raw, action: (job, {"len": len(raw.body), "action": action}, (), {"kept": 1}))
     worker.slot_of(pool)
     big = SimpleNamespace(body=b"x" * (8 << 20))  # far more than the pipe's buffer
 
@@ -148,7 +148,7 @@ def test_a_worker_past_the_hard_limit_is_killed_and_its_request_fails(pool):
 
 
 def test_a_pool_used_from_threads_runs_its_own_loop_and_closing_fails_what_waits(pool):
-    worker = FakeWorker(lambda job, raw, action: (job, "decided", None))
+    worker = FakeWorker(lambda job, raw, action: (job, "decided", (), None))
     worker.slot_of(pool)
     assert pool.submit(SimpleNamespace(body=b"y")).result(5) == ("decided", None)
     pool.slots[0].job = None
