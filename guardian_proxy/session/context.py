@@ -221,6 +221,26 @@ def _inside(spans, start: int, end: int) -> bool:
     return any(a <= start and end <= b for a, b in spans)
 
 
+#: an invoice's label after a single given name: "Bill to:", "Ship to:"
+_LABEL_TO = re.compile(r"[ \t]{1,3}to[ \t]{0,3}:")
+
+
+def _not_a_persons(text: str, h: Hit, persons) -> str | None:
+    """Why a PERSON hit is no one's name here, or None: its shape (digits, underscores, inner capitals, a run of
+    five or more CJK characters: "获取项目详情" is a phrase), an invoice's label, a product, a work or a public life."""
+    value = h.text
+    if any(c.isdigit() or c == "_" for c in value) or _CJK_RUN.search(value) or _INNER_CAP.search(
+            value.replace("Mc", "").replace("Mac", "").replace("De", "").replace("La", "")):
+        return "not a name's shape"
+    if " " not in value.strip() and _LABEL_TO.match(text, h.end):
+        return "field name"
+    if product(text, h):
+        return "product"  # "my Django app", "Docker's COPY", "push to a Vec"
+    if work_name(text, h, persons):
+        return "work or public person"  # "Dune by Frank Herbert", "a biography of Marie Curie"
+    return None
+
+
 class PartContext:
     """The keep/drop decision for the hits of one chat request (see the module's rules)."""
 
@@ -296,17 +316,9 @@ class PartContext:
         if _inside(hard, h.start, h.end) or (_inside(soft, h.start, h.end) and wordy(value)):
             return "field name"
         if h.entity in _NAMES and not h.part:
-            if h.entity == "PERSON" and (any(c.isdigit() or c == "_" for c in value) or _INNER_CAP.search(
-                    value.replace("Mc", "").replace("Mac", "").replace("De", "").replace("La", ""))):
-                return "not a name's shape"
-            if h.entity == "PERSON" and _CJK_RUN.search(value):
-                return "not a name's shape"  # five or more CJK characters in a row are a phrase ("获取项目详情")
-            if h.entity == "PERSON" and " " not in value.strip() and re.match(r"\s+to\s*:", text[h.end:h.end + 8]):
-                return "field name"  # an invoice's label: "Bill to:", "Ship to:"
-            if h.entity == "PERSON" and product(text, h):
-                return "product"  # "my Django app", "Docker's COPY", "push to a Vec"
-            if h.entity == "PERSON" and work_name(text, h, persons):
-                return "work or public person"  # "Dune by Frank Herbert", "a biography of Marie Curie"
+            why = _not_a_persons(text, h, persons) if h.entity == "PERSON" else None
+            if why is not None:
+                return why
             words = _WORD.findall(value)
             if words and all(ordinary(w) for w in words) and not any(c.isdigit() for c in value):
                 return "ordinary word"

@@ -71,6 +71,7 @@ _NOT_TITLE = r"(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|Janua
              r"Easter|Report|Reports|Memo|Proposal|Plan|Notes|Minutes|Spreadsheet|Deck|Presentation|Summary|Review|" \
              r"Budget|Draft|Doc|Document|Email|E-mail|Letter|Invoice|Contract|Update|Analysis|Brief|Agenda|Ticket|" \
              r"Issue|Request|Feedback|Form|Application|Assignment|Homework|Thesis|Submission)"
+_NOT_TITLE_WORD = re.compile(r"\b" + _NOT_TITLE + r"\b")
 _AUTHORED = re.compile(r"(?:\b" + _WORK + r"(?:\s+(?:written|composed|directed|performed|sung|recorded|painted|"
                        r"illustrated|narrated|produced))?|\b(?:authored|composed|painted|directed|sung|illustrated|"
                        r"narrated|choreographed|sculpted|starring|coined|invented|discovered)"
@@ -165,7 +166,7 @@ def work_name(text: str, h, persons) -> bool:
         return True
     m = _TITLE_TO_BY.match(text, h.end)
     return bool(m) and not _TWO_OBJECTS.search(text[max(0, h.start - 40):h.start]) and \
-        not re.search(r"\b" + _NOT_TITLE + r"\b", m.group(0)) and any(p.start == m.end() for p in persons)
+        not _NOT_TITLE_WORD.search(m.group(0)) and any(p.start == m.end() for p in persons)
 
 
 def product(text: str, h) -> bool:
