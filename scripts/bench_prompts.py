@@ -93,13 +93,18 @@ def spans_of(text: str, values: list) -> list[tuple[int, int]]:
     return out
 
 
+def _changed_tokens(text: str, out: str | None) -> list[tuple[int, int, str]]:
+    """The word tokens of `text` (start, end, token) that did not leave as typed (every one when blocked)."""
+    a = [(m.start(), m.end(), m.group(0)) for m in _TOKEN.finditer(text)]
+    if out is None:
+        return a
+    sm = difflib.SequenceMatcher(a=[t for _, _, t in a], b=_TOKEN.findall(out), autojunk=False)
+    return [x for op, i1, i2, _, _ in sm.get_opcodes() if op in ("replace", "delete") for x in a[i1:i2]]
+
+
 def _changed_words(text: str, out: str | None) -> set[str]:
     """The words of `text` that did not leave as typed (every word when blocked)."""
-    a = [m.group(0) for m in _TOKEN.finditer(text)]
-    if out is None:
-        return set(a)
-    sm = difflib.SequenceMatcher(a=a, b=[m.group(0) for m in _TOKEN.finditer(out)], autojunk=False)
-    return {t for op, i1, i2, _, _ in sm.get_opcodes() if op in ("replace", "delete") for t in a[i1:i2]}
+    return {t for _, _, t in _changed_tokens(text, out)}
 
 
 def _inside(spans: list[tuple[int, int]], start: int, end: int) -> bool:
@@ -114,18 +119,13 @@ def judge(case: dict, out: str | None) -> dict:
         return {"blocked": True, "needless": True, "personal_words": 0, "other_words": len(_TOKEN.findall(text)),
                 "leaks": [], "changed": ["<blocked>"]}
     mine, either = spans_of(text, personal), spans_of(text, case.get("either") or [])
-    a = [(m.start(), m.end(), m.group(0)) for m in _TOKEN.finditer(text)]
-    b = [m.group(0) for m in _TOKEN.finditer(out)]
-    sm = difflib.SequenceMatcher(a=[t for _, _, t in a], b=b, autojunk=False)
     counts = Counter()
     changed = []
-    for op, i1, i2, _, _ in sm.get_opcodes():
-        if op in ("replace", "delete"):
-            for s, e, tok in a[i1:i2]:
-                where = "personal" if _inside(mine, s, e) else "either" if _inside(either, s, e) else "other"
-                counts[where] += 1
-                if where == "other":
-                    changed.append(tok)
+    for s, e, tok in _changed_tokens(text, out):
+        where = "personal" if _inside(mine, s, e) else "either" if _inside(either, s, e) else "other"
+        counts[where] += 1
+        if where == "other":
+            changed.append(tok)
     leaks = [v for v in personal if v in out]
     return {"blocked": False, "needless": counts["other"] > 0, "personal_words": counts["personal"],
             "other_words": counts["other"], "leaks": leaks, "changed": changed}
