@@ -438,7 +438,7 @@ class ProcessFinder:
         while self._closed:
             inode = self._inode_of.pop(self._closed.popleft(), None)
             place = self._place.pop(inode, None) if inode is not None else None
-            if place is not None:
+            if place is not None and place[0] in self.recent:  # a program no longer remembered keeps no freed list
                 pid, fd = place
                 freed = self._freed.get(pid)
                 if freed is None:

@@ -218,3 +218,15 @@ def test_the_addon_frees_a_looked_up_connections_descriptor_when_it_closes():
         return finder.closed_
 
     assert asyncio.run(main()) == [("127.0.0.1", 50000)]
+
+
+@pytest.mark.skipif(not LE, reason="fixture text is little-endian")
+def test_a_program_no_longer_remembered_keeps_no_freed_descriptors(tmp_path):
+    """The freed lists stay bounded by the remembered programs: a connection of a program that has dropped out of
+    `recent` (more than 32 others since) frees nothing when it closes."""
+    f = ProcessFinder(proc=str(_proc(tmp_path, os.geteuid())))
+    assert f.lookup("127.0.0.1", 50000).pid == 977
+    f.recent.pop(977)  # as if 32 other programs had been looked up since
+    f.closed("127.0.0.1", 50000)
+    f.lookup("127.0.0.1", 50003)  # takes the closed queue
+    assert 977 not in f._freed
