@@ -10,6 +10,13 @@ from functools import cache
 LOCALES = ("en_US", "en_GB", "en_IN", "de_DE", "fr_FR", "es_ES", "it_IT", "nl_NL", "pt_BR", "pl_PL", "sv_SE")
 
 
+#: the locales whose names are written in Latin letters, for rules that need a strong cue besides the name
+#: ("my niece Amara", "reply to Siobhan"): Faker's African, Asian and European lists, romanised where it has them
+WORLD = LOCALES + ("en_IE", "ga_IE", "en_NG", "yo_NG", "ig_NG", "ha_NG", "en_KE", "sw", "zu_ZA", "tw_GH", "en_PK",
+                   "vi_VN", "id_ID", "tr_TR", "az_AZ", "uz_UZ", "pt_PT", "es_MX", "es_AR", "fi_FI", "da_DK", "no_NO",
+                   "cs_CZ", "sk_SK", "hu_HU", "ro_RO", "hr_HR", "sl_SI", "lt_LT", "lv_LV", "et_EE", "fr_CA", "it_IT",
+                   "ja_JP", "zh_CN")
+
 #: the English-speaking locales (the text anonymizer's hit filter reads English)
 ENGLISH = ("en", "en_US", "en_GB", "en_IE", "en_IN", "en_NZ")
 
@@ -25,5 +32,7 @@ def faker_names(*attrs: str, locales: tuple[str, ...] = LOCALES) -> frozenset[st
         except (ImportError, AttributeError):  # pragma: no cover - a trimmed Faker
             continue
         for attr in attrs:
-            out.update(str(x).casefold() for x in getattr(p, attr, ()) or ())
+            values = getattr(p, attr, ())
+            if isinstance(values, (list, tuple, dict, set, frozenset)):  # not a locale's computed property
+                out.update(str(x).casefold() for x in values)
     return frozenset(out)

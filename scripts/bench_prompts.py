@@ -8,7 +8,7 @@ decides it. The prompt's words are compared with what would leave (difflib on wo
 - precision: of the changed words, the share inside a `personal` value;
 - leaks: `personal` values that leave as typed.
 
-    .venv/bin/python scripts/bench_prompts.py [--set dev|holdout|holdout2|holdout3|all] [--api openai|anthropic|gemini|each]
+    .venv/bin/python scripts/bench_prompts.py [--set dev|holdout|holdout2|holdout3|holdout4|all] [--api openai|anthropic|gemini|each]
         [--show] [--only REGEX]
 
 With `--api each` every prompt is also sent in Anthropic's and Gemini's framing, and the report counts the prompts
@@ -16,8 +16,10 @@ whose changed words differ between the framings (a decision must not change with
 
 `prompts.yaml` (dev) was written while the session's rules were built; `holdout.yaml` was written after them and
 scored once as it stood, then the general faults it showed were fixed (it is no longer held out); `holdout2.yaml`
-was written after those fixes and scored once, then its one leak was fixed; `holdout3.yaml` was written last and
-scored once, not used to tune anything: score it first in the next round.
+was written after those fixes and scored once, then its one leak was fixed; `holdout3.yaml` was written next,
+scored once, then its three leaks (names NER missed or typed as organisations) were fixed; `holdout4.yaml` was
+written after that and scored once as it stood (needless 5/30, precision 0.793, leaks 3/14), then the general
+faults it showed were fixed. A fifth set written before the next change is the next honest score.
 """
 
 from __future__ import annotations
@@ -41,7 +43,8 @@ from guardian_proxy.types import RawRequest  # noqa: E402
 CORPORA = {"dev": ROOT / "tests" / "fixtures" / "prompts" / "prompts.yaml",
            "holdout": ROOT / "tests" / "fixtures" / "prompts" / "holdout.yaml",
            "holdout2": ROOT / "tests" / "fixtures" / "prompts" / "holdout2.yaml",
-           "holdout3": ROOT / "tests" / "fixtures" / "prompts" / "holdout3.yaml"}
+           "holdout3": ROOT / "tests" / "fixtures" / "prompts" / "holdout3.yaml",
+           "holdout4": ROOT / "tests" / "fixtures" / "prompts" / "holdout4.yaml"}
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
 

@@ -24,8 +24,9 @@ def test_judge_counts_words_inside_and_outside_personal_values():
 
 
 def test_both_sets_load():
-    dev, holdout = bp.load("dev"), bp.load("holdout") + bp.load("holdout2") + bp.load("holdout3")
-    assert len(dev) >= 50 and len(holdout) >= 90 and len(bp.load("all")) == len(dev) + len(holdout)
+    dev = bp.load("dev")
+    holdout = bp.load("holdout") + bp.load("holdout2") + bp.load("holdout3") + bp.load("holdout4")
+    assert len(dev) >= 50 and len(holdout) >= 120 and len(bp.load("all")) == len(dev) + len(holdout)
     for c in dev + holdout:
         assert c["kind"] in {"code", "facts", "personal"} and all(str(v) in c["text"] for v in c["personal"])
 

@@ -51,7 +51,16 @@ from functools import cache
 from ..chatapi import ChatRequest, Slot
 from ..placeholders import no_ones
 from ..types import CONTAINER_ENTITIES
-from .namecues import PERSON_WORDS, given_and_surnames, ordinary, person_by_cue, product, work_name
+from .namecues import (
+    PERSON_WORDS,
+    cued_names,
+    given_and_surnames,
+    ordinary,
+    person_by_cue,
+    product,
+    product_after,
+    work_name,
+)
 from .rewrite import HARD_BLOCK, Hit
 
 #: types whose values are numbers or codes: a text without a digit is not one
@@ -82,10 +91,18 @@ _CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]{5
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
 _SPLIT = re.compile(r"[A-Z]?[a-z]+\d*|[A-Z]+\d*(?![a-z])|\d+|[^\W_]+")
 _INNER_CAP = re.compile(r"[a-z][A-Z]")
+_VERSION = re.compile(r"[vV]\d{1,3}(?:\.\d{1,4}){0,3}(?:[-.]?(?:alpha|beta|rc)\d{0,3})?")
 #: a JSON string (group 1); an escape outside a string is matched alone so that a search after an unclosed quote stays
 #: aligned and linear (the plain string pattern restarts at every escaped quote: quadratic on '\\"' * n)
 _JSON_STRING = re.compile(r'\\.|("(?:[^"\\]++|\\.)*+")')
 _SENTENCE_END = re.compile(r"[.!?\n]")
+
+
+def _sentence_start(text: str, i: int) -> bool:
+    """Whether position `i` of `text` begins a sentence (only spaces between it and the text's start or a
+    sentence's end)."""
+    before = text[:i].rstrip(" \t")
+    return not before or before[-1] in ".!?\n:\"'“"
 #: words that tie a sentence's place to a person of the conversation
 _TIES = frozenset({"my", "mine", "myself", "our", "ours", "ourselves", "we", "we're", "we've", "he", "him", "his",
                    "she", "hers", "her", "their", "theirs", "i'm", "i've", "i'd", "i'll", "im", "me"})
@@ -108,6 +125,11 @@ _PLACE_NOUN = r"(?:capital|city|town|village|island|islands|county|province|stat
 _PLACE_BEFORE = re.compile(r"(?<!\bof the )(?<!\bof a )(?<!\bof its )(?<!\bof this )\b" + _PLACE_NOUN +
                            r"(?:\s+city)?\s+(?:is|was|of|called|named)\s+$|\b" + _PLACE_NOUN + r"\s*:\s*$", re.I)
 _PLACE_AFTER = re.compile(r"^(?:\s+(?:is|was)|,)\s+(?:the|a|an)\s+(?:[\w-]+\s+){0,3}?" + _PLACE_NOUN + r"\b", re.I)
+#: a feature or a place's facility named after someone or something ("the Machame route", "Kennedy airport", "the
+#: Lincoln Tunnel"): nouns that follow a name only as the name of that thing, never as a verb of a person
+_FEATURE_AFTER = re.compile(r"^\s+(?:route|routes|trail|trails|glacier|river|lake|valley|tunnel|station|airport|"
+                            r"canal|crater|volcano|reservoir|highway|motorway|freeway|peninsula|gorge|waterfall|"
+                            r"fjord|strait|cathedral|basilica|monastery)\b", re.I)
 #: object pronouns of a request for information ("tell me", "show us") do not tie a place to anyone; "help me
 #: plan a week in Lisbon" does (the user's plan)
 _FRAME = re.compile(r"\b(?:tell|give|show|teach|explain to)\s+(?:me|us)\b", re.I)
@@ -225,12 +247,17 @@ def _inside(spans, start: int, end: int) -> bool:
 _LABEL_TO = re.compile(r"[ \t]{1,3}to[ \t]{0,3}:")
 
 
+def _inner_cap(value: str) -> bool:
+    """A capital inside a word that no name's prefix explains ("LinkedIn", "getUser"; not "McAllen", "DeKalb",
+    "LaSalle", "MacKenzie")."""
+    return bool(_INNER_CAP.search(re.sub(r"\b(?:Mc|Mac|De|La|Le|Du|Di|Da|Van|Von|O')", "", value)))
+
+
 def _not_a_persons(text: str, h: Hit, persons) -> str | None:
     """Why a PERSON hit is no one's name here, or None: its shape (digits, underscores, inner capitals, a run of
     five or more CJK characters: "获取项目详情" is a phrase), an invoice's label, a product, a work or a public life."""
     value = h.text
-    if any(c.isdigit() or c == "_" for c in value) or _CJK_RUN.search(value) or _INNER_CAP.search(
-            value.replace("Mc", "").replace("Mac", "").replace("De", "").replace("La", "")):
+    if any(c.isdigit() or c == "_" for c in value) or _CJK_RUN.search(value) or _inner_cap(value):
         return "not a name's shape"
     if " " not in value.strip() and _LABEL_TO.match(text, h.end):
         return "field name"
@@ -258,6 +285,22 @@ class PartContext:
         return self._marks[i]
 
     @staticmethod
+    def cued(i: int, text: str, found: list[Hit]) -> list[Hit]:
+        """The names that only their cue finds ("my niece Amara", "reply to Siobhan": `namecues.cued_names`), as
+        person hits: a hit of the same words typed as a place, an organisation or a group becomes a person's; one
+        that overlaps a found person or another value adds nothing."""
+        out = []
+        for a, b in cued_names(text):
+            over = [h for h in found if h.start < b and a < h.end]
+            same = [h for h in over if (h.start, h.end) == (a, b) and h.entity in ("LOCATION", "ORGANIZATION", "NRP")]
+            if same:
+                for h in same:
+                    h.entity = "PERSON"
+            elif not over:
+                out.append(Hit(i, a, b, "PERSON", text[a:b]))
+        return out
+
+    @staticmethod
     def tidy(h: Hit, text: str) -> Hit:
         """A person's name that is a country's is a place ("which country is Micronesia next to"), and so is a
         name its words make one ("its capital is Saipan", "the island of Saipan", "Saipan is the capital of …"); ordinary
@@ -268,7 +311,7 @@ class PartContext:
             return h
         words = _WORD.findall(h.text)
         named = len(words) >= 2 and words[0].casefold() in given_and_surnames()  # "Rosa Tinoco": a full name
-        if h.text.casefold() in _countries() or not named and (
+        if h.text.casefold() in _countries() or _FEATURE_AFTER.match(text[h.end:h.end + 20]) or not named and (
                 _PLACE_BEFORE.search(text[max(0, h.start - 40):h.start]) or _PLACE_AFTER.match(text[h.end:h.end + 60])):
             h.entity = "LOCATION"
             return h
@@ -276,6 +319,9 @@ class PartContext:
         k = 0
         while len(words) - k > 2 and len(words[k].group(0)) > 1 and ordinary(words[k].group(0)):  # "J." an initial
             k += 1
+        if not k and len(words) == 2 and ordinary(words[0].group(0)) and not ordinary(words[1].group(0)) and \
+                _sentence_start(text, h.start):
+            k = 1  # "Email Wanjiku (…)": a sentence's first word is capitalised for the sentence, not the name
         if k:
             cut = words[k].start()
             h.start, h.text = h.start + cut, h.text[cut:]
@@ -296,6 +342,8 @@ class PartContext:
         value = h.text
         if h.entity in _DIGITS and not any(c.isdigit() for c in value):
             return "no digit"
+        if h.entity in _DIGITS and _VERSION.fullmatch(value):
+            return "version"  # "/v1/items", "v2.3.1": an API's or a program's version, no one's number
         if h.entity in HARD_BLOCK:
             return None
         if h.entity in CONTAINER_ENTITIES:
@@ -319,9 +367,12 @@ class PartContext:
             why = _not_a_persons(text, h, persons) if h.entity == "PERSON" else None
             if why is not None:
                 return why
-            words = _WORD.findall(value)
+            words = re.findall(r"[^\W\d_]+(?:[-'’][^\W\d_]+)*", value)  # a hyphenated name whole: "Min-jun"
             if words and all(ordinary(w) for w in words) and not any(c.isdigit() for c in value):
                 return "ordinary word"
+        if h.entity in ("LOCATION", "ORGANIZATION") and not known and not h.part and \
+                (_inner_cap(value) if h.entity == "LOCATION" else product_after(text, h)):
+            return "product"  # "a LinkedIn message", "the Flask server" (an employer stays: "I work at PayPal")
         if h.entity in _PLACES and not known and not self._tied(text, h, persons):
             return "fact"
         return None

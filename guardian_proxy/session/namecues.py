@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from ..person_names import faker_names
+from ..person_names import WORLD, faker_names
 
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
 
@@ -39,7 +39,8 @@ _PRODUCT_AFTER = re.compile(
     r"component|components|extension|extensions|runtime|engine|website|repo|repository|instance|instances|pod|pods|"
     r"workflow|workflows|codebase|orm|daemon|syntax|middleware|endpoint|endpoints|tutorial|tutorials|integration|"
     r"firmware|binary|notebook|notebooks|dashboard|toolkit|toolchain|compiler|interpreter|dependency|dependencies|"
-    r"exception|exceptions|schema|schemas|controller|controllers|widget|widgets)\b)"
+    r"exception|exceptions|schema|schemas|controller|controllers|widget|widgets|message|messages|post|posts|profile|"
+    r"profiles|channel|channels|feed|inbox|notifications|listing|listings|ads)\b)"
     r"|^['’]s\s+(?:[A-Z]{2,}\b|[a-z]+[A-Z]\w*|\w+\(|\w*_\w+)")
 #: verbs that take a person and then a thing ("send John the docs", "give Anna access"): a noun after the name is
 #: the thing given, the name stays a person's
@@ -60,6 +61,11 @@ _WORK = r"(?:book|books|novel|novels|poem|poems|poetry|play|plays|song|songs|alb
 _PUBLIC_BEFORE = re.compile(r"\b(?:biography|biographies|life|legacy|reign|presidency|assassination|paintings|poems|"
                             r"novels|songs|symphonies|quotes|speeches|theories|discoveries|inventions|philosophy)\s+of"
                             r"\s+$|\bwho\s+was\s+$", re.I)
+#: what follows a public life's name: a contribution to a field, an invention ("What did Ada Lovelace contribute to
+#: computing?", "Tesla invented …", "Euler's theorem", "Newton's contributions to optics")
+_PUBLIC_AFTER = re.compile(r"^(?:\s+(?:invented|invent|pioneered|pioneer|contributed|contribute)\b|['’]s\s+(?:"
+                           r"contributions?|theorem|theorems|legacy|inventions?|discoveries|symphonies|philosophy|"
+                           r"scientific|famous|greatest|best-known)\b)", re.I)
 #: from a name to the "by" of its work's maker: "Dune by ", "Harry Potter and the Philosopher's Stone by "
 #: (not after a verb that hands something to the name: "Email John Smith the Q3 Report by Dana"); it starts after a
 #: name's last letter, so a run of spaces is not tried from every position
@@ -104,7 +110,15 @@ _KIN_BEFORE = re.compile(r"\b(?:daughter|son|wife|husband|mother|father|mom|mum|
                          r"coworker|boss|manager|neighbou?rs?|partner|boyfriend|girlfriend|fianc[ée]e?|cousin|aunt|"
                          r"uncle|niece|nephew|grandmother|grandfather|grandson|granddaughter|landlord|landlady|tenant|"
                          r"teacher|student|doctor|patient|client|roommate|flatmate)s?(?:,|\s)+(?:the\s+|mr\.?\s+|"
-                         r"mrs\.?\s+|ms\.?\s+|dr\.?\s+)?$", re.I)
+                         r"mrs\.?\s+|ms\.?\s+|dr\.?\s+)?$"
+                         r"|\b(?:married|wedding|engaged|engagement|marriage)\s+to\s+$|\bdivorced?\s+from\s+$", re.I)
+#: verbs that address a person ("reply to Gustavo", "remind Ines that …"): a given name after them is someone's
+_ADDRESSING = re.compile(r"\b(?:reply|write|respond|talk|speak|say|said|apologi[sz]e|introduce\s+me)\s+to\s+$|"
+                         r"\b(?:tell|told|ask|asked|remind|reminded|thank|thanked|invite|invited|email|e-mail|"
+                         r"emailed|text|texted|call|called|message|messaged|ping|pinged|congratulate|cc|dear|hi|"
+                         r"hello)\s+$", re.I)
+#: an e-mail address right after a name, in brackets: "Gustavo (gustavo.pereira@…)", "Ana Lima <ana@…>"
+_ADDRESS_AFTER = re.compile(r"[(<]\s*(?:mailto:)?([^\s@()<>]{1,64})@")
 
 
 #: words that introduce a person's own name: "my name is …", "Name: …", "call me …", "I'm …" (not "named" or
@@ -134,8 +148,10 @@ def _introduced(text: str, h, given: bool = True) -> bool:
 
 
 def _kin_name(text: str, h) -> bool:
-    """A span NER typed as an organisation or a group that follows a kinship or role noun and whose words are
-    given names or surnames (a family's plural "Abernathys" too)."""
+    """A span NER typed as an organisation or a group that follows a kinship or role noun or a marriage ("my
+    daughter …", "her wedding to …") and whose words may be a name: listed given names or surnames, or capitalised
+    words no English dictionary holds as ordinary ("my best friend Olamide": Faker's lists cannot hold every
+    name); a family's plural "Abernathys" too."""
     if not _KIN_BEFORE.search(text[max(0, h.start - 40):h.start]):
         return False
     words = _WORD.findall(h.text)
@@ -144,18 +160,37 @@ def _kin_name(text: str, h) -> bool:
             re.search(r"\bthe\s+$", text[max(0, h.start - 6):h.start], re.I):
         return True  # "our neighbours, the Abernathys": a family by its surname
     return bool(words) and len(words) <= 3 and all(
-        w.casefold() in names or (w.endswith("s") and w[:-1].casefold() in names) for w in words)
+        w.casefold() in names or (w.endswith("s") and w[:-1].casefold() in names) or
+        (w[:1].isupper() and not w.isupper() and w.casefold() not in _ORG_WORDS and _zipf(w.casefold()) < 3.0)
+        for w in words)
+
+
+def _addressed(text: str, h) -> bool:
+    """A span NER typed as an organisation that names the person the user writes to: followed by an e-mail
+    address whose local part holds one of its words ("Gustavo (gustavo.pereira@…)"), or a given name after a verb
+    that addresses someone ("reply to Gustavo", "remind Ines that …")."""
+    words = _WORD.findall(h.text)
+    if not words or len(words) > 3 or not all(w[:1].isupper() for w in words) or \
+            any(w.casefold() in _ORG_WORDS for w in words):
+        return False
+    m = _ADDRESS_AFTER.match(text[h.end:h.end + 90].lstrip())
+    if m and any(len(w) >= 3 and w.casefold() in m.group(1).casefold() for w in words):
+        return True
+    return bool(_ADDRESSING.search(text[max(0, h.start - 20):h.start])) and \
+        words[0].casefold() in faker_names("first_names", "first_names_male", "first_names_female")
 
 
 def ordinary(word: str) -> bool:
-    """An ordinary English word (Zipf ≥ 3.5) that is not also a given name or surname."""
+    """An ordinary English word (Zipf ≥ 3.0: "Pandas", "Postman") that is not also a given name or surname; a
+    hyphenated word is read whole ("Min-jun" is no word, though "min" and "jun" are)."""
     w = word.casefold()
-    return w not in given_and_surnames() and w not in _SHORT_NAMES and _zipf(w) >= 3.5
+    return w not in given_and_surnames() and w not in _SHORT_NAMES and _zipf(w.replace("-", "")) >= 3.0
 
 
 
 def work_name(text: str, h, persons) -> bool:
-    """A work's maker ("… by Jane Austen"), a public life asked about ("a biography of Marie Curie") or a work
+    """A work's maker ("… by Jane Austen"), a public life asked about ("a biography of Marie Curie", "what did Ada
+    Lovelace contribute to …", "Euler's theorem") or a work
     named after a character ("Dune by Frank Herbert", "Harry Potter and the Philosopher's Stone by …", where a
     name follows "by"), unless the words next to the name tie it to someone ("my cousin", a person noun)."""
     before = text[max(0, h.start - 80):h.start]
@@ -164,9 +199,20 @@ def work_name(text: str, h, persons) -> bool:
         return False  # "a poem by my cousin Rosa", "… by Rosa, my cousin"
     if _AUTHORED.search(before) or _PUBLIC_BEFORE.search(before):
         return True
+    if _PUBLIC_AFTER.match(text[h.end:h.end + 40]):  # not a given name alone: "did Tom invent that excuse?"
+        key = h.text.strip().casefold()
+        return " " in key or key not in faker_names("first_names", "first_names_male", "first_names_female") or \
+            key in faker_names("last_names")
     m = _TITLE_TO_BY.match(text, h.end)
     return bool(m) and not _TWO_OBJECTS.search(text[max(0, h.start - 40):h.start]) and \
         not _NOT_TITLE_WORD.search(m.group(0)) and any(p.start == m.end() for p in persons)
+
+
+def product_after(text: str, h) -> bool:
+    """A name that a software or platform noun follows ("the Flask server", "a LinkedIn message"), unless a verb
+    hands the noun to a person ("send Tom Baker documentation")."""
+    return bool(_PRODUCT_AFTER.search(text[h.end:h.end + 60])) and \
+        not _TWO_OBJECTS.search(text[max(0, h.start - 40):h.start])
 
 
 def product(text: str, h) -> bool:
@@ -174,16 +220,94 @@ def product(text: str, h) -> bool:
     a possessive and a code word ("Docker's COPY"), unless a verb hands the noun to the person ("send Tom Baker
     documentation"); a single name after an indefinite article ("push to a Vec")."""
     value = h.text.strip()
-    if _PRODUCT_AFTER.search(text[h.end:h.end + 60]) and not _TWO_OBJECTS.search(text[max(0, h.start - 40):h.start]):
+    if product_after(text, h):
         return True
     return " " not in value and re.search(r"(?:^|\W)an?\s+$", text[max(0, h.start - 4):h.start]) is not None
 
 
 def person_by_cue(text: str, h) -> bool:
     """A span NER typed as an organisation, a group or a place that its words make a person's name: introduced
-    ("my name is Darnell Okoro"), or after a kinship or role noun with names for words ("my daughter Sofia
-    Marchand", "our neighbours, the Abernathys"; not a place: "my friend in Sydney")."""
+    ("my name is Darnell Okoro"), after a kinship or role noun or a marriage with names for words ("my daughter
+    Sofia Marchand", "our neighbours, the Abernathys", "wedding to Tunde Bakare"; not a place: "my friend in
+    Sydney"), or addressed ("reply to Gustavo", "Gustavo (gustavo.pereira@…)")."""
     if h.entity not in ("ORGANIZATION", "NRP", "LOCATION"):
         return False
     place = h.entity == "LOCATION"
-    return _introduced(text, h, given=not place) or (not place and _kin_name(text, h))
+    return _introduced(text, h, given=not place) or (not place and (_kin_name(text, h) or _addressed(text, h)))
+
+
+#: kinship nouns that say a person's sex ("my husband Kenji", "her sister, Ana")
+_KIN_SEX = {**dict.fromkeys(("husband", "son", "father", "dad", "brother", "boyfriend", "fiance", "uncle", "nephew",
+                             "grandfather", "grandson", "stepfather", "stepson", "grandpa"), "m"),
+            **dict.fromkeys(("wife", "daughter", "mother", "mom", "mum", "sister", "girlfriend", "fiancee", "aunt",
+                             "niece", "grandmother", "granddaughter", "stepmother", "stepdaughter", "grandma"), "f")}
+_KIN_SEX.update({"mr": "m", "sir": "m", "mrs": "f", "ms": "f", "miss": "f"})  # a title outside the name's span
+_KIN_SEX_BEFORE = re.compile(r"\b(" + "|".join(sorted(_KIN_SEX, key=len, reverse=True)) + r")\.?(?:,\s*|\s+)$", re.I)
+
+
+def kin_sex(text: str, value: str) -> str:
+    """'m' or 'f' when a kinship noun or a title right before `value` in `text` says the person's sex ("my husband
+    Kenji Watanabe", "Mr. Baptiste Moreau"), else '': a stand-in for a name the lists do not know keeps the
+    person's sex."""
+    sexes = set()
+    start = text.find(value)
+    while start >= 0 and len(sexes) < 2:
+        m = _KIN_SEX_BEFORE.search(text[max(0, start - 20):start])
+        if m:
+            sexes.add(_KIN_SEX[m.group(1).casefold().replace("é", "e")])
+        start = text.find(value, start + 1)
+    return sexes.pop() if len(sexes) == 1 else ""
+
+
+#: up to three capitalised words (hyphenated parts and a possessive kept): "Amara", "Min-jun Park", "Nguyen Thi Hoa"
+_NAME_RUN = re.compile(r"[A-Z][^\W\d_]*(?:[-'’][^\W\d_]+)*(?:[ \t]+[A-Z][^\W\d_]*(?:[-'’][^\W\d_]+)*){0,2}")
+
+
+@lru_cache(maxsize=1)
+def world_given_names() -> frozenset[str]:
+    """Given names of many languages in Latin letters: a word after a strong cue may be a name."""
+    return faker_names("first_names", "first_names_male", "first_names_female", locales=WORLD)
+
+
+def _name_word(w: str, after_name: bool = False) -> bool:
+    """A capitalised word that may be part of a person's name: a listed given name or surname, or no ordinary
+    English word (not an acronym, nor an organisation's word; a hyphenated name is read whole: "Min-jun"), or a
+    surname that is not one of the most common words ("my teacher English class" names no one)."""
+    key = re.sub(r"['’]s$", "", w).casefold()
+    if w.isupper() or key in _ORG_WORDS:
+        return False
+    if key in world_given_names() or key in faker_names("first_names", "first_names_male", "first_names_female"):
+        return True  # "my daughter Grace"
+    zipf = _zipf(key.replace("-", ""))
+    # a surname, unless a very common word that starts the run ("my teacher English class"); after a name any
+    # listed surname ("Min-jun Park", "Anna Long")
+    return zipf < 3.5 or ((after_name or zipf < 4.5) and key in given_and_surnames())
+
+
+def cued_names(text: str) -> list[tuple[int, int]]:
+    """Where `text` names a person by a cue alone, for the names a small NER misses: capitalised words after a
+    kinship or role noun or a marriage ("my niece Amara", "my colleague Min-jun Park") that may be a name, and a
+    given name of the lists after a verb that addresses someone ("reply to Siobhan", "Email Wanjiku"). A
+    possessive "'s" is left out."""
+    out = []
+    given = world_given_names() | faker_names("first_names", "first_names_male", "first_names_female")
+    for m in _NAME_RUN.finditer(text):
+        words = list(re.finditer(r"\S+", m.group(0)))
+        for j, w in enumerate(words):  # the cue may be the run's first word: "Email Wanjiku", "Hi Priya"
+            at = m.start() + w.start()
+            before = text[max(0, at - 40):at]
+            if _KIN_BEFORE.search(before):
+                n = j
+            elif _ADDRESSING.search(before[-20:]) and re.sub(r"['’]s$", "", w.group(0)).casefold() in given:
+                n = j + 1
+            else:
+                continue
+            while n < len(words) and _name_word(words[n].group(0), after_name=n > j):
+                n += 1
+            if n > j:
+                end = m.start() + words[n - 1].end()
+                if re.search(r"['’]s$", text[at:end]):
+                    end -= 2
+                out.append((at, end))
+            break
+    return out

@@ -33,6 +33,7 @@ from ..config import FactorTables, Settings
 from ..types import ENTITIES, Decision, RawRequest, Rewrite, Span, TextField, Verdict
 from . import files
 from .context import PartContext
+from .namecues import kin_sex
 from .registry import SessionState, normalise
 from .reply import read_whole
 from .rewrite import (
@@ -266,6 +267,8 @@ class SessionStage:
                 if s.role == "assistant" and h.entity not in HARD_BLOCK and normalise(h.text) not in st.entities:
                     continue  # the model's own words add no value of the user's (known ones are found below)
                 found.append(part.tidy(h, s.text))
+            if s.role != "assistant":  # the model's own words add no value of the user's
+                found += part.cued(i, s.text, found)
             persons = [h for h in found if h.entity == "PERSON"]
             for h in found:  # a person's value, not the prompt's machinery nor a fact it asks about
                 why = part.why_not(i, s, h, persons)
@@ -355,7 +358,8 @@ class SessionStage:
         need = [st.entities[n] for n in active if not st.entities[n].surrogate]
         if not need:
             return set()
-        text = "\n".join(s.text for s in slots).lower()
+        typed = "\n".join(s.text for s in slots)
+        text = typed.lower()
         taken = set(st.entities) | {normalise(e.surrogate) for e in st.entities.values() if e.surrogate} | \
             set(st.names) | {v.casefold() for v in st.names.values()}
 
@@ -383,7 +387,8 @@ class SessionStage:
             if parts:
                 sur = self._composite(st, e, parts, seed, avoid, added)
             else:
-                sur = self.maker.make(e.entity, e.original, seed, st.names, avoid, number)
+                sur = self.maker.make(e.entity, e.original, seed, st.names, avoid, number,
+                                      kin_sex(typed, e.original) if e.entity == "PERSON" else "")
             st.set_surrogate(e, sur)
             taken.add(normalise(sur))
             for n in added:

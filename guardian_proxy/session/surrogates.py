@@ -132,10 +132,12 @@ class SurrogateMaker:
         return self._faker
 
     def make(self, entity: str, value: str, seed: int, names: dict[str, str],
-             avoid: Callable[[str], bool], placeholder_no: Callable[[], int]) -> str:
+             avoid: Callable[[str], bool], placeholder_no: Callable[[], int], sex: str = "") -> str:
+        """A stand-in for `value`; `sex` ('m', 'f'), what the words around a person's name say of the person's
+        sex, when neither the given name nor a title does."""
         with self._lock:
             if entity == "PERSON":
-                return self.person(value, seed, names, avoid)
+                return self.person(value, seed, names, avoid, sex)
             for attempt in range(24):
                 rng = random.Random(seed * 31 + attempt)
                 self.faker().seed_instance(seed * 31 + attempt)
@@ -173,11 +175,12 @@ class SurrogateMaker:
 
     # ------------------------------------------------------------------ names
 
-    def person(self, value: str, seed: int, names: dict[str, str], avoid: Callable[[str], bool]) -> str:
+    def person(self, value: str, seed: int, names: dict[str, str], avoid: Callable[[str], bool],
+               sex: str = "") -> str:
         parts = list(_NAME_PART.finditer(value))
         real = [m for m in parts if m.group(0).lower().rstrip(".") not in _TITLES | _SUFFIXES]
         titles = {m.group(0).lower().rstrip(".") for m in parts if m not in real}
-        title_sex = "f" if titles & _WOMEN_TITLES else "m" if titles & _MEN_TITLES else ""
+        title_sex = "f" if titles & _WOMEN_TITLES else "m" if titles & _MEN_TITLES else sex
         out, pos = [], 0
         for m in parts:
             out.append(value[pos:m.start()])

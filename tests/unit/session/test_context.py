@@ -310,3 +310,30 @@ def test_values_left_as_typed_are_counted_by_rule_in_the_decision(gateway):
     assert sent == body and d.rule == "chat-session"
     assert d.extra["kept"] == {"product": 1, "stock example": 1}, d.extra.get("kept")
     assert "left as typed: " in d.explanation and "product 1" in d.explanation and "Django" not in d.explanation
+
+
+def test_a_feature_named_after_someone_is_a_place_and_a_sentences_first_word_no_name():
+    from guardian_proxy.session.context import PartContext
+    from guardian_proxy.session.rewrite import Hit
+
+    text = "How long does the Machame route take?"
+    h = PartContext.tidy(Hit(0, 18, 25, "PERSON", "Machame"), text)
+    assert h.entity == "LOCATION"
+    text = "Email Wanjiku Kamau that the workshop moved."
+    h = PartContext.tidy(Hit(0, 0, 13, "PERSON", "Email Wanjiku"), text)
+    assert (h.text, h.entity) == ("Wanjiku", "PERSON")
+    text = "Please ask Doctor Okafor."  # not the sentence's first word: the cut is not made
+    h = PartContext.tidy(Hit(0, 11, 24, "PERSON", "Doctor Okafor"), text)
+    assert (h.text, h.entity) == ("Doctor Okafor", "PERSON")
+
+
+def test_a_version_and_a_platform_are_no_ones():
+    text = ("curl https://api.example.com/v1/items; pin it to v2.3.1. Draft a LinkedIn message to recruiter Hannah "
+            "Okafor from my Slack profile. I work at PayPal and I live in DeKalb with my wife.")
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
+    assert not keeps(chat, 0, "v1", "US_DRIVER_LICENSE") and not keeps(chat, 0, "v2.3.1", "US_PASSPORT")
+    assert not keeps(chat, 0, "LinkedIn", "LOCATION")  # no place's shape: a brand
+    assert not keeps(chat, 0, "Slack", "ORGANIZATION")  # a platform's noun follows
+    assert keeps(chat, 0, "PayPal", "ORGANIZATION")  # an employer is the user's, whatever its shape
+    assert keeps(chat, 0, "DeKalb", "LOCATION")  # a name's prefix explains the capital
+    assert keeps(chat, 0, "Hannah Okafor", "PERSON")

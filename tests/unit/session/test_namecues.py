@@ -39,3 +39,44 @@ def test_a_person_ner_typed_as_something_else():
     assert not person_by_cue(text, hit(text, "Lakeview Credit Union", "ORGANIZATION"))
     assert not person_by_cue(text, hit(text, "Sydney", "LOCATION"))
     assert not person_by_cue(text, hit(text, "Darnell Okoro", "PERSON"))  # already a person: nothing to retype
+
+
+def test_a_person_named_by_kin_marriage_or_address_though_no_list_holds_the_name():
+    text = "a toast for my best friend Olamide's wedding to Tunde Bakare"
+    assert person_by_cue(text, hit(text, "Olamide", "ORGANIZATION"))
+    assert person_by_cue(text, hit(text, "Tunde Bakare", "ORGANIZATION"))
+    text = "Please reply to Gustavo (gustavo.pereira@fastmail.com) today. Reply to Amazon. Tell Slack support."
+    assert person_by_cue(text, hit(text, "Gustavo", "ORGANIZATION"))
+    assert not person_by_cue(text, hit(text, "Amazon", "ORGANIZATION"))
+    assert not person_by_cue(text, hit(text, "Slack", "ORGANIZATION"))
+    text = "Please reply to Gustavo that the invoice is paid. My friend Google Maps says left."
+    assert person_by_cue(text, hit(text, "Gustavo", "ORGANIZATION"))  # a given name after a verb that addresses
+    assert not person_by_cue(text, hit(text, "Google Maps", "ORGANIZATION"))  # ordinary words: not a name
+
+
+def test_a_capitalised_everyday_word_is_no_name():
+    assert ordinary("Pandas") and ordinary("Postman") and not ordinary("Okafor")
+
+
+def test_names_only_a_cue_finds():
+    from guardian_proxy.session.namecues import cued_names
+
+    def found(text):
+        return [text[a:b] for a, b in cued_names(text)]
+
+    assert found("My colleague Min-jun Park keeps taking credit") == ["Min-jun Park"]
+    assert found("a birthday message for my niece Amara? She turns 7") == ["Amara"]
+    assert found("My mum, Nguyen Thi Hoa, needs help") == ["Nguyen Thi Hoa"]
+    assert found("Help me reply to Siobhan, who asked") == ["Siobhan"]
+    assert found("Email Wanjiku (w@example.org) that it moved") == ["Wanjiku"]
+    assert found("my friend Olamide's wedding") == ["Olamide"]  # the possessive is not the name's
+    # no name: an organisation, a tool, a day, an acronym, a language after the cue
+    for text in ("Reply to Amazon now", "tell Jira to close it", "my doctor Monday", "my manager HR said",
+                 "my teacher English class", "my friend Python Flask"):
+        assert found(text) == [], text
+
+
+def test_a_public_life_by_what_follows_its_name():
+    text = "What did Ada Lovelace contribute to computing? Explain Euler's theorem. Did Tom invent that excuse?"
+    persons = [hit(text, v) for v in ("Ada Lovelace", "Euler", "Tom")]
+    assert [work_name(text, h, persons) for h in persons] == [True, True, False]

@@ -79,3 +79,18 @@ def test_a_given_names_sex_is_kept():
     for seed in range(10):  # a given name the lists do not know: the title decides
         first = maker.person("Mrs Xyla Quarrington", seed, {}, lambda c: False).split()[1]
         assert given_name_sex(first) != "m", first
+
+
+def test_a_kin_noun_says_the_sex_of_a_name_the_lists_do_not_know():
+    """"my husband Kenji Watanabe" (Kenji is in no list) must not become a woman's name."""
+    from guardian_proxy.session.namecues import kin_sex
+    from guardian_proxy.session.surrogates import given_name_sex
+
+    assert kin_sex("My husband Kenji Watanabe was diagnosed", "Kenji Watanabe") == "m"
+    assert kin_sex("my sister, Olamide, and I", "Olamide") == "f"
+    assert kin_sex("Olamide called", "Olamide") == ""
+    assert kin_sex("my son Sam and my daughter Sam", "Sam") == ""  # the words disagree: say nothing
+    maker = SurrogateMaker()
+    for seed in range(10):
+        first = maker.person("Kenji Watanabe", seed, {}, lambda c: False, "m").split()[0]
+        assert given_name_sex(first) != "f", first
