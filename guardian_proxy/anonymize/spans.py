@@ -2,8 +2,10 @@
 
 - `propagate`: a value found once is hidden everywhere in the request — every other occurrence of the same
   value in any field (word-bounded, case-insensitive) becomes a span of the same type, and each part of a
-  person's name ("Christou" after "Mrs Anna Evagorou Christou") is found on its own when capitalised. This is
-  what keeps placeholders consistent and catches PII split across JSON fields.
+  person's name ("Christou" after "Mrs Anna Evagorou Christou") is found on its own when capitalised. So is each
+  word of a livelihood that English uses rarely ("reindeer", "grazing" after "reindeer herding", "winter grazing":
+  "his reindeer" tells the same trade; livelihoods.py). This is what keeps placeholders consistent and catches PII
+  split across JSON fields.
 - `titles`: a courtesy title ("Mr", "Dr.") is part of the person's name span after it, and a title before
   capitalised words no span covers is a person's name ("Mr Casey"): the title is personal (it says the sex) and
   left outside the span it would contradict the surrogate ("Mr Diane Johnston").
@@ -20,6 +22,7 @@ from functools import lru_cache
 import regex as re
 
 from ..institutions import INSTITUTION_HEADS, SPECIALISED
+from ..livelihoods import is_livelihood
 from ..types import ENTITIES, Span, TextField
 
 #: entities whose exact value is searched for elsewhere in the request
@@ -33,6 +36,7 @@ TITLES = {"mr", "mrs", "ms", "miss", "mx", "dr", "prof", "professor", "judge", "
 #: Zipf frequency of an ordinary English word (wordfreq): such a word alone is not propagated
 COMMON_WORD = 4.0
 _NAME_PART = re.compile(r"\p{Lu}[\p{L}'’\-]{2,}")
+_LOWER_WORD = re.compile(r"\p{L}[\p{L}'’\-]+")
 
 
 @lru_cache(maxsize=65536)
@@ -154,6 +158,10 @@ def propagate(fields: list[TextField], spans: list[Span]) -> list[Span]:
             parts.setdefault(v, s.entity)  # an acronym ("EAT", "PKK") only in capitals: "eat" is a word
             continue
         exact.setdefault(v.lower(), s.entity)
+        if s.entity == "OCCUPATION" and is_livelihood(v):
+            for w in _LOWER_WORD.findall(v):  # "reindeer herding" → "his reindeer", "the grazing": the same trade
+                if len(w) > 3 and zipf(w.lower()) < COMMON_WORD:
+                    exact.setdefault(w.lower(), s.entity)
         if s.entity in ("PERSON", "USERNAME"):
             for p in _NAME_PART.findall(v):
                 if p.lower() not in TITLES and zipf(p.lower()) < 5.0:

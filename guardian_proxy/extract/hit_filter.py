@@ -69,6 +69,7 @@ import regex as re
 from ..citations import cited, reporter
 from ..hashtags import personal_hashtag
 from ..institutions import INSTITUTION_HEADS, INSTITUTION_WORDS, SPECIALISED, law_date
+from ..livelihoods import is_livelihood
 from ..offices import OFFICE_TITLES as _OFFICE_TITLES
 from ..person_names import ENGLISH, faker_names
 from .quasi_lexicon import ETHNIC_PERSON
@@ -538,8 +539,9 @@ def keep(text: str, hit: Hit) -> Hit | None:
             # role ("his lawyer", "the judge"), not "X, a lawyer practising in Ankara" (what someone is)
         before = text[max(0, start - 40): start]
         if words and _WORD.findall(value)[-1].islower() and _FUNCTION_OF.search(before) and not _SAID_OF.search(before) \
-                and not _PARTY_BESIDE.match(text, end) and not _stated_job(text, words[-1]):
-            return None  # "a meeting with the school counsellor": a function in the story, not someone's job
+                and not _PARTY_BESIDE.match(text, end) and not _stated_job(text, words[-1]) and not is_livelihood(value):
+            return None  # "a meeting with the school counsellor": a function in the story, not someone's job (a
+            # livelihood, "the reindeer herding right", is a trade, never a function someone fills)
     if label == "FAMILY" and _GROUP_AFTER.match(text, end) and " " not in value.strip():
         return None  # "married men but not married women", "widowed persons": a group the law speaks of
     if label == "QUANTITY" and value.lower() in _NUMBER_WORDS:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import regex as re
 
+from ..livelihoods import ACTIVITIES, is_livelihood
 from . import quasi_lexicon as lx
 from .hit_filter import filter_hits
 
@@ -128,6 +129,11 @@ PATTERNS: list[tuple[str, float, re.Pattern]] = [
                                    r"no|some)\s)[a-z]{3,}\s(?:officer|assistant|worker|agent|operator|driver|clerk|"
                                    r"manager|technician|servant|practitioner|attendant|inspector|guard|captain|sergeant|"
                                    r"lieutenant|colonel|corporal)s?\b")),
+    # what someone lives by ("Originally living by hunting, fishing and collecting", "earns a living from fishing"):
+    # a livelihood, said of them
+    ("OCCUPATION", 0.7, re.compile(r"\b(?:living|lived|lives|live|(?:earn|earns|earned|earning|make|makes|made|making)\s+"
+                                   r"(?:a|their|his|her|my|our)\s+living)\s+(?:by|from|off)\s+\K[a-z]+ing"
+                                   r"(?:,\s+[a-z]+ing)*(?:,?\s+(?:and|or)\s+[a-z]+ing)?\b")),
     # a person described by the colour of their skin or their people ("a black woman", "Roma families"): ethnic origin
     ("NRP", 0.7, re.compile(rf"(?i)\b{lx.ETHNIC_PERSON}\b")),
     ("FAMILY", 0.8, re.compile(rf"\b(?:{lx.MARITAL})\b", re.I)),
@@ -226,6 +232,7 @@ def _from_doc(doc, text: str) -> list[Hit]:
             if t.lower() in ("one", "a", "1") or _legal_ref(text, s) or _enumeration(text, s, e):
                 continue
         out.append((s, e, label, 0.6))
+    out += _livelihoods(doc)
     for tok in doc:
         lemma = tok.lemma_.lower()
         if tok.pos_ not in ("NOUN", "PROPN") or lemma not in lx.OCCUPATIONS and tok.lower_ not in lx.OCCUPATIONS:
@@ -237,6 +244,21 @@ def _from_doc(doc, text: str) -> list[Hit]:
         if start == tok.i and (lemma in lx.WEAK_OCCUPATIONS or tok.lower_ in lx.WEAK_OCCUPATIONS):
             continue
         out.append((doc[start].idx, tok.idx + len(tok.text), "OCCUPATION", 0.65))
+    return out
+
+
+def _livelihoods(doc) -> list[Hit]:
+    """A trade named by its activity: a lower-case noun and an activity noun after it ("reindeer herding", "sheep
+    farming", "winter grazing"; livelihoods.py), as the tagger reads them (a lower-case word it calls a proper noun
+    is a noun: "reindeer"; an adjective is not: "organic farming"; no tags: nothing found)."""
+    out: list[Hit] = []
+    for tok in doc:
+        if tok.i == 0 or tok.lower_ not in ACTIVITIES or tok.tag_ not in ("NN", "VBG"):
+            continue
+        prev = doc[tok.i - 1]
+        if prev.tag_.startswith("NN") and prev.text.islower() and is_livelihood(f"{prev.text} {tok.text}") \
+                and prev.idx + len(prev.text) < tok.idx:
+            out.append((prev.idx, tok.idx + len(tok.text), "OCCUPATION", 0.65))
     return out
 
 

@@ -5,8 +5,8 @@ attribute ruler and the lemmatizer are disabled by default (together about half 
 a small component derives `pos_` from the tagger's `tag_` and `lemma_` from the lower-cased word (plural
 nouns singularised), which is what Presidio's context scoring and the narrative recognizers read; only the
 narrative's occupation compounds read `dep_`, and they degrade to single words. The tagger itself (with the
-shared tok2vec, about a third of the remaining time) runs only on texts that hold an occupation word, the
-one thing the narrative recognizers read POS tags for. `spacy_disable` changes all this (add "tagger",
+shared tok2vec, about a third of the remaining time) runs only on texts that hold an occupation word or a
+livelihood's activity ("herding"), the one thing the narrative recognizers read POS tags for. `spacy_disable` changes all this (add "tagger",
 "tok2vec" to never tag; remove "parser" to get dependencies back). Presidio's recognizers that the project's own pattern layer replaces (e-mail, phone, card, IBAN,
 IP, URL, date, UUID, MAC) are left out; its NER recognizer and the context-scored US/UK identifier
 recognizers stay. Texts of one request go through `nlp.pipe` together (one batch, no cross-field bleed).
@@ -21,6 +21,7 @@ import sys
 import threading
 
 from ..domains import make_offline
+from ..livelihoods import ACTIVITIES
 from .hit_filter import filter_hits
 from .narrative import detect_quasi
 from .patterns import Hit
@@ -200,8 +201,8 @@ def chunks(text: str, size: int = CHUNK):
 
 
 def _needs_pos(doc) -> bool:
-    """Does the text hold a word the narrative recognizers read POS tags for (occupations)?"""
-    return any(t.lower_ in OCCUPATIONS or _lemma(t.lower_, "NNS") in OCCUPATIONS for t in doc)
+    """Does the text hold a word the narrative recognizers read POS tags for (occupations, a livelihood's activity)?"""
+    return any(t.lower_ in OCCUPATIONS or _lemma(t.lower_, "NNS") in OCCUPATIONS or t.lower_ in ACTIVITIES for t in doc)
 
 
 def _lemma(lower: str, tag: str) -> str:

@@ -115,6 +115,12 @@ def test_what_someone_is_stays_an_occupation():
     assert _kept("She worked as a ballet dancer in Oslo.", "ballet dancer", "OCCUPATION") == "ballet dancer"
 
 
+def test_a_livelihood_after_the_is_a_trade_not_a_function():
+    # "the school counsellor" is a function in the story; "the reindeer herding right" names the trade itself
+    assert _kept("a meeting with the school counsellor", "school counsellor", "OCCUPATION") is None
+    assert _kept("the reindeer herding right", "reindeer herding", "OCCUPATION") == "reindeer herding"
+
+
 def test_bare_number_words_and_amounts_without_numbers():
     assert _kept("the two of them met", "two", "QUANTITY") is None
     assert _kept("she paid 40 kg of", "40 kg", "QUANTITY") == "40 kg"

