@@ -30,7 +30,7 @@ Each cue has a confidence that says how much it narrows down a person:
 | rare_low | a lower-case word English almost never uses (Zipf < 1, 6+ chars) | 0.4                  |
 
 A word of a public scheme's name ("Widow’s Bereavement Allowance", "a Bereavement Payment") is no rare word: the
-scheme is named the same for anyone it pays. Text inside square brackets (placeholders, `[…]`) is never residue.
+scheme is named the same for anyone it pays; nor is a kind of identifier's name before its value ("IBAN GB41…"). Text inside square brackets (placeholders, `[…]`) is never residue.
 """
 
 from __future__ import annotations
@@ -215,6 +215,13 @@ _SCHEME_NAME = re.compile(r"(?:[’']s)?(?:[ \t]+\p{Lu}[\p{L}’'\-]*){0,3}?[ \t
                           r"Payments?|Credits?|Schemes?|Grants?|Supplements?)\b(?![ \t]+\p{Lu})")
 
 
+#: the name of a kind of identifier right before its value ("IBAN GB41…", "SSN 123-…", "VAT no. DE…"): it says what
+#: the value is, which any value of its kind says; the value itself is hidden or is the cue
+_ID_KINDS = frozenset({"iban", "bic", "swift", "ssn", "itin", "ein", "tin", "vat", "nhs", "nino", "pin", "imei",
+                       "iccid", "mrn", "npi", "dob", "id"})
+_VALUE_AFTER = re.compile(r"[ \t]*(?:[:#]|no\.|number)?[ \t]*(?:\[|[\w-]*\d)")
+
+
 def _word_conf(text: str, a: int, w: str) -> tuple[str, float] | None:
     if len(w.removesuffix("’s").removesuffix("'s")) < 2:
         return None  # one letter ("X’s refutation"): an initial or the text's own anonymisation, no rare word
@@ -230,6 +237,8 @@ def _word_conf(text: str, a: int, w: str) -> tuple[str, float] | None:
             return None  # "(Sąd Apelacyjny)" after "the Court of Appeal": the same body, named in its language
         if _SCHEME_NAME.match(text, a + len(w)):
             return None  # "Widow’s Bereavement Allowance": a public scheme's name, the same for anyone it pays
+        if low in _ID_KINDS and _VALUE_AFTER.match(text, a + len(w)):
+            return None  # "IBAN GB55ZZZZ…": the kind of the value after it, no one's name
         initial = _SENT_START.search(text[max(0, a - 3): a]) is not None or a == 0
         if initial and z >= 2.0:
             return None

@@ -7,6 +7,8 @@ Each rule is a property of the words of the hit and of the few characters around
 |---------------------|----------------------------------------------------------------------------------------------|
 | determiners         | it starts with "the", "a", "our", "my" …: the article is trimmed off (it is not the name); an |
 |                     | ORGANIZATION ends where an unclosed parenthesis (its gloss) opens                            |
+| greeting            | it starts with "Dear", "Hello" …: trimmed off; an ORGANIZATION so greeted that starts with a  |
+|                     | courtesy title is a PERSON ("Dear Mrs Hernandez")                                            |
 | range word          | a DATE or AMOUNT starts with "between", "from", "approximately" …: trimmed off                |
 | field label         | it is (or starts with) a field label — common words followed by ":" ("Email:", "Seller:") — or |
 |                     | it runs across a field separator ("|", a line break): cut to its first non-label part        |
@@ -273,9 +275,14 @@ def _names_a_value(text: str, start: int, end: int) -> bool:
     return re.match(r"[ \t]*(?:[(:#]|no\.|number)?[ \t]*[\w-]*\d", text[end:end + 40]) is not None
 
 
+#: a greeting before the name it addresses ("Dear Mrs Hernandez", "Hello Anna"): the letter's words, not the name
+_GREETING = re.compile(r"(?i)(?:dear|hi|hello|hey|greetings|welcome(?:\s+back)?|good\s+(?:morning|afternoon|evening))"
+                       r",?[ \t]+(?=\p{Lu})")
+
+
 def trim(text: str, start: int, end: int, label: str) -> tuple[int, int] | None:
-    """The hit without a leading article, a trailing possessive or "&", field labels and what follows a field
-    separator, an organisation's name without the unclosed parenthesis after it; None when nothing is left."""
+    """The hit without a leading article or greeting, a trailing possessive or "&", field labels and what follows a
+    field separator, an organisation's name without the unclosed parenthesis after it; None when nothing is left."""
     segs = [(a, b) for a, b in _segments(text, start, end) if not _is_label(text, a, b)]
     if not segs:
         return None
@@ -289,6 +296,9 @@ def trim(text: str, start: int, end: int, label: str) -> tuple[int, int] | None:
         end = opened  # "Health Care Reform Act (Gesundheitsstrukturgesetz": the name ends where its gloss opens
         while end > start and text[end - 1].isspace():
             end -= 1
+    m = _GREETING.match(text, start, end) if label in ("PERSON", "ORGANIZATION", "LOCATION", "NRP") else None
+    if m and m.end() < end:
+        start = m.end()
     if label not in ("PERSON", "USERNAME"):
         m = _DETERMINER.match(text, start, end)
         if m and m.end() < end:
@@ -486,11 +496,14 @@ def keep(text: str, hit: Hit) -> Hit | None:
     if start > 0 and text[start - 1] == "#" and label in ("PERSON", "ORGANIZATION", "LOCATION", "NRP", "USERNAME") \
             and not personal_hashtag(text[start:end]):
         return None
+    greeted = label == "ORGANIZATION" and _GREETING.match(text, start, end) is not None
     t = trim(text, start, end, label)
     if t is None:
         return None
     start, end = t
     value = text[start:end]
+    if greeted and _TITLED.match(value):
+        label = "PERSON"  # "Dear Mrs Hernandez" read as one organisation: a greeting addresses a person by title
     if label in ("PERSON", "ORGANIZATION", "LOCATION", "NRP") and (heading(text, start, end) or
                                                                    lettered_heading(text, start, end) or
                                                                    legal_division(text, start, end)):

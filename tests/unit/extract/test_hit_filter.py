@@ -453,3 +453,15 @@ def test_a_law_names_part_before_its_head_word_and_a_plural_public_body_are_no_o
     text = "pursuant to section 24(8) of the Military Service Act (Wehrgesetz), as in force"
     assert _kept(text, "Military Service", "ORGANIZATION") is None
     assert _kept("the Regional Governor ordered the Municipalities to ask", "Municipalities", "ORGANIZATION") is None
+
+
+def test_a_greeting_is_no_part_of_the_name_it_addresses():
+    text = "Dear Mrs Hernandez, your appointment has been confirmed."
+    a = text.index("Dear")
+    assert keep(text, (a, a + len("Dear Mrs Hernandez"), "ORGANIZATION", 0.85)) == \
+        (text.index("Mrs"), a + len("Dear Mrs Hernandez"), "PERSON", 0.85)
+    assert _kept("Hello Anna Novak, thanks for the note.", "Hello Anna Novak", "PERSON") == "Anna Novak"
+    # no title after the greeting: the hit keeps its type ("Dear Acme Support" may be a company)
+    text = "Dear Northwind Traders, my order is late."
+    k = keep(text, (0, len("Dear Northwind Traders"), "ORGANIZATION", 0.85))
+    assert k is not None and text[k[0]:k[1]] == "Northwind Traders" and k[2] == "ORGANIZATION"
