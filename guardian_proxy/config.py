@@ -252,13 +252,18 @@ class AgentSettings(_Strict):
 class SessionSettings(_Strict):
     """Chat sessions with AI services (CAMP, guardian_proxy/session): CPE threshold τ, graph coefficient α,
     idle expiry, and the entity labels pseudonymised from the first turn ("direct" = every label marked
-    as a direct identifier in types.ENTITIES); after CPE > τ every detected value is."""
+    as a direct identifier in types.ENTITIES); after CPE > τ every detected value is, but the sensitive
+    attributes of `keep_after_tau`."""
 
     tau: float = Field(default=2.0, gt=0)
     alpha: float = Field(default=0.5, ge=0)
     idle_expiry_s: int = Field(default=24 * 3600, gt=0)
     # entity labels pseudonymised from the first turn; "direct" = every direct identifier (types.ENTITIES)
     pseudonymize_before_tau: list[str] = Field(default_factory=lambda: ["direct"])
+    # sensitive attributes a conversation is about, never replaced, even past τ: the identifiers and
+    # quasi-identifiers around them are, so they point to no one, and the answer depends on them ("type 2
+    # diabetes" must not reach the model as "migraine"); [] replaces them too, as CAMP's paper does
+    keep_after_tau: list[str] = Field(default_factory=lambda: ["MEDICAL_CONDITION", "MEDICATION"])
 
 
 class StateSettings(_Strict):

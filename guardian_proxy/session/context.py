@@ -91,6 +91,12 @@ _CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]{5
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
 _SPLIT = re.compile(r"[A-Z]?[a-z]+\d*|[A-Z]+\d*(?![a-z])|\d+|[^\W_]+")
 _INNER_CAP = re.compile(r"[a-z][A-Z]")
+#: a length of time, not a point in it ("for two months", "50 years"), unless the words after make it one ("50
+#: years ago", "two months later") or an age ("50 years old")
+_DURATION = re.compile(r"(?:\d{1,3}(?:\.\d)?|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+                       r"fifteen|twenty|thirty|forty|fifty|sixty|a\s+few|several|many)\s+(?:more\s+)?"
+                       r"(?:second|minute|hour|day|night|week|month|year|decade)s?", re.I)
+_POINT_AFTER = re.compile(r"^[\s-]*(?:ago|old|earlier|later|before|after|from\s+now|since|prior)\b", re.I)
 _VERSION = re.compile(r"[vV]\d{1,3}(?:\.\d{1,4}){0,3}(?:[-.]?(?:alpha|beta|rc)\d{0,3})?")
 #: a JSON string (group 1); an escape outside a string is matched alone so that a search after an unclosed quote stays
 #: aligned and linear (the plain string pattern restarts at every escaped quote: quadratic on '\\"' * n)
@@ -373,6 +379,9 @@ class PartContext:
         if h.entity in ("LOCATION", "ORGANIZATION") and not known and not h.part and \
                 (_inner_cap(value) if h.entity == "LOCATION" else product_after(text, h)):
             return "product"  # "a LinkedIn message", "the Flask server" (an employer stays: "I work at PayPal")
+        if h.entity in ("DATE", "DATE_TIME") and _DURATION.fullmatch(value) and \
+                not _POINT_AFTER.match(text[h.end:h.end + 16]):
+            return "duration"  # "a fisherman for 50 years", "rent unpaid for two months": no date of anyone's
         if h.entity in _PLACES and not known and not self._tied(text, h, persons):
             return "fact"
         return None

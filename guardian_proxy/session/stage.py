@@ -75,6 +75,7 @@ class SessionStage:
         if "direct" in before:
             before |= {label for label, (_, direct) in ENTITIES.items() if direct}
         self.before = before
+        self.keep = set(self.cfg.keep_after_tau) - before  # the attributes a conversation is about
         self.maker = SurrogateMaker()
         self.store = SessionStore(settings.state_dir, self.cfg.idle_expiry_s, settings)  # settings.state's back end
 
@@ -294,7 +295,10 @@ class SessionStage:
         st.cpe = st.score(weights, self.cfg.alpha)
         crossed = st.crossed_turn is not None
         active = {n for n, e in st.entities.items() if not e.blocked and e.entity not in NOT_VALUES
-                  and (crossed or e.entity in self.before)}
+                  and (crossed or e.entity in self.before) and e.entity not in self.keep}
+        attributes = sum(1 for hs in per_slot for h in hs if h.entity in self.keep) if crossed else 0
+        if attributes:  # said in the decision: what the conversation is about stays as typed
+            kept["sensitive attribute"] += attributes
         active |= self._surrogates(st, active, slots)  # the parts of a composite address are replaced too
         sig = (st.version, len(st.entities), len(active))
         if st.known is None or st.known[0] != sig:

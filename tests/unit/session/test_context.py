@@ -337,3 +337,10 @@ def test_a_version_and_a_platform_are_no_ones():
     assert keeps(chat, 0, "PayPal", "ORGANIZATION")  # an employer is the user's, whatever its shape
     assert keeps(chat, 0, "DeKalb", "LOCATION")  # a name's prefix explains the capital
     assert keeps(chat, 0, "Hannah Okafor", "PERSON")
+
+
+def test_a_duration_is_no_date_of_anyones():
+    text = "He was a fisherman for 50 years; rent unpaid for two months. I moved here 5 years ago, aged 40 years old."
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
+    assert not keeps(chat, 0, "50 years", "DATE") and not keeps(chat, 0, "two months", "DATE")
+    assert keeps(chat, 0, "5 years", "DATE")  # "5 years ago" is a point in time

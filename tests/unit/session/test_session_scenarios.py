@@ -5,7 +5,9 @@ Each turn the client sends the whole history (real values: it only ever sees de-
 "model" answers from what it received (tests/support/llm_server.answer: it names the person and echoes the
 message), and the reply is de-masked as the proxy does. Asserted, per CAMP:
 - the upstream never receives a real direct identifier, in any turn;
-- from the turn CPE crosses τ on, no real quasi-identifier either (the whole history is rewritten);
+- from the turn CPE crosses τ on, no real quasi-identifier either (the whole history is rewritten), but the
+  sensitive attributes the conversation is about (`session.keep_after_tau`: a condition, a medication) reach the
+  model as typed, since the answer depends on them and the identifiers around them are replaced;
 - the crossing comes earlier in finance and hiring than in general chat;
 - the client sees its own words and the real names back in every reply.
 """
@@ -29,8 +31,8 @@ SCENARIOS = {
                "What questions should I ask about my blood sugar?",
                "Thanks! Please summarise everything for Daniel Okonkwo."],
         direct=["Daniel Okonkwo", "Okonkwo", "Helen Fischer", "daniel.okonkwo@outlook.com", "916-555-0143"],
-        quasi=["52 years old", "type 2 diabetes", "March 2021", "metformin", "Mercy General Hospital", "Sacramento"],
-        blocked=[]),
+        quasi=["52 years old", "March 2021", "Mercy General Hospital", "Sacramento"],
+        attributes=["type 2 diabetes", "metformin"], blocked=[]),
     "hiring": dict(
         turns=["I'm preparing interview questions for a data analyst role.",
                "The candidate is Priya Raman, 34 years old, currently a senior analyst at Northwind Traders in Denver.",
@@ -107,6 +109,8 @@ def test_no_real_identifier_reaches_the_ai_service(runs, name):
         if t["turn"] >= crossed:
             for v in sc["quasi"]:
                 assert v not in t["wire"], (name, t["turn"], v)
+        for v in sc.get("attributes", []):  # what the conversation is about reaches the model as typed
+            assert v not in t["said"] or v in t["wire"], (name, t["turn"], v)
 
 
 @pytest.mark.parametrize("name", list(SCENARIOS))

@@ -69,8 +69,24 @@ def test_quasi_identifiers_wait_for_the_crossing_then_the_whole_history_is_rewri
     d2 = gateway.evaluate(chat(m, key="sk-cross"), log=False)
     body = json.dumps(sent(d2))
     assert d2.extra["retroactive"] and d2.extra["crossed_turn"] == 2 and d2.extra["cpe"] > 2.0
-    for real in ("Vantongeren", "Albuquerque", "diabetes", "85,000"):
+    for real in ("Vantongeren", "Albuquerque", "85,000"):
         assert real not in body
+    # the condition the question is about stays (session.keep_after_tau), and the decision says so
+    assert "diabetes" in body and d2.extra["kept"]["sensitive attribute"] == 1
+
+
+def test_keep_after_tau_empty_replaces_the_attributes_too(gateway, tmp_path):
+    """CAMP's paper replaces every value past τ, a condition too: `session.keep_after_tau: []`."""
+    settings = gateway.settings.model_copy(update={"state_dir": tmp_path, "session": gateway.settings.session.model_copy(
+        update={"keep_after_tau": []})})
+    stage = SessionStage(settings, gateway.tables, detect=gateway.extractor.detector.detect)
+    m = [{"role": "user", "content": "Hi, I'm Rosalind Vantongeren and I live in Albuquerque."},
+         {"role": "assistant", "content": "Nice to meet you."},
+         {"role": "user", "content": "I was diagnosed with diabetes and I earn $85,000 a year."}]
+    req = chat(m, key="sk-paper")
+    d = stage.decide(req, stage.recognise(req), gateway.extractor.extract(req), None)
+    assert d.extra["retroactive"] and "sensitive attribute" not in d.extra.get("kept", {})
+    assert "diabetes" not in sent(d)["messages"][2]["content"]
 
 
 def test_restart_keeps_mappings_and_demasks(gateway, tmp_path):
