@@ -67,19 +67,27 @@ class EmailRecognizer(Recognizer):
         return tld not in self._FILE_TLDS and not re.match(r"\d+x\.", domain)
 
 
+_EXTENSION = re.compile(r"[ ]?(?:x|ext\.?|extn\.?)[ ]?\d{1,6}$")
+
+
 class PhoneRecognizer(Recognizer):
     ENTITY = "PHONE_NUMBER"
+    #: an extension after the number is part of it ("555-123-4567 ext. 89", "(555)123-8826x372")
+    _EXT = r"(?:[ ]?(?:x|ext\.?|extn\.?)[ ]?\d{1,6})?"
     PATTERNS = (
-        (r"(?<![\w+/.-])\+\d{1,3}[ .-]?(?:\(\d{1,4}\)[ .-]?)?\d{1,4}(?:[ .-]\d{2,4}){1,4}(?![\w/]|[.-]\d)", 0.7),
+        (r"(?<![\w+/.-])\+\d{1,3}[ .-]?(?:\(\d{1,4}\)[ .-]?)?\d{1,4}(?:[ .-]\d{2,4}){1,4}" + _EXT +
+         r"(?![\w/]|[.-]\d)", 0.7),
         (r"(?<![\w+/.-])\+\d{7,14}(?![\w/]|[.,]\d)", 0.7),
-        (r"(?<![\w+/.-])\(\d{2,4}\)[ .-]?\d{3,4}[ .-]?\d{3,4}(?![\w/]|[.-]\d)", 0.6),
-        (r"(?<![\w+/.-])\d{3}[.-]\d{3}[.-]\d{4}(?![\w/]|[.-]\d)", 0.5),
-        (r"(?<![\w+/.-])0\d{2,4}[ -]\d{3,4}[ -]?\d{3,4}(?![\w/]|[.-]\d)", 0.45),
+        (r"(?<![\w+/.-])\(\d{2,4}\)[ .-]?\d{3,4}[ .-]?\d{3,4}" + _EXT + r"(?![\w/]|[.-]\d)", 0.6),
+        # a North American number, with the trunk or international prefix ("1-", "001-") when written
+        (r"(?<![\w+/.-])(?:(?:00)?1-)?\d{3}[.-]\d{3}[.-]\d{4}" + _EXT + r"(?![\w/]|[.-]\d)", 0.5),
+        (r"(?<![\w+/.-])0\d{2,4}[ -]\d{3,4}[ -]?\d{3,4}" + _EXT + r"(?![\w/]|[.-]\d)", 0.45),
         (r"(?<![\w+/.-])\d{10,11}(?![\w/]|[.,]\d)", 0.2),
     )
     CONTEXT = ("phone", "call", "tel", "mobile", "cell", "whatsapp", "sms", "text me", "fax", "contact")
 
     def validate(self, value: str) -> bool:
+        value = _EXTENSION.sub("", value)  # the extension's digits are no part of the number's length
         digits = sum(c.isdigit() for c in value)
         if not 7 <= digits <= 15 or len(set(c for c in value if c.isdigit())) < 3:
             return False
