@@ -144,7 +144,8 @@ def aliases(fields: list[TextField], spans: list[Span]) -> list[Span]:
 
 def propagate(fields: list[TextField], spans: list[Span]) -> list[Span]:
     """The spans plus every other occurrence of their values (and of person-name parts) in all fields; a
-    courtesy title is part of the name after it (`titles`); an acronym defined after a span is one (`aliases`)."""
+    courtesy title is part of the name after it (`titles`); an acronym or a gloss right after a span, found or
+    propagated, is one (`aliases`)."""
     spans = aliases(fields, titles(fields, spans))
     exact: dict[str, str] = {}  # lowercased value -> entity
     parts: dict[str, str] = {}  # name part (case-sensitive) -> entity
@@ -169,6 +170,7 @@ def propagate(fields: list[TextField], spans: list[Span]) -> list[Span]:
     if not exact and not parts:
         return list(spans)
     out = list(spans)
+    first = len(out)
     covered: dict[str, list[tuple[int, int]]] = defaultdict(list)
     for s in spans:
         covered[s.path].append((s.start, s.end))
@@ -187,7 +189,8 @@ def propagate(fields: list[TextField], spans: list[Span]) -> list[Span]:
                 if entity:
                     out.append(_span(f, a, b, entity, 0.7))
                     covered[f.path].append((a, b))
-    return out
+    # an occurrence found here has its gloss or acronym too ("the Swedish Sami villages (samebyar)")
+    return out[:first] + aliases(fields, out[first:])
 
 
 def _occurrences(text: str, values: tuple[str, ...], fold: bool):

@@ -44,3 +44,9 @@ def test_foreign_gloss():
     assert not foreign_gloss("the party")
     assert not foreign_gloss("TRY")
     assert not foreign_gloss("no. 1996/276")
+
+
+def test_a_gloss_after_an_occurrence_found_by_propagation_is_hidden_too():
+    # the value is found once ("Sami Villages"); its other occurrence, in another case, carries the gloss
+    text = "The Sami Villages appealed. It was brought by the following four Swedish Sami villages (samebyar): A, B."
+    assert _hidden(text, "Sami Villages", "ORGANIZATION") == sorted(["Sami Villages", "Sami villages", "samebyar"])
