@@ -11,14 +11,15 @@ Each is no one's by a published reservation or by being the textbook example, ne
   Public") and their German and Dutch counterparts ("Max Mustermann", "Jan Jansen");
 - an IP address no one outside the machine's own network can reach: private (RFC 1918, RFC 4193), loopback,
   link-local, unspecified (`192.168.1.20` in a log line says nothing about who sent it);
-- a number whose digits are one digit repeated or a run counting up or down (`123456789012`, AWS's documented
-  example account; `0000000000`; `9876543210`): the shape of an example, not an issued number.
+- a number whose digits are one digit repeated or a run counting up or down (`123456789012` and `111122223333`,
+  AWS's documented example accounts; `0000000000`; `9876543210`): the shape of an example, not an issued number.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import re
+from itertools import groupby
 
 from .standins import DOC_NETS, is_reserved_email
 
@@ -80,12 +81,19 @@ _DIGITS = re.compile(r"\d")
 
 def stock_number(text: str) -> bool:
     """At least six digits (separators ignored) that repeat one digit or count up or down by one (wrapping
-    9→0): `123456789012`, `000-00-0000`, `9876543210`."""
+    9→0), or runs of one length that do (`123456789012`, `000-00-0000`, `9876543210`, `111122223333`)."""
     digits = [int(c) for c in _DIGITS.findall(text)]
     if len(digits) < 6:
         return False
     steps = {(b - a) % 10 for a, b in zip(digits, digits[1:], strict=False)}
-    return len(steps) == 1 and steps.pop() in (0, 1, 9)
+    if len(steps) == 1 and steps.pop() in (0, 1, 9):
+        return True
+    # runs of one length, each one digit, counting up or down: AWS's other example account `111122223333`
+    runs = [(d, len(list(g))) for d, g in groupby(digits)]
+    if len(runs) < 3 or len({n for _, n in runs}) != 1 or runs[0][1] < 2:
+        return False
+    steps = {(b - a) % 10 for (a, _), (b, _) in zip(runs, runs[1:], strict=False)}
+    return len(steps) == 1 and steps.pop() in (1, 9)
 
 
 def no_ones(entity: str, text: str) -> bool:

@@ -8,7 +8,7 @@ decides it. The prompt's words are compared with what would leave (difflib on wo
 - precision: of the changed words, the share inside a `personal` value;
 - leaks: `personal` values that leave as typed.
 
-    .venv/bin/python scripts/bench_prompts.py [--set dev|holdout|holdout2|holdout3|holdout4|all] [--api openai|anthropic|gemini|each]
+    .venv/bin/python scripts/bench_prompts.py [--set dev|holdout|holdout2|holdout3|holdout4|holdout5|all] [--api openai|anthropic|gemini|each]
         [--show] [--only REGEX]
 
 With `--api each` every prompt is also sent in Anthropic's and Gemini's framing, and the report counts the prompts
@@ -19,7 +19,8 @@ scored once as it stood, then the general faults it showed were fixed (it is no 
 was written after those fixes and scored once, then its one leak was fixed; `holdout3.yaml` was written next,
 scored once, then its three leaks (names NER missed or typed as organisations) were fixed; `holdout4.yaml` was
 written after that and scored once as it stood (needless 5/30, precision 0.793, leaks 3/14), then the general
-faults it showed were fixed. A fifth set written before the next change is the next honest score.
+faults it showed were fixed; `holdout5.yaml` likewise (4/30, 0.739, 3/12). A set written before the next change is
+the next honest score.
 """
 
 from __future__ import annotations
@@ -44,7 +45,8 @@ CORPORA = {"dev": ROOT / "tests" / "fixtures" / "prompts" / "prompts.yaml",
            "holdout": ROOT / "tests" / "fixtures" / "prompts" / "holdout.yaml",
            "holdout2": ROOT / "tests" / "fixtures" / "prompts" / "holdout2.yaml",
            "holdout3": ROOT / "tests" / "fixtures" / "prompts" / "holdout3.yaml",
-           "holdout4": ROOT / "tests" / "fixtures" / "prompts" / "holdout4.yaml"}
+           "holdout4": ROOT / "tests" / "fixtures" / "prompts" / "holdout4.yaml",
+           "holdout5": ROOT / "tests" / "fixtures" / "prompts" / "holdout5.yaml"}
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
 
