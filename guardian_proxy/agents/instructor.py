@@ -65,14 +65,19 @@ def flagged_types(norms: Norms, c: Classified, relationship: str) -> list[str]:
     about someone (names a person or refers to one). Nothing (it is shared) when it is the user's own information
     and `own_data` allows the relationship (a first-person record that speaks to someone, "you", is a message between
     two people whose "I" may be the other one: "Hey Jane, I've been struggling with anxiety …" read in the user's
-    inbox is its sender's information, so `own_data` does not release it), when the norms allow every type it
-    carries for the relationship (health information to the patient's doctor), or when it carries no type and is about no one: a tool's impersonal
-    output ("Begin with the value 7.", a forecast, a price) is nobody's context, whatever the model scores."""
+    inbox is its sender's information, so `own_data` does not release it), when it is about no other person and the
+    norms allow every type it carries for the relationship (a room change to a coworker), or when it carries no type
+    and is about no one: a tool's impersonal output ("Begin with the value 7.", a forecast, a price) is nobody's
+    context, whatever the model scores. Another person's flagged record is withheld as all its types: the norms'
+    relationship is the recipient's to the user ("my doctor", "my colleague"), so the allow lists (health information
+    to a doctor, a schedule to a coworker) cannot tell that the recipient is that person's doctor or colleague."""
     if c.own and not c.third_party and not c.addressed and relationship in norms.spec.own_data.get("allow", []):
         return []
     found = [t for t, w in c.types.items() if w >= norms.spec.personal_threshold]
     if not found:
         return [CONTEXT_TYPE] if c.personal else []
+    if c.third_party:  # the allow lists name the recipient's relationship to the user, not to the person it is about
+        return found
     return [t for t in found if relationship not in norms.spec.allow.get(t, [])]
 
 

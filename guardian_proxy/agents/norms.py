@@ -23,9 +23,14 @@ NORMS_FILE = DATA_DIR / "norms.yaml"
 _PRONOUN = re.compile(r"\b(he|she|him|her|his|hers|they|them|their)\b", re.I)
 _FIRST_PERSON = re.compile(r"\b(i|me|my|mine|i'm|i've)\b", re.I)
 _SECOND_PERSON = re.compile(r"\b(you|your|yours|yourself|you're|you've|you'll|you'd)\b", re.I)
+# a text that opens by calling someone by name ("Jane, …", "Hey John, …", "Good morning Mark!"): a message to them
+_VOCATIVE = re.compile(r"^\W*(?:(?:hi|hey|hello|dear|good (?:morning|afternoon|evening))\s+)?([A-Z][a-z]+)\s*[,!:]",
+                       re.I)
 _TITLED = re.compile(r"\b(?:Mr|Mrs|Ms|Dr|Prof)\.?\s+[A-Z][a-z]+")
 _CAPITAL = re.compile(r"(?<![.!?:]\s)(?<!^)\b([A-Z][a-z]{2,})\b")
-_PAIR = re.compile(r"\b[A-Z][a-z]+\s+[A-Z][a-z]+\b")
+_PAIR = re.compile(r"\b([A-Z][a-z]+)\s+(?=([A-Z][a-z]+)\b)")  # overlapping: "Thursday Emily Carter" holds a pair
+_CALENDAR = re.compile(r"(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day|january|february|march|april|may|june|july|"
+                       r"august|september|october|november|december)$", re.I)
 _TOOL_RELATIONSHIP = [
     (re.compile(r"(CreatePost|Tweet|PublishPost|Post$)", re.I), "public"),
 ]
@@ -50,13 +55,29 @@ class NormsFile(BaseModel):
     own_data: dict[str, list[str]]
 
 
+def _given(word: str) -> bool:
+    """A given name of Faker's English person providers ("Jane", "Mark"; not "However" or "Thursday")."""
+    from ..person_names import ENGLISH, faker_names
+
+    return word[:1].isupper() and word.casefold() in faker_names("first_names", locales=ENGLISH)
+
+
+def vocative(text: str) -> bool:
+    """The text opens by calling someone by a given name, after an optional greeting: "Jane, I've updated the
+    list", "Hey John, are we still on?", "Dear Mark," ("However, …" names no one)."""
+    m = _VOCATIVE.match(text)
+    return bool(m) and _given(m.group(1))
+
+
 def heuristic_persons(text: str) -> int:
-    """Cheap count of named people: titled names, and capitalised words inside a sentence that are rare as
-    English words (wordfreq Zipf < 3.5: "Smithson" — not "Monday" or "Team"), and capitalised pairs
-    ("Emily Carter") after the first character."""
+    """Cheap count of named people: titled names, capitalised words inside a sentence that are rare as English
+    words (wordfreq Zipf < 3.5: "Smithson" — not "Monday" or "Team"), and capitalised pairs after the first character
+    ("Emily Carter", also a proper name such as "Harmony Alliance") with no day or month in them ("Thursday The"
+    where a subject line meets its body)."""
     from wordfreq import zipf_frequency
 
-    n = len(_TITLED.findall(text)) + len(_PAIR.findall(text[1:]))
+    n = len(_TITLED.findall(text)) + sum(
+        1 for m in _PAIR.finditer(text[1:]) if not (_CALENDAR.match(m.group(1)) or _CALENDAR.match(m.group(2))))
     for m in _CAPITAL.finditer(text):
         if m.start() > 0 and zipf_frequency(m.group(1).lower(), "en") < 3.5:
             n += 1
@@ -68,7 +89,7 @@ class Classified:
     types: dict[str, float] = field(default_factory=dict)  # data type -> cue weight
     third_party: bool = False  # names another person or refers to one with a pronoun
     own: bool = False  # first person and nobody else: the author's own information
-    addressed: bool = False  # speaks to someone ("you"): a message between two people, its author not known
+    addressed: bool = False  # speaks to someone ("you", or opens with their name): a message between two people
 
     @property
     def personal(self) -> bool:
@@ -109,7 +130,7 @@ class Norms:
                 c.types[name] = hits * self.spec.data_types[name].weight
         c.third_party = persons > 0 or bool(_PRONOUN.search(text))
         c.own = not c.third_party and bool(_FIRST_PERSON.search(text))
-        c.addressed = bool(_SECOND_PERSON.search(text))
+        c.addressed = bool(_SECOND_PERSON.search(text)) or vocative(text)
         return c
 
     def relationship(self, instruction: str, tool: str = "", arguments: str = "") -> str:

@@ -9,7 +9,21 @@ def test_a_flagged_record_is_withheld_as_the_types_the_recipient_may_not_get():
     norms = default_norms()
     diagnosis = norms.classify("Emily told me she was diagnosed with cancer and starts chemotherapy.", persons=1)
     assert "health" in flagged_types(norms, diagnosis, "coworker")
-    assert "health" not in flagged_types(norms, diagnosis, "health_care")  # health information to a doctor
+
+
+def test_another_persons_flagged_record_is_not_released_by_the_allow_lists():
+    """The norms' relationship is the recipient's to the user ("my doctor"), not to the person a record is about: the
+    user's own diagnosis goes to the user's doctor, Emily's does not; a room change (about no one) to a coworker
+    goes, another person's flight (when the record model flags it) does not."""
+    norms = default_norms()
+    emily = norms.classify("Emily told me she was diagnosed with cancer and starts chemotherapy.", persons=1)
+    assert "health" in flagged_types(norms, emily, "health_care")
+    own = norms.classify("I was diagnosed with cancer and I start chemotherapy in March.")
+    assert flagged_types(norms, own, "health_care") == []
+    room = norms.classify("The design sync moves from room 4B to room 2A on Thursday.")
+    assert "schedule" in room.types and flagged_types(norms, room, "coworker") == []
+    client = norms.classify("Emily Davis is out on Thursday: she takes the 6 PM flight to Boston.", persons=1)
+    assert flagged_types(norms, client, "coworker") == ["schedule"]
 
 
 def test_a_flagged_record_with_no_listed_type_is_another_persons_context():
@@ -48,6 +62,21 @@ def test_a_first_person_message_to_someone_is_not_taken_for_the_users_own_inform
     assert flagged_types(norms, chat, "intimate") == [CONTEXT_TYPE]  # no listed type: the writer's context
     note = norms.classify("I have been struggling with anxiety and I started therapy last month.")
     assert note.own and not note.addressed and flagged_types(norms, note, "family") == []
+
+
+def test_a_message_that_opens_with_a_name_is_to_that_person():
+    """"John, can we …? I'd like …" is written to John: its "I" is the sender, as with "you"; a sentence adverb before
+    the comma ("However, I …") names no one."""
+    norms = default_norms()
+    for text in ("John, can we talk tonight? I still owe $4,000 on the loan.",
+                 "Hey Jane, I've been struggling with anxiety since March.", "Good morning Mark! I got the diagnosis."):
+        c = norms.classify(text)
+        assert c.own and c.addressed, text
+        assert flagged_types(norms, c, "intimate") != [], text
+    for text in ("However, I still owe $4,000 on the loan.", "Yesterday, I finished my therapy sessions.",
+                 "Hey, I've been struggling with anxiety since March."):
+        c = norms.classify(text)
+        assert c.own and not c.addressed and flagged_types(norms, c, "intimate") == [], text
 
 
 def test_the_judge_band_surrounds_the_threshold_within_zero_and_one():
