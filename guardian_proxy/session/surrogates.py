@@ -161,8 +161,10 @@ class SurrogateMaker:
                     num = re.match(r"\d+", value)
                     n = len(num.group(0)) if num else 0
                     street = f.street_name()
-                    cand = f"{rng.randint(10 ** (n - 1), 10 ** n - 1)} {street}" if n else \
-                        f"{street} {rng.randint(10, 999)}"
+                    house = rng.randint(10 ** (n - 1), 10 ** n - 1) if n else 0
+                    if num and house == int(num.group(0)):  # the real house number never stays
+                        house = house + 1 if house + 1 < 10 ** n else 10 ** (n - 1)
+                    cand = f"{house} {street}" if n else f"{street} {rng.randint(10, 999)}"
                 elif kind == "postcode":
                     cand = scramble(value, rng, keep_prefix=False)
                 elif kind == "region" and len(value) == 2:

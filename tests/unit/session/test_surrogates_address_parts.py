@@ -130,3 +130,15 @@ def test_a_stand_in_age_in_a_replys_tool_call_comes_back_as_the_persons_own():
     e = st.add("AGE", "52 years old", 1)
     st.set_surrogate(e, "39 years")
     assert age_numbers(st) == {}
+
+
+def test_a_street_stand_in_never_keeps_the_real_house_number():
+    """"88 Harbor View Rd" must not become "88 Sarah Well": the number would leave as typed."""
+    from guardian_proxy.session.surrogates import SurrogateMaker
+
+    maker = SurrogateMaker()
+    for value in ("88 Harbor View Rd", "7 Rowan Close", "999 Elm St"):
+        number = value.split()[0]
+        for seed in range(300):
+            sur = maker.address_part("street", value, seed, lambda c: False)
+            assert sur.split()[0] != number and len(sur.split()[0]) == len(number), (value, seed, sur)
