@@ -21,6 +21,17 @@ outcome counts and the head-of-line effect of slow requests (--hol-slow ~90 KB f
 flight, fired again in waves until --hol-min-probes probes or --hol-seconds): p50, p99 and max of
 small personal POSTs and bodyless GETs meanwhile.
 
+Each workload starts with one slice per proxy that is not counted (its connections open, its caches see the
+workload). The client keeps keep-alive connections per host, as a browser does (`--shared-pool`: one pool of
+--concurrency connections over all hosts, which closes a connection to one host to open one to another, 0.3-0.95
+new connections a request as the proxy's timing bunches the answers). The proxy-bound ratio (`proxy_bound`: the
+throughput ratio to bare if the proxies, not the client, were the limit) is read from CPU per request: bare x
+min(1/main, P/total), guardian's mitmproxy process on one core and its tree on P = min(cores, 1 + workers) cores;
+it is computed round by round from that round's bare and guardian CPU (the same background load), and reported
+as the median of the rounds with their min and max, and `pooled` over the whole workload. With --baseline each
+kind's ratio is divided by its baseline's round by round (`vs_base`; bare's CPU cancels): an A/A run, the
+baseline being this commit, shows the spread a change has to exceed.
+
 `--baseline DIR` (a checkout of another commit, e.g. `git worktree add /tmp/base HEAD`) adds each guardian kind again
 as `KIND@base`, run from DIR's code (PYTHONPATH=DIR), in the same interleaved rounds: a change's before and after see
 the same background load, which a shared machine varies more than the change itself.
@@ -29,7 +40,9 @@ The last stdout line is JSON: {"bare": {...}, "guardian": {KIND: {...}}, "worker
 "ratio": {KIND: {"bodyless_throughput", "personal_throughput", "mixed_throughput"}}, "targets":
 {"personal_ratio>=0.60", "mixed_ratio>=0.75", "hol_personal_p99<=100ms"} (true / false / null when not
 measured, for the largest worker count), "targets_measured": {"kind", "workers", "personal_ratio",
-"mixed_ratio", "hol_personal_p99_ms"}, "integrity_mismatches": n, "errors": n}. Integrity mismatches:
+"mixed_ratio", "hol_personal_p99_ms"}, "integrity_mismatches": n, "errors": n}; a guardian kind has
+"proxy_bound": {WORKLOAD: {"median", "min", "max", "n", "rounds", "pooled"}}, "proxy_bound_ratio": {WORKLOAD:
+median} and with --baseline "vs_base": {WORKLOAD: {"median", "min", "max", "n", "rounds"}}. Integrity mismatches:
 a body that arrived changed through bare mitmdump; a rewrite that is not valid, changed shape or kept
 a planted value; a denied request that reached the upstream; a response that came back corrupted or
 for another request.
@@ -306,41 +319,58 @@ def classify(kind: str, c: bench_cases.Case, i: int, r: httpx.Response, t: Tally
         t.unexpected[f"{c.expect}->{got}"] += 1
 
 
-async def run_chunk(kind: str, proxy: str, up_port: int, workload: str, indexes: range, conc: int, max_s: float,
-                    proc: Proc, run_tag: str, t: Tally) -> tuple[float, dict[str, float]]:
-    """Send `indexes` of a workload with `conc` connections (stop at max_s); tally into t; (seconds, CPU s of the
-    proxy's process tree by role: main, workers, other)."""
+def new_client(proxy: str, conc: int, shared_pool: bool = False) -> httpx.AsyncClient:
+    """The load's client for one proxy. By default each host keeps its own keep-alive connections, as a browser
+    does: after a warm-up a request opens a connection only when all of its host's are busy, whatever the proxy's
+    timing. `shared_pool`: one pool of `conc` connections over all hosts (httpx's limit): a request to a host with
+    no idle connection closes an idle one to another host to open its own, 0.3-0.95 new connections a request
+    depending on how bunched the answers come back, so the CPU per request then carries as many connection
+    set-ups (and guardian's program lookups) as the proxy's own timing causes."""
+    return httpx.AsyncClient(proxy=proxy, limits=client_limits(conc, shared_pool), timeout=60)
+
+
+def client_limits(conc: int, shared_pool: bool) -> httpx.Limits:
+    """httpx's pool limits for new_client: `conc` connections in all, or none (per host, never closed for another,
+    nor after httpx's 5 s of idleness: a proxy's client waits while the others take their turn in a round)."""
+    if shared_pool:
+        return httpx.Limits(max_connections=conc, max_keepalive_connections=conc)
+    return httpx.Limits(max_connections=None, max_keepalive_connections=None, keepalive_expiry=None)
+
+
+async def run_chunk(kind: str, client: httpx.AsyncClient, up_port: int, workload: str, indexes: range, conc: int,
+                    max_s: float, proc: Proc, run_tag: str, t: Tally) -> tuple[float, dict[str, float]]:
+    """Send `indexes` of a workload through `client`, `conc` at a time (stop at max_s); tally into t; (seconds, CPU s
+    of the proxy's process tree by role: main, workers, other)."""
     todo = iter(indexes)
-    limits = httpx.Limits(max_connections=conc, max_keepalive_connections=conc)
+
     async def trace(event: str, info: dict) -> None:
         if event == "connection.connect_tcp.complete":
             t.connections += 1
 
-    async with httpx.AsyncClient(proxy=proxy, limits=limits, timeout=60) as client:
-        t0 = time.perf_counter()
-        deadline = t0 + max_s
+    t0 = time.perf_counter()
+    deadline = t0 + max_s
 
-        async def worker() -> None:
-            for i in todo:
-                if time.perf_counter() > deadline:
-                    return
-                c = bench_cases.case(workload, i)
-                headers = c.headers + [("x-guardian-bench-case", c.key), ("x-guardian-bench-run", run_tag)]
-                s = time.perf_counter()
-                try:
-                    r = await client.request(c.method, c.url, headers=headers, content=c.body or None,
-                                             extensions={"trace": trace})
-                except Exception as e:  # connect errors, resets, timeouts
-                    t.errors[type(e).__name__] += 1
-                    continue
-                t.lat.append((time.perf_counter() - s) * 1000)
-                classify(kind, c, i, r, t)
+    async def worker() -> None:
+        for i in todo:
+            if time.perf_counter() > deadline:
+                return
+            c = bench_cases.case(workload, i)
+            headers = c.headers + [("x-guardian-bench-case", c.key), ("x-guardian-bench-run", run_tag)]
+            s = time.perf_counter()
+            try:
+                r = await client.request(c.method, c.url, headers=headers, content=c.body or None,
+                                         extensions={"trace": trace})
+            except Exception as e:  # connect errors, resets, timeouts
+                t.errors[type(e).__name__] += 1
+                continue
+            t.lat.append((time.perf_counter() - s) * 1000)
+            classify(kind, c, i, r, t)
 
-        cpu0 = proc.cpu_by_role()
-        denied_before = len(t.denied)
-        await asyncio.gather(*(worker() for _ in range(conc)))
-        elapsed = time.perf_counter() - t0
-        cpu = {role: v - cpu0.get(role, 0.0) for role, v in proc.cpu_by_role().items()}
+    cpu0 = proc.cpu_by_role()
+    denied_before = len(t.denied)
+    await asyncio.gather(*(worker() for _ in range(conc)))
+    elapsed = time.perf_counter() - t0
+    cpu = {role: v - cpu0.get(role, 0.0) for role, v in proc.cpu_by_role().items()}
     seen = set(httpx.get(f"http://127.0.0.1:{up_port}/__bench/seen?run={run_tag}", timeout=30).json()["seen"])
     arrived = [i for i in t.denied[denied_before:] if i in seen]
     if arrived:
@@ -367,33 +397,59 @@ def summary(t: Tally, elapsed: float, cpu: dict[str, float], proc: Proc) -> dict
     }
 
 
+def per_request(done: int, cpu: dict[str, float]) -> dict:
+    """CPU ms per request of `done` requests that cost `cpu` (s by role): total and by role (the keys of summary)."""
+    if not done:
+        return {"requests": 0, "cpu_ms_per_req": None, "cpu_ms_per_req_by_role": {}}
+    return {"requests": done, "cpu_ms_per_req": round(sum(cpu.values()) * 1000 / done, 3),
+            "cpu_ms_per_req_by_role": {r: round(v * 1000 / done, 3) for r, v in cpu.items() if v}}
+
+
 def run_workload(procs: dict, up_port: int, w: str, args) -> tuple[dict, dict[str, list[float]]]:
-    """The workload in `args.rounds` rounds; in each round every proxy gets the same slice of requests, the
-    order alternating (forward, then reversed), so all see the same background load on a shared machine.
-    Returns per-proxy summaries and, per guardian kind, the per-round throughput ratios kind/bare."""
+    """The workload in `args.rounds` rounds after one warm-up slice per proxy (not counted: the client's
+    connections open, the proxy's caches see the workload); in each round every proxy gets the same slice of
+    requests, the order alternating (forward, then reversed), so all see the same background load on a shared
+    machine. Returns per-proxy summaries (with each round's CPU per request, `rounds`) and, per guardian kind, the
+    per-round throughput ratios kind/bare."""
+    return asyncio.run(_run_workload(procs, up_port, w, args))
+
+
+async def _run_workload(procs: dict, up_port: int, w: str, args) -> tuple[dict, dict[str, list[float]]]:
     kinds = list(procs)
     rounds = max(1, min(args.rounds, args.requests))
     per = args.requests // rounds
     tallies = {k: Tally() for k in kinds}
     elapsed = dict.fromkeys(kinds, 0.0)
     cpu: dict[str, Counter] = {k: Counter() for k in kinds}
+    by_round: dict[str, list[dict]] = {k: [] for k in kinds}
     ratios: dict[str, list[float]] = {k: [] for k in kinds if k != "bare"}
-    for r in range(rounds):
-        rps = {}
-        for k in (kinds if r % 2 == 0 else kinds[::-1]):
-            proc, proxy = procs[k]
-            n0 = len(tallies[k].lat)
-            el, c = asyncio.run(run_chunk(k, proxy, up_port, w, range(r * per, (r + 1) * per), args.concurrency,
-                                          args.max_seconds / rounds, proc, f"{k}-{w}-{r}", tallies[k]))
-            elapsed[k] += el
-            cpu[k].update(c)
-            rps[k] = (len(tallies[k].lat) - n0) / el if el else 0
-        for k in ratios:
-            if rps.get("bare"):
-                ratios[k].append(round(rps[k] / rps["bare"], 3))
+    shared = getattr(args, "shared_pool", False)
+    clients = {k: new_client(proxy, args.concurrency, shared) for k, (_, proxy) in procs.items()}
+    try:
+        for k in kinds:
+            await run_chunk(k, clients[k], up_port, w, range(3 * 10**6, 3 * 10**6 + per), args.concurrency,
+                            args.max_seconds / rounds, procs[k][0], f"{k}-{w}-warm", Tally())
+        for r in range(rounds):
+            rps = {}
+            for k in (kinds if r % 2 == 0 else kinds[::-1]):
+                proc, proxy = procs[k]
+                n0 = len(tallies[k].lat)
+                el, c = await run_chunk(k, clients[k], up_port, w, range(r * per, (r + 1) * per), args.concurrency,
+                                        args.max_seconds / rounds, proc, f"{k}-{w}-{r}", tallies[k])
+                elapsed[k] += el
+                cpu[k].update(c)
+                rps[k] = (len(tallies[k].lat) - n0) / el if el else 0
+                by_round[k].append(per_request(len(tallies[k].lat) - n0, c))
+            for k in ratios:
+                if rps.get("bare"):
+                    ratios[k].append(round(rps[k] / rps["bare"], 3))
+    finally:
+        for cl in clients.values():
+            await cl.aclose()
     out = {k: summary(tallies[k], elapsed[k], dict(cpu[k]), procs[k][0]) for k in kinds}
     for k in kinds:
         print(f"  {k:12} {w:9} {json.dumps(out[k])}", file=sys.stderr, flush=True)
+        out[k]["rounds"] = by_round[k]
     return out, ratios
 
 
@@ -552,6 +608,13 @@ def snapshot(proc: Proc, res: dict, when: str) -> None:
     res.setdefault("rss_mb_by_process", {})[when] = by
 
 
+async def warm_up(kind: str, proxy: str, up_port: int, n: int, conc: int, proc: Proc) -> None:
+    """`n` requests of the mixed workload, `conc` at a time, not counted (the models and caches load)."""
+    async with new_client(proxy, conc) as client:
+        await run_chunk(kind, client, up_port, "mixed", range(10**6, 10**6 + n), conc, 120, proc, f"{kind}-warmup",
+                        Tally())
+
+
 def bench(tmp: Path, up_port: int, args) -> tuple[dict, dict]:
     """Start the proxies, run everything; (results by kind, {workload: {guardian kind: per-round ratios}})."""
     count = kinds_of(args)
@@ -572,8 +635,7 @@ def bench(tmp: Path, up_port: int, args) -> tuple[dict, dict]:
                 res[k]["sequential_ms"] = seq
             return res, ratios
         for k, (proc, proxy) in procs.items():
-            asyncio.run(run_chunk(k, proxy, up_port, "mixed", range(10**6, 10**6 + args.warmup),
-                                  min(10, args.concurrency), 120, proc, f"{k}-warmup", Tally()))
+            asyncio.run(warm_up(k, proxy, up_port, args.warmup, min(10, args.concurrency), proc))
             snapshot(proc, res[k], "after_warmup")
         for w in args.workloads:
             out, ratios[w] = run_workload(procs, up_port, w, args)
@@ -621,6 +683,37 @@ def proxy_bound(bare: dict, g: dict, workers: int) -> float | None:
     return round(b * min(1 / main, par / total), 3)
 
 
+def spread(xs: list[float | None]) -> dict | None:
+    """Median, min and max of the values that were measured (None: not), and how many."""
+    got = [x for x in xs if x is not None]
+    if not got:
+        return None
+    return {"median": round(statistics.median(got), 3), "min": min(got), "max": max(got), "n": len(got)}
+
+
+def bound_rounds(bare: dict, g: dict, workers: int) -> dict | None:
+    """The proxy-bound ratio round by round (each round's bare and guardian CPU per request, measured minutes
+    apart at most, in alternating order): its median, min, max; `pooled`, the ratio of the whole workload's CPU."""
+    rounds = [proxy_bound(b, x, workers) for b, x in zip(bare.get("rounds", []), g.get("rounds", []), strict=True)]
+    out = spread(rounds)
+    if out is not None:
+        out["rounds"] = rounds
+        out["pooled"] = proxy_bound(bare, g, workers)
+    return out
+
+
+def versus(mine: dict | None, base: dict | None) -> dict | None:
+    """This checkout's proxy-bound ratio ÷ the baseline's, round by round (the same bare round is in both, so
+    its CPU cancels): median, min, max. An A/A run (the baseline is this commit) reads ~1.0 within the box's noise."""
+    if not mine or not base:
+        return None
+    xs = [round(a / b, 3) if a and b else None for a, b in zip(mine["rounds"], base["rounds"], strict=True)]
+    out = spread(xs)
+    if out is not None:
+        out["rounds"] = xs
+    return out
+
+
 def targets_for(kind: str | None, ratio: dict, guards: dict, workers: dict) -> tuple[dict, dict]:
     """The throughput targets (docs/benchmarks.md#proxy-throughput-and-latency) for `kind` (the largest worker
     count): (verdicts, the numbers they are read from); a verdict is None when its number was not
@@ -651,6 +744,15 @@ def tables(res: dict, final: dict, workloads: list[str]) -> str:
                 split = f" ({by.get('main', 0)} + {by['workers']})" if by.get("workers") else ""
                 rows.append(f"| {w} | {kind} | {r['rps']} | {'' if ratio is None else ratio} | {r['p50_ms']} | "
                             f"{r['p99_ms']} | {r['errors']} | {r['cpu_ms_per_req']}{split} | {r['outcomes']} |")
+    bound = [(w, k, r["proxy_bound"][w], r.get("vs_base", {}).get(w)) for w in workloads for k, r in res.items()
+             if (r.get("proxy_bound") or {}).get(w)]
+    if bound:
+        rows += ["", "| proxy-bound | workload | median of rounds (min – max) | pooled | connections per request | "
+                 "÷ baseline, median of rounds (min – max) |", "|---|---|---|---|---|---|"]
+        for w, k, b, vs in bound:
+            versus_text = f"{vs['median']} ({vs['min']} – {vs['max']})" if vs else ""
+            rows.append(f"| {k} | {w} | {b['median']} ({b['min']} – {b['max']}) | {b['pooled']} | "
+                        f"{res[k][w].get('connections_per_req')} | {versus_text} |")
     hol = [(k, r["head_of_line"]) for k, r in res.items() if "head_of_line" in r]
     if hol:
         rows += ["", "| head-of-line | slow in flight × waves | slow s | personal probes | personal p50 / p99 / max ms "
@@ -694,6 +796,10 @@ def main() -> None:
     ap.add_argument("--hol-min-probes", type=int, default=50,
                     help="fire new waves of slow requests until this many probes were taken during them …")
     ap.add_argument("--hol-seconds", type=float, default=60.0, help="… or this many seconds passed (per proxy)")
+    ap.add_argument("--shared-pool", action="store_true",
+                    help="the load's client keeps one pool of --concurrency connections over all hosts (closing an "
+                         "idle connection to one host to open one to another, as the benchmark did before) instead of "
+                         "keep-alive connections per host")
     ap.add_argument("--only", choices=["bare", "guardian"])
     ap.add_argument("--baseline", type=Path, metavar="DIR",
                     help="also run each guardian kind from the code at DIR (another commit's checkout) as KIND@base, "
@@ -728,7 +834,12 @@ def main() -> None:
                                         for c in LATENCY_CASES}
             g["cpu_ratio"] = {w: round(bare[w]["cpu_ms_per_req"] / g[w]["cpu_ms_per_req"], 3)
                               for w in args.workloads if bare[w]["cpu_ms_per_req"] and g[w]["cpu_ms_per_req"]}
-            g["proxy_bound_ratio"] = {w: proxy_bound(bare[w], g[w], workers[k]) for w in args.workloads}
+            g["proxy_bound"] = {w: bound_rounds(bare[w], g[w], workers[k]) for w in args.workloads}
+            g["proxy_bound_ratio"] = {w: (g["proxy_bound"][w] or {}).get("median") for w in args.workloads}
+    for k, g in guards.items():
+        base = guards.get(f"{k}@base")
+        if bare and base is not None:
+            g["vs_base"] = {w: versus(g["proxy_bound"][w], base["proxy_bound"][w]) for w in args.workloads}
 
     def ratio(w: str, k: str) -> float | None:
         """Median over rounds of the kind's req/s ÷ bare req/s (the rounds interleave the proxies)."""

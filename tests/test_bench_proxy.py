@@ -59,6 +59,33 @@ def test_workers_axis_and_targets():
     assert bench_proxy.proxy_bound({"cpu_ms_per_req": 2.0}, {"cpu_ms_per_req": 4.0}, 0) == 0.5
 
 
+def test_proxy_bound_is_read_round_by_round():
+    """Each round's bare CPU against the same round's guardian CPU; the median of the rounds, with min and max; a
+    kind against its baseline round by round, where bare's CPU cancels."""
+    bare = {"cpu_ms_per_req": 3.0, "rounds": [bench_proxy.per_request(100, {"main": 0.2}),
+                                              bench_proxy.per_request(100, {"main": 0.4}),
+                                              bench_proxy.per_request(0, {})]}  # a round with nothing done
+    g = {"cpu_ms_per_req": 6.0, "cpu_ms_per_req_by_role": {"main": 4.0, "workers": 2.0},
+         "rounds": [bench_proxy.per_request(100, {"main": 0.4, "workers": 0.1}),
+                    bench_proxy.per_request(100, {"main": 0.5, "workers": 0.3}),
+                    bench_proxy.per_request(50, {"main": 0.2})]}
+    assert bare["rounds"][0] == {"requests": 100, "cpu_ms_per_req": 2.0, "cpu_ms_per_req_by_role": {"main": 2.0}}
+    b = bench_proxy.bound_rounds(bare, g, 0)  # threads: one core, the whole tree
+    assert b["rounds"] == [0.4, 0.5, None] and (b["median"], b["min"], b["max"], b["n"]) == (0.45, 0.4, 0.5, 2)
+    assert b["pooled"] == 0.5  # 3.0 / 6.0
+    base = {"median": 0.5, "rounds": [0.5, 0.4, 0.3]}
+    vs = bench_proxy.versus(b, base)
+    assert vs["rounds"] == [0.8, 1.25, None] and vs["median"] == round((0.8 + 1.25) / 2, 3) and vs["n"] == 2
+    assert bench_proxy.versus(b, None) is None and bench_proxy.spread([None]) is None
+
+
+def test_the_client_keeps_connections_per_host_unless_told():
+    shared = bench_proxy.client_limits(50, True)
+    assert (shared.max_connections, shared.max_keepalive_connections) == (50, 50)
+    own = bench_proxy.client_limits(50, False)  # no total: a connection is never closed to open one to another host
+    assert (own.max_connections, own.max_keepalive_connections, own.keepalive_expiry) == (None, None, None)
+
+
 def test_baseline_kinds_run_beside_this_checkouts():
     """--baseline DIR: each guardian kind again from DIR's code, named KIND@base, with the same worker count."""
     args = argparse.Namespace(workers=[1, 2], baseline=Path("/tmp/base"))
@@ -128,4 +155,9 @@ def test_quick_benchmark_runs_and_prints_the_json_line():
     assert isinstance(out["targets"]["personal_ratio>=0.60"], bool)
     assert out["targets"]["mixed_ratio>=0.75"] is None and out["targets"]["hol_personal_p99<=100ms"] is None
     assert out["targets_measured"]["kind"] == "guardian-w1"
+    for g in out["guardian"].values():  # the proxy-bound ratio of each round, from the rounds' CPU
+        pb = g["proxy_bound"]["personal"]
+        assert len(pb["rounds"]) == len(g["personal"]["rounds"]) == len(out["bare"]["personal"]["rounds"]) == 5
+        assert pb["min"] <= g["proxy_bound_ratio"]["personal"] == pb["median"] <= pb["max"] and pb["pooled"] > 0
+        assert sum(r["requests"] for r in g["personal"]["rounds"]) == g["personal"]["requests"] == 60
     assert "| personal | guardian-w1 |" in r.stdout and "targets (guardian-w1)" in r.stdout
