@@ -9,7 +9,7 @@
 | AMOUNT            | → order of magnitude: "EUR 5,443.70" → "EUR 1,000-10,000"; a country's adjective before the currency is dropped ("Turkish liras" → "liras") | [AMOUNT] | [AMOUNT] |
 | QUANTITY          | the number → "several"               | as L3                     | [QUANTITY]         |
 | CASE_NUMBER       | removed ("[…]")                      | removed                   | removed            |
-| FAMILY            | counts dropped ("three kids" → "kids"); marital status → [MARITAL_STATUS] | as L3 | [FAMILY] |
+| FAMILY            | counts dropped ("three kids" → "kids"); marital status ("single dad" too) → [MARITAL_STATUS]; a parent's role ("mom of 2") → [FAMILY] | as L3 | [FAMILY] |
 | NRP, OCCUPATION, MEDICAL_CONDITION, others | [TYPE]      | [TYPE]                    | [TYPE]             |
 """
 
@@ -34,7 +34,9 @@ _NUMWORD = re.compile(r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|el
                       r"fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|"
                       r"ninety|hundred|thousand|million|billion|a couple of|a few|a dozen|dozens of|trio of|pair of|"
                       r"couple of)(?:[\s-](?:one|two|three|four|five|six|seven|eight|nine))?\b", re.I)
-_MARITAL = re.compile(r"\b(?:married|divorced|widowed|widow|widower|separated|engaged|remarried)\b", re.I)
+_MARITAL = re.compile(r"\b(?:married|divorced|widowed|widow|widower|separated|engaged|remarried|single|lone)\b", re.I)
+#: a parent's role ("mom of 2", "father of three", "dad to 3"): the person's own family status, not a count of others
+_PARENT = re.compile(r"\b(?:moms?|mums?|dads?|mothers?|fathers?|parents?|mama|papa)\b", re.I)
 _ORG_KIND = [
     (re.compile(r"\b(court|tribunal)s?\b", re.I), None),
     (re.compile(r"\b(ministry|department|directorate|agency|authority|office|bureau|board|commission|committee|council"
@@ -204,9 +206,12 @@ def family(value: str, level: int) -> str:
         return tag("FAMILY")
     if _MARITAL.search(value):
         return tag("MARITAL_STATUS")
+    # a parent's role says the person's own family status as the count did ("mom of 2" → [FAMILY], "dad to 3 amazing
+    # kids" → "[FAMILY] to amazing kids"); the children's count is dropped ("three kids" → "kids")
+    value = _PARENT.sub(tag("FAMILY"), value)
     out = re.sub(r"\s{2,}", " ", _NUMWORD.sub("", re.sub(r"\d+", "", value))).strip()
     out = re.sub(r"^(?:of\s+)", "", out)
-    out = re.sub(r"\s+of$", "", out)
+    out = re.sub(r"\s+(?:of|to)$", "", out)
     return out if out and out.lower() not in ("my", "our") else tag("FAMILY")
 
 

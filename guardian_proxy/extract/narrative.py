@@ -139,7 +139,9 @@ PATTERNS: list[tuple[str, float, re.Pattern]] = [
     ("FAMILY", 0.8, re.compile(rf"\b(?:{lx.MARITAL})\b", re.I)),
     ("FAMILY", 0.8, re.compile(rf"\b(?:(?:my|our)\s+)?(?:\d+|{_NUMW}|trio of|pair of|couple of)\s+(?:[a-z]+\s+){{0,2}}"
                                rf"(?:{lx.KIN_NOUNS})\b", re.I)),
-    ("FAMILY", 0.8, re.compile(rf"\b(?:parent|mother|father|mom|mum|dad|mama|papa)\s+of\s+(?:\d+|{_NUMW})\b", re.I)),
+    # a parent and how many children ("mom of 2", "a widowed dad to 3 amazing kids"): the person's own family
+    ("FAMILY", 0.8, re.compile(rf"\b(?:parent|mother|father|mom|mum|dad|mama|papa)\s+(?:of|to)\s+(?:\d+|{_NUMW})\b"
+                               rf"(?:\s+(?:[a-z]+\s+){{0,2}}?(?:{lx.KIN_NOUNS})\b)?", re.I)),
     ("FAMILY", 0.6, re.compile(r"\b(?:our|my)\s+little\s+ones?\b", re.I)),
     ("MEDICAL_CONDITION", 0.7, _SUFFIX_CONDITION),
     ("MEDICAL_CONDITION", 0.7, re.compile(r"\b(?:" + "|".join(re.escape(w) for w in sorted(lx.MEDICAL_WORDS, key=len, reverse=True))

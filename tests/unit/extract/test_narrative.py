@@ -210,3 +210,12 @@ def test_an_activity_alone_or_after_an_adjective_is_no_livelihood():
     text = ("The grazing rights belonged to a third person. Organic farming and selective breeding are debated, "
             "and they were living by the sea.")
     assert not {v for v, lab in found(text, nlp(text)) if lab == "OCCUPATION"}
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("Balancing my life as a mom of 2 and a dedicated lecturer.", "mom of 2"),
+    ("Life as a widowed dad to 3 amazing kids!", "dad to 3 amazing kids"),
+    ("As a busy pharmacist and father of three, time is precious.", "father of three"),
+])
+def test_a_parent_and_how_many_children_is_family(text, value):
+    assert has(text, value, "FAMILY")
