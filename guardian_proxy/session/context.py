@@ -281,6 +281,7 @@ class PartContext:
         self.vocab = vocabulary(chat.data) | _ROLES
         self._json: dict[int, list[tuple[int, int]] | None] = {}
         self._marks: dict[int, tuple[list, list]] = {}
+        self.cues: list[tuple[int, int, int, str]] = []  # the names only a cue found (see `cued`)
 
     def _structure(self, i: int, text: str) -> tuple[list, list]:
         if i not in self._marks:
@@ -290,13 +291,13 @@ class PartContext:
             self._marks[i] = (hard, soft)
         return self._marks[i]
 
-    @staticmethod
-    def cued(i: int, text: str, found: list[Hit]) -> list[Hit]:
+    def cued(self, i: int, text: str, found: list[Hit]) -> list[Hit]:
         """The names that only their cue finds ("my niece Amara", "reply to Siobhan": `namecues.cued_names`), as
         person hits: a hit of the same words typed as a place, an organisation or a group becomes a person's; one
-        that overlaps a found person or another value adds nothing."""
+        that overlaps a found person or another value adds nothing. Each new one is remembered with its cue
+        (`self.cues`: slot, start, end, cue) for the decision's provenance."""
         out = []
-        for a, b in cued_names(text):
+        for a, b, cue in cued_names(text):
             over = [h for h in found if h.start < b and a < h.end]
             same = [h for h in over if (h.start, h.end) == (a, b) and h.entity in ("LOCATION", "ORGANIZATION", "NRP")]
             if same:
@@ -304,6 +305,7 @@ class PartContext:
                     h.entity = "PERSON"
             elif not over:
                 out.append(Hit(i, a, b, "PERSON", text[a:b]))
+                self.cues.append((i, a, b, cue))
         return out
 
     @staticmethod

@@ -291,12 +291,13 @@ def _name_word(w: str, after_name: bool = False) -> bool:
     return zipf < 3.5 or ((after_name or zipf < 4.5) and key in given_and_surnames())
 
 
-def cued_names(text: str) -> list[tuple[int, int]]:
+def cued_names(text: str) -> list[tuple[int, int, str]]:
     """Where `text` names a person by a cue alone, for the names a small NER misses: capitalised words after a
     kinship or role noun or a marriage ("my niece Amara", "my colleague Min-jun Park") that may be a name, and a
     given name of the lists after a verb that addresses someone ("reply to Siobhan", "Email Wanjiku"), and a surname
-    after an initial ("J. Kowalczyk"). A possessive "'s" is left out."""
-    out = [(m.start(), m.end()) for m in _INITIAL_NAME.finditer(text)
+    after an initial ("J. Kowalczyk"). A possessive "'s" is left out. Each as (start, end, the cue in a few
+    words), for the decision's provenance."""
+    out = [(m.start(), m.end(), "after an initial") for m in _INITIAL_NAME.finditer(text)
            if _name_word(m.group(1), after_name=True) and (m.start() == 0 or not text[m.start() - 1].isalnum())]
     given = world_given_names() | faker_names("first_names", "first_names_male", "first_names_female")
     for m in _NAME_RUN.finditer(text):
@@ -305,9 +306,9 @@ def cued_names(text: str) -> list[tuple[int, int]]:
             at = m.start() + w.start()
             before = text[max(0, at - 40):at]
             if _KIN_BEFORE.search(before):
-                n = j
+                n, cue = j, "after a kinship or role noun"
             elif _ADDRESSING.search(before[-20:]) and re.sub(r"['’]s$", "", w.group(0)).casefold() in given:
-                n = j + 1
+                n, cue = j + 1, "a given name after a verb that addresses someone"
             else:
                 continue
             while n < len(words) and _name_word(words[n].group(0), after_name=n > j):
@@ -316,6 +317,6 @@ def cued_names(text: str) -> list[tuple[int, int]]:
                 end = m.start() + words[n - 1].end()
                 if re.search(r"['’]s$", text[at:end]):
                     end -= 2
-                out.append((at, end))
+                out.append((at, end, cue))
             break
     return out

@@ -167,9 +167,11 @@ class SessionStage:
         by_path = self._spans(chat, action)  # NER, if any is left to do, runs outside the session lock
         with self.store.lock(sid):
             st = self.store.state(sid)
-            changed, counts, turn, kept = self._rewrite(st, chat, by_path)
+            changed, counts, turn, kept, by_cue = self._rewrite(st, chat, by_path)
             self.store.persist(st)  # committed before the request leaves
             self.store.refresh(st)  # the de-masker responses will use
+        if by_cue:  # the decision's provenance lists the names only a cue found (a copy: the action may be shared)
+            action = action.model_copy(update={"spans": [*action.spans, *by_cue]})
         crossed = st.crossed_turn is not None
         stuck = [att for att in chat.files if not att.commit()]
         if stuck:
@@ -243,9 +245,9 @@ class SessionStage:
         return by_path
 
     def _rewrite(self, st: SessionState, chat: chatapi.ChatRequest,
-                 by_path: dict[str, list[Span]]) -> tuple[bool, Counter, int, Counter]:
+                 by_path: dict[str, list[Span]]) -> tuple[bool, Counter, int, Counter, list[Span]]:
         """Pseudonymise the conversation's values in place: (changed, stand-ins per type, this turn, the found
-        values left as typed per reason)."""
+        values left as typed per reason, the names only a cue found as spans with their cue)."""
         slots = chat.slots
         kept: Counter = Counter()
         base = 0 if chat.history else st.turn
@@ -253,6 +255,7 @@ class SessionStage:
         turns = [base + s.turn for s in slots]
         ours = self._ours(st)
         per_slot: list[list[Hit]] = []
+        by_cue: list[Span] = []
         part = PartContext(chat)
         for i, s in enumerate(slots):
             hits = backstop(i, s.text)
@@ -268,13 +271,19 @@ class SessionStage:
                 if s.role == "assistant" and h.entity not in HARD_BLOCK and normalise(h.text) not in st.entities:
                     continue  # the model's own words add no value of the user's (known ones are found below)
                 found.append(part.tidy(h, s.text))
-            if s.role != "assistant":  # the model's own words add no value of the user's
-                found += part.cued(i, s.text, found)
+            # the model's own words add no value of the user's
+            cued = {id(h): h for h in part.cued(i, s.text, found)} if s.role != "assistant" else {}
+            found += cued.values()
             persons = [h for h in found if h.entity == "PERSON"]
             for h in found:  # a person's value, not the prompt's machinery nor a fact it asks about
                 why = part.why_not(i, s, h, persons)
                 if why is None:
                     hits.append(h)
+                    if id(h) in cued:  # said in the decision: which rule found it (never the value)
+                        cue = next(c for k, a, b, c in part.cues if (k, a, b) == (i, h.start, h.end))
+                        by_cue.append(Span(path=s.path, start=h.start, end=h.end, entity="PERSON",
+                                           category=ENTITIES["PERSON"][0], text=h.text, direct=True,
+                                           recognizer="session:name-cue", reason=cue))
                 else:
                     kept[why] += 1
             per_slot.append(_values(hits))
@@ -340,7 +349,7 @@ class SessionStage:
                 else:
                     chatapi.set_text(chat.data, s.parts, new)
                 changed = True
-        return changed, counts, turn_now, kept
+        return changed, counts, turn_now, kept, by_cue
 
     @staticmethod
     def _ours(st: SessionState) -> Callable[[str], bool]:

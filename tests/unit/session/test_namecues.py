@@ -65,7 +65,7 @@ def test_names_only_a_cue_finds():
     from guardian_proxy.session.namecues import cued_names
 
     def found(text):
-        return [text[a:b] for a, b in cued_names(text)]
+        return [text[a:b] for a, b, _ in cued_names(text)]
 
     assert found("My colleague Min-jun Park keeps taking credit") == ["Min-jun Park"]
     assert found("a birthday message for my niece Amara? She turns 7") == ["Amara"]

@@ -188,3 +188,19 @@ def test_a_chat_request_is_decided_once_by_its_session(gateway, monkeypatch):
     blocked = gateway.evaluate(chat(m, key="sk-once"), log=False)
     assert blocked.action == "deny" and blocked.override and blocked.rewrite is None
     assert blocked.extra["chat_api"] == "openai_chat" and "session" not in blocked.extra
+
+
+def test_a_name_only_a_cue_found_is_in_the_decisions_provenance(gateway):
+    """"my niece Amara" (a name the small NER misses): replaced, and the log's `found` says the session's name cue
+    found it and why, never the value."""
+    from guardian_proxy.decision_log import record
+
+    m = [{"role": "user", "content": "Write a birthday message for my niece Amara, she turns seven."}]
+    req = chat(m, key="sk-cue")
+    d = gateway.evaluate(req, log=False)
+    assert "Amara" not in sent(d)["messages"][0]["content"]
+    rec = record(req, d)
+    cue = [f for f in rec["found"] if f["by"] == "session:name-cue"]
+    assert cue == [{"entity": "PERSON", "at": "json:$.messages[0].content", "by": "session:name-cue",
+                    "why": "after a kinship or role noun", "n": 1}]
+    assert "Amara" not in json.dumps(rec)
