@@ -161,6 +161,18 @@ def test_labels_mark_the_source_record_of_a_sensitive_item():
     assert PL.shared(other["trajectory"]["sensitive_info_items"], "\n".join(share)) == 0
 
 
+@pytest.mark.skipif(not PRIVACYLENS, reason="needs ../shared/data/privacylens")
+def test_task_items_are_the_shareable_items_of_the_records_the_vignette_names():
+    """main2: John's manager asks for the team's status; the story names the campaign, not the lunch reminder, the
+    timesheets or the server maintenance read beside it."""
+    item = next(i for i in PL.load() if i["name"] == "main2")
+    recs = PL.records(item)
+    bad = PL.non_shareable(item, recs)
+    share, task = PL.shareable(recs, bad), PL.task_shareable(item, recs, bad)
+    assert task and set(task) < set(share) and all("Brand Evolution" in t or "graphics" in t for t in task)
+    assert PL.shared(item["trajectory"]["sensitive_info_items"], "\n".join(task)) == 0
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not PRIVACYLENS, reason="needs ../shared/data/privacylens")
 def test_training_round_trip_and_benchmark(tmp_path):
