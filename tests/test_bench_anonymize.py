@@ -51,3 +51,15 @@ def test_the_utility_ceiling_replaces_only_gold_strings(bench, scorer):
     rows = [{"id": "1", "text": "Name: Ann Lee. Phone: 555-0100.", "gold": ["Ann Lee", "555-0100"]}]
     # tokens {name, ann, lee, phone, 555, 0100} vs {name, x, phone}: 2 shared of 7
     assert bench.gold_ceiling(rows, scorer) == pytest.approx(2 / 7)
+
+
+def test_utility_parts_separate_kept_words_from_words_the_rewrite_writes(bench, scorer):
+    gold = [{"id": "1", "text": "Name: Ann Lee. Phone: 555-0100.", "gold": ["Ann Lee", "555-0100"]}]
+    # original {name, ann, lee, phone, 555, 0100}; the output keeps {name, phone} and writes {person_1, phone_number_1}
+    out = [{"id": "1", "text": "Name: [PERSON_1]. Phone: [PHONE_NUMBER_1]."}]
+    up = bench.utility_parts(gold, out, scorer)
+    assert up["kept"] == pytest.approx(2 / 6) and up["ceiling_kept"] == pytest.approx(2 / 6)
+    assert up["written"] == 2
+    # a needless change shows as kept below the ceiling
+    out = [{"id": "1", "text": "[…]: [PERSON_1]. Phone: [PHONE_NUMBER_1]."}]
+    assert bench.utility_parts(gold, out, scorer)["kept"] == pytest.approx(1 / 6)
