@@ -6,7 +6,8 @@ decides it. The prompt's words are compared with what would leave (difflib on wo
 
 - needless: a prompt in which a word outside its `personal` (and `either`) values was changed;
 - precision: of the changed words, the share inside a `personal` value;
-- leaks: `personal` values that leave as typed.
+- leaks: `personal` values that leave as typed;
+- partly: `personal` values replaced but for a capitalised word of theirs that leaves as typed.
 
     .venv/bin/python scripts/bench_prompts.py [--set dev|holdout|holdout2|holdout3|holdout4|holdout5|all] [--api openai|anthropic|gemini|each]
         [--show] [--only REGEX]
@@ -122,18 +123,24 @@ def judge(case: dict, out: str | None) -> dict:
     personal = [str(v) for v in case.get("personal") or []]
     if out is None:
         return {"blocked": True, "needless": True, "personal_words": 0, "other_words": len(_TOKEN.findall(text)),
-                "leaks": [], "changed": ["<blocked>"]}
+                "leaks": [], "partly": [], "changed": ["<blocked>"]}
     mine, either = spans_of(text, personal), spans_of(text, case.get("either") or [])
     counts = Counter()
     changed = []
-    for s, e, tok in _changed_tokens(text, out):
+    moved = _changed_tokens(text, out)
+    gone = {(s, e) for s, e, _ in moved}
+    # a value partly left: one of its capitalised words left as typed ("Min-alison Robbins" for "Min-jun Park")
+    partly = [v for v in personal if v not in out and any(
+        (m.start(), m.end()) not in gone and m.group(0)[:1].isupper() and not m.group(0).isupper()
+        for a, b in spans_of(text, [v]) for m in _TOKEN.finditer(text, a, b) if m.group(0).isalpha())]
+    for s, e, tok in moved:
         where = "personal" if _inside(mine, s, e) else "either" if _inside(either, s, e) else "other"
         counts[where] += 1
         if where == "other":
             changed.append(tok)
     leaks = [v for v in personal if v in out]
     return {"blocked": False, "needless": counts["other"] > 0, "personal_words": counts["personal"],
-            "other_words": counts["other"], "leaks": leaks, "changed": changed}
+            "other_words": counts["other"], "leaks": leaks, "partly": partly, "changed": changed}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -182,13 +189,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {k:9s} {nk:3d} / {kinds[k]}")
     print(f"precision  {pw / max(1, pw + ow):.3f}  ({pw} changed words personal, {ow} not)")
     print(f"leaks      {leaks:3d} / {n_personal:<3d} personal values left as typed")
+    print(f"partly     {sum(len(r.get('partly', [])) for _, _, r in results):3d} / {n_personal:<3d} "
+          f"personal values with a capitalised word left as typed (the rest replaced)")
     if args.api == "each":
         print(f"framings   {differ:3d} / {len(results):<3d} prompts whose changed words differ between "
               f"{', '.join(SHAPES)} (the first's numbers above)")
     if args.show:
         for c, out, r in results:
-            if r["needless"] or r["leaks"] or r.get("differs"):
+            if r["needless"] or r["leaks"] or r.get("partly") or r.get("differs"):
                 print(f"\n[{c['kind']}] {c['text']}\n   -> {out}\n   needless words: {r['changed']}  leaks: {r['leaks']}"
+                      f"{'  partly left: ' + str(r['partly']) if r.get('partly') else ''}"
                       f"{'  by framing: ' + str(r['differs']) if r.get('differs') else ''}")
     return 0
 

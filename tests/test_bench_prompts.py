@@ -45,3 +45,11 @@ def test_the_same_prompt_in_each_framing():
         assert bp.SHAPES[api][2](body) == "Hi, I'm Quentin Zarkowsky" and req.host in bp.SHAPES[api][0]
     assert bp._changed_words("my Django app", "my Laura app") == {"Django"}
     assert bp._changed_words("my Django app", None) == {"my", "Django", "app"}
+
+
+def test_a_value_partly_left_is_counted():
+    case = {"text": "My colleague Min-jun Park helps", "personal": ["Min-jun Park"]}
+    r = bp.judge(case, "My colleague Min-alison Robbins helps")
+    assert r["partly"] == ["Min-jun Park"] and r["leaks"] == []
+    assert bp.judge(case, "My colleague Katherine Malone helps")["partly"] == []
+    assert bp.judge({"text": "ID EMP-48213", "personal": ["EMP-48213"]}, "ID EMP-90211")["partly"] == []

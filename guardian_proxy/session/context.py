@@ -89,6 +89,7 @@ _LABEL = re.compile(r"(?m)^[ \t>*\-•]*([A-Za-z][\w ()/&'’.-]{0,40}?)[ \t]*:(
 #: a run of five or more Han, kana or Hangul characters: Chinese, Japanese and Korean names are two to four
 _CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]{5,}")
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
+_NAME_WORD = re.compile(r"[^\W\d_]+(?:[-'’][^\W\d_]+)*")
 _SPLIT = re.compile(r"[A-Z]?[a-z]+\d*|[A-Z]+\d*(?![a-z])|\d+|[^\W_]+")
 _INNER_CAP = re.compile(r"[a-z][A-Z]")
 #: a length of time, not a point in it ("for two months", "50 years"), unless the words after make it one ("50
@@ -281,7 +282,7 @@ class PartContext:
         self.vocab = vocabulary(chat.data) | _ROLES
         self._json: dict[int, list[tuple[int, int]] | None] = {}
         self._marks: dict[int, tuple[list, list]] = {}
-        self.cues: list[tuple[int, int, int, str]] = []  # the names only a cue found (see `cued`)
+        self.cues: dict[int, str] = {}  # the names only a cue found, by their hit's id (see `cued`)
 
     def _structure(self, i: int, text: str) -> tuple[list, list]:
         if i not in self._marks:
@@ -295,7 +296,7 @@ class PartContext:
         """The names that only their cue finds ("my niece Amara", "reply to Siobhan": `namecues.cued_names`), as
         person hits: a hit of the same words typed as a place, an organisation or a group becomes a person's; one
         that overlaps a found person or another value adds nothing. Each new one is remembered with its cue
-        (`self.cues`: slot, start, end, cue) for the decision's provenance."""
+        (`self.cues`, by the hit's identity) for the decision's provenance."""
         out = []
         for a, b, cue in cued_names(text):
             over = [h for h in found if h.start < b and a < h.end]
@@ -305,7 +306,7 @@ class PartContext:
                     h.entity = "PERSON"
             elif not over:
                 out.append(Hit(i, a, b, "PERSON", text[a:b]))
-                self.cues.append((i, a, b, cue))
+                self.cues[id(out[-1])] = cue
         return out
 
     @staticmethod
@@ -323,7 +324,7 @@ class PartContext:
                 _PLACE_BEFORE.search(text[max(0, h.start - 40):h.start]) or _PLACE_AFTER.match(text[h.end:h.end + 60])):
             h.entity = "LOCATION"
             return h
-        words = list(_WORD.finditer(h.text))
+        words = list(_NAME_WORD.finditer(h.text))  # a hyphenated name whole: "Min-jun Park" keeps "Min"
         k = 0
         while len(words) - k > 2 and len(words[k].group(0)) > 1 and ordinary(words[k].group(0)):  # "J." an initial
             k += 1
@@ -375,7 +376,7 @@ class PartContext:
             why = _not_a_persons(text, h, persons) if h.entity == "PERSON" else None
             if why is not None:
                 return why
-            words = re.findall(r"[^\W\d_]+(?:[-'’][^\W\d_]+)*", value)  # a hyphenated name whole: "Min-jun"
+            words = _NAME_WORD.findall(value)  # a hyphenated name whole: "Min-jun"
             if words and all(ordinary(w) for w in words) and not any(c.isdigit() for c in value):
                 return "ordinary word"
         if h.entity in ("LOCATION", "ORGANIZATION") and not known and not h.part and \

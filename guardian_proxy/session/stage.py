@@ -280,10 +280,9 @@ class SessionStage:
                 if why is None:
                     hits.append(h)
                     if id(h) in cued:  # said in the decision: which rule found it (never the value)
-                        cue = next(c for k, a, b, c in part.cues if (k, a, b) == (i, h.start, h.end))
                         by_cue.append(Span(path=s.path, start=h.start, end=h.end, entity="PERSON",
                                            category=ENTITIES["PERSON"][0], text=h.text, direct=True,
-                                           recognizer="session:name-cue", reason=cue))
+                                           recognizer="session:name-cue", reason=part.cues.get(id(h), "")))
                 else:
                     kept[why] += 1
             per_slot.append(_values(hits))
@@ -303,9 +302,13 @@ class SessionStage:
                     break
         st.cpe = st.score(weights, self.cfg.alpha)
         crossed = st.crossed_turn is not None
+        # the attributes the user asked about, in their own words (a diagnosis an agent read in someone's e-mail
+        # is no question of the user's: past τ it is replaced like the rest)
+        asked = {normalise(h.text) for s, hs in zip(slots, per_slot, strict=True) if s.role == "user"
+                 for h in hs if h.entity in self.keep}
         active = {n for n, e in st.entities.items() if not e.blocked and e.entity not in NOT_VALUES
-                  and (crossed or e.entity in self.before) and e.entity not in self.keep}
-        attributes = sum(1 for hs in per_slot for h in hs if h.entity in self.keep) if crossed else 0
+                  and (crossed or e.entity in self.before) and not (e.entity in self.keep and n in asked)}
+        attributes = sum(1 for hs in per_slot for h in hs if normalise(h.text) in asked) if crossed else 0
         if attributes:  # said in the decision: what the conversation is about stays as typed
             kept["sensitive attribute"] += attributes
         active |= self._surrogates(st, active, slots)  # the parts of a composite address are replaced too

@@ -204,3 +204,13 @@ def test_a_name_only_a_cue_found_is_in_the_decisions_provenance(gateway):
     assert cue == [{"entity": "PERSON", "at": "json:$.messages[0].content", "by": "session:name-cue",
                     "why": "after a kinship or role noun", "n": 1}]
     assert "Amara" not in json.dumps(rec)
+
+
+def test_a_hyphenated_given_name_is_replaced_whole(gateway):
+    """"My colleague Min-jun Park" had been cut to "jun Park" (leaving "Min-"), and the cue's provenance lookup then
+    failed the request closed."""
+    m = [{"role": "user", "content": "My colleague Min-jun Park keeps taking credit for my work."}]
+    d = gateway.evaluate(chat(m, key="sk-hyphen"), log=False)
+    assert d.action == "transform" and d.rule == "chat-session"
+    text = sent(d)["messages"][0]["content"]
+    assert "Min" not in text and "Park" not in text and text.startswith("My colleague ")
