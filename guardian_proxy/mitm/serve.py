@@ -82,7 +82,7 @@ async def _serve(gateway: Gateway, host: str, port: int, confdir: str, redirect:
     from mitmproxy import options
     from mitmproxy.tools.dump import DumpMaster
 
-    from .app import GuardianChain, build, quiet_runs
+    from .app import GuardianChain, build, index_hooks, quiet_runs
 
     opts = options.Options(listen_host=host, listen_port=port, confdir=confdir)
     master = DumpMaster(opts, with_termlog=True, with_dumper=False)
@@ -102,6 +102,7 @@ async def _serve(gateway: Gateway, host: str, port: int, confdir: str, redirect:
         if problem:
             raise GuardianError(problem)
     master.addons.chain = quiet_runs(master.addons.chain)  # mitmproxy's hookless addons: one call per event, not 11
+    index_hooks(master.addons)  # an event asks only the addons that have its hook (1-14 of 29)
     settle_heap()  # the gateway and mitmproxy are loaded: the collector leaves them be from now on (workers.py)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
