@@ -129,6 +129,13 @@ PATTERNS: list[tuple[str, float, re.Pattern]] = [
                                    r"no|some)\s)[a-z]{3,}\s(?:officer|assistant|worker|agent|operator|driver|clerk|"
                                    r"manager|technician|servant|practitioner|attendant|inspector|guard|captain|sergeant|"
                                    r"lieutenant|colonel|corporal)s?\b")),
+    # what a titled person is, in apposition to their name ("Mr Torres, a printmaker from Leeds", "Dr Woods, a rural
+    # practice surveyor who"); a representative's capacity ("Mr A., a lawyer practising in Y") is followed by no such
+    # word, and a relation ("Ms Lee, a friend from school") is no job
+    ("OCCUPATION", 0.65, re.compile(rf"\b(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof)\.?\s+(?:\p{{Lu}}\.\s?){{0,3}}{_NAME}(?:\s+{_NAME}){{0,2}},"
+                                    r"\s+an?\s+\K(?:[a-z][a-z-]*\s+){0,3}?[a-z][a-z-]+(?<!\b(?:friend|colleague|neighbou?r|"
+                                    r"relative|cousin|member|classmate|acquaintance|client|customer|patient|visitor|guest))"
+                                    r"(?=\s+(?:from|who|living|residing|based)\b)")),
     # what someone lives by ("Originally living by hunting, fishing and collecting", "earns a living from fishing"):
     # a livelihood, said of them
     ("OCCUPATION", 0.7, re.compile(r"\b(?:living|lived|lives|live|(?:earn|earns|earned|earning|make|makes|made|making)\s+"

@@ -231,3 +231,20 @@ def test_a_legal_references_number_that_spacy_calls_a_date_is_none():
     assert not {v for v, lab in found(text, doc) if lab in ("DATE", "QUANTITY")}
     text = "The hearing was held on 8 May and adjourned."
     assert has(text, "8 May", "DATE", nlp(text))
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("The applicant, Mr Torres, a printmaker from Leeds, submitted the form.", "printmaker"),
+    ("The applicant, Dr Woods, a rural practice surveyor from Hull, submitted the form.", "rural practice surveyor"),
+])
+def test_what_a_titled_person_is_in_apposition_to_the_name_is_a_job(text, value):
+    assert has(text, value, "OCCUPATION")
+
+
+@pytest.mark.parametrize("text", [
+    "The applicant was represented by Mr A. Demetriades, a lawyer practising in Nicosia.",  # a capacity
+    "I met Ms Lee, a friend from school, today.",  # a relation
+    "Mr Smith, a week later, wrote again.",
+])
+def test_a_representatives_capacity_or_a_relation_is_no_job(text):
+    assert not {v for v, lab in found(text) if lab == "OCCUPATION"}
