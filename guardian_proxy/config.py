@@ -262,9 +262,10 @@ class SessionSettings(_Strict):
     pseudonymize_before_tau: list[str] = Field(default_factory=lambda: ["direct"])
     # sensitive attributes the user asks about in their own messages, never replaced, even past τ: the
     # identifiers and quasi-identifiers around them are, so they point to no one, and the answer depends on them
-    # ("type 2 diabetes" must not reach the model as "migraine"); one only a tool's output holds (an e-mail an
-    # agent read) is replaced past τ; [] replaces them all, as CAMP's paper does
-    keep_after_tau: list[str] = Field(default_factory=lambda: ["MEDICAL_CONDITION", "MEDICATION"])
+    # ("type 2 diabetes" must not reach the model as "migraine", "getting married" as "getting [FAMILY_1]");
+    # one only a tool's output holds (an e-mail an agent read) is replaced past τ; [] replaces them all, as
+    # CAMP's paper does
+    keep_after_tau: list[str] = Field(default_factory=lambda: ["MEDICAL_CONDITION", "MEDICATION", "FAMILY"])
 
 
 class StateSettings(_Strict):

@@ -440,17 +440,19 @@ def _w(n: int, width: int) -> str:
     return str(n).zfill(width)
 
 
-def _year(tok: str, rng: random.Random) -> str:
-    shift = rng.choice([-3, -2, -1, 1, 2, 3])
+def _year(tok: str, rng: random.Random, years: int | None = None) -> str:
+    shift = years or rng.choice([-3, -2, -1, 1, 2, 3])
     if len(tok) == 4:
         return str(min(2099, max(1000, int(tok) + shift)))
     return _w((int(tok) + shift) % 100, len(tok))
 
 
-def date(value: str, rng: random.Random) -> str:
+def date(value: str, rng: random.Random, years: int | None = None) -> str:
     """A valid date in the same format: ISO `YYYY-MM-DD` and `D/M/Y` or `M/D/Y` (a field over 12 is the day;
     when both could be the month, both stay ≤ 12), month and weekday names, times (hour < 24), years moved by
-    1–3; days are 1–28, so every month holds them ("May", a name and an abbreviation at once, stays)."""
+    1–3 (by `years` when given: one conversation moves every year alike, so "born in 2015 … how old in 2030?"
+    keeps its answer); days are 1–28, so every month holds them ("May", a name and an abbreviation at once,
+    stays)."""
     def month(m):
         word = m.group(0)
         if word.lower() == "may":  # the full name and the abbreviation at once: only May is both
@@ -480,7 +482,7 @@ def date(value: str, rng: random.Random) -> str:
         if taken(m.start(), m.end()):
             continue
         y, sep, mo, d = m.groups()
-        spans.append((m.start(), m.end(), _year(y, rng) + sep + _w(rng.randint(1, 12), 2) + sep +
+        spans.append((m.start(), m.end(), _year(y, rng, years) + sep + _w(rng.randint(1, 12), 2) + sep +
                       _w(rng.randint(1, 28), 2)))
     for m in _DMY.finditer(out):
         if taken(m.start(), m.end()):
@@ -492,13 +494,13 @@ def date(value: str, rng: random.Random) -> str:
             na, nb = rng.randint(1, 12), rng.randint(1, 28)
         else:
             na, nb = rng.randint(1, 12), rng.randint(1, 12)
-        spans.append((m.start(), m.end(), _w(na, len(a)) + sep + _w(nb, len(b)) + sep + _year(y, rng)))
+        spans.append((m.start(), m.end(), _w(na, len(a)) + sep + _w(nb, len(b)) + sep + _year(y, rng, years)))
     for m in re.finditer(r"\d+", out):
         if taken(m.start(), m.end()):
             continue
         tok = m.group(0)
         if len(tok) == 4 and 1000 <= int(tok) <= 2999:
-            new = _year(tok, rng)
+            new = _year(tok, rng, years)
         elif len(tok) <= 2:
             new = _w(rng.randint(1, 28 if named or int(tok) > 12 else 12), len(tok))
         else:
@@ -539,9 +541,10 @@ FORMAT_TYPES = frozenset({"EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD", "US_SS
                           "IP_ADDRESS", "DATE", "DATE_TIME"})
 
 
-def render(entity: str, value: str, rng: random.Random, local: str | None = None) -> str | None:
+def render(entity: str, value: str, rng: random.Random, local: str | None = None,
+           years: int | None = None) -> str | None:
     """The stand-in for `value` of type `entity` when it is one of FORMAT_TYPES or carries digits (an ID),
-    else None (the caller's generator, or a placeholder)."""
+    else None (the caller's generator, or a placeholder); `years`: how far a date's years move (see `date`)."""
     v = value
     if entity == "EMAIL_ADDRESS" and "@" in v:
         return email(v, rng, local)
@@ -556,7 +559,7 @@ def render(entity: str, value: str, rng: random.Random, local: str | None = None
     if entity == "IP_ADDRESS":
         return ip(v.strip(), rng)
     if entity in ("DATE", "DATE_TIME", "DATE_OF_BIRTH"):  # a birth date is a date: "3 April 1987", not "1 Nadag 6376"
-        return date(v, rng)
+        return date(v, rng, years)
     if UUID_RE.fullmatch(v):
         return uuid(v, rng)
     return None

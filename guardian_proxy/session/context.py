@@ -95,9 +95,10 @@ _INNER_CAP = re.compile(r"[a-z][A-Z]")
 #: a length of time, not a point in it ("for two months", "50 years"), unless the words after make it one ("50
 #: years ago", "two months later") or an age ("50 years old")
 _DURATION = re.compile(r"(?:\d{1,3}(?:\.\d)?|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
-                       r"fifteen|twenty|thirty|forty|fifty|sixty|a\s+few|several|many)\s+(?:more\s+)?"
+                       r"fifteen|twenty|thirty|forty|fifty|sixty|a\s+few|several|many)[\s-]+(?:more\s+)?"
                        r"(?:second|minute|hour|day|night|week|month|year|decade)s?", re.I)
 _POINT_AFTER = re.compile(r"^[\s-]*(?:ago|old|earlier|later|before|after|from\s+now|since|prior)\b", re.I)
+_POSTCODE_AFTER = re.compile(r"[ ,]{0,3}\d{4,5}(?:-\d{4})?\b")
 _VERSION = re.compile(r"[vV]\d{1,3}(?:\.\d{1,4}){0,3}(?:[-.]?(?:alpha|beta|rc)\d{0,3})?")
 #: a JSON string (group 1); an escape outside a string is matched alone so that a search after an unclosed quote stays
 #: aligned and linear (the plain string pattern restarts at every escaped quote: quadratic on '\\"' * n)
@@ -134,9 +135,13 @@ _PLACE_BEFORE = re.compile(r"(?<!\bof the )(?<!\bof a )(?<!\bof its )(?<!\bof th
 _PLACE_AFTER = re.compile(r"^(?:\s+(?:is|was)|,)\s+(?:the|a|an)\s+(?:[\w-]+\s+){0,3}?" + _PLACE_NOUN + r"\b", re.I)
 #: a feature or a place's facility named after someone or something ("the Machame route", "Kennedy airport", "the
 #: Lincoln Tunnel"): nouns that follow a name only as the name of that thing, never as a verb of a person
-_FEATURE_AFTER = re.compile(r"^\s+(?:route|routes|trail|trails|glacier|river|lake|valley|tunnel|station|airport|"
-                            r"canal|crater|volcano|reservoir|highway|motorway|freeway|peninsula|gorge|waterfall|"
-                            r"fjord|strait|cathedral|basilica|monastery)\b", re.I)
+_FEATURE = r"(?:route|routes|trail|trails|glacier|river|valley|tunnel|station|airport|canal|crater|volcano|" \
+           r"reservoir|highway|motorway|freeway|peninsula|gorge|waterfall|fjord|strait|cathedral|basilica|monastery|" \
+           r"castle|palace|abbey|museum|square|tower|fort|fortress|temple|mosque|chapel|stadium|arena|gallery|" \
+           r"monument|memorial|lighthouse|harbour|harbor|pier|canyon|zoo|theatre|theater|mountains|islands)"
+_FEATURE_AFTER = re.compile(r"^\s+" + _FEATURE + r"\b", re.I)
+#: …or the name's own last word ("Stirling Castle", "Tower Bridge" is not one: "bridge" is a surname too)
+_FEATURE_LAST = re.compile(r"\s" + _FEATURE + r"$", re.I)
 #: object pronouns of a request for information ("tell me", "show us") do not tie a place to anyone; "help me
 #: plan a week in Lisbon" does (the user's plan)
 _FRAME = re.compile(r"\b(?:tell|give|show|teach|explain to)\s+(?:me|us)\b", re.I)
@@ -292,6 +297,22 @@ class PartContext:
             self._marks[i] = (hard, soft)
         return self._marks[i]
 
+    @staticmethod
+    def join_postcodes(text: str, found: list[Hit]) -> list[Hit]:
+        """A street address's postcode that the detector left outside it, often typed a year ("42 Wallaby Way,
+        Sydney NSW 2000"), is the address's: the address hit takes it in and the other hit on it goes."""
+        taken: set[int] = set()
+        for h in found:
+            if h.entity != "STREET_ADDRESS":
+                continue
+            m = _POSTCODE_AFTER.match(text, h.end)
+            if m:
+                for o in found:
+                    if o is not h and h.end <= o.start and o.end <= m.end():
+                        taken.add(id(o))
+                h.end, h.text = m.end(), text[h.start:m.end()]
+        return [h for h in found if id(h) not in taken]
+
     def cued(self, i: int, text: str, found: list[Hit]) -> list[Hit]:
         """The names that only their cue finds ("my niece Amara", "reply to Siobhan": `namecues.cued_names`), as
         person hits: a hit of the same words typed as a place, an organisation or a group becomes a person's; one
@@ -320,7 +341,8 @@ class PartContext:
             return h
         words = _WORD.findall(h.text)
         named = len(words) >= 2 and words[0].casefold() in given_and_surnames()  # "Rosa Tinoco": a full name
-        if h.text.casefold() in _countries() or _FEATURE_AFTER.match(text[h.end:h.end + 20]) or not named and (
+        if h.text.casefold() in _countries() or _FEATURE_AFTER.match(text[h.end:h.end + 20]) or \
+                _FEATURE_LAST.search(h.text) or not named and (
                 _PLACE_BEFORE.search(text[max(0, h.start - 40):h.start]) or _PLACE_AFTER.match(text[h.end:h.end + 60])):
             h.entity = "LOCATION"
             return h

@@ -236,6 +236,10 @@ def person_by_cue(text: str, h) -> bool:
     if h.entity not in ("ORGANIZATION", "NRP", "LOCATION"):
         return False
     place = h.entity == "LOCATION"
+    if place and _INTRO_GIVEN.search(text[max(0, h.start - 30):h.start]):  # "I'm Haruto Sato", not "I'm in Sydney"
+        words = re.findall(r"\S+", h.text)
+        return 2 <= len(words) <= 3 and all(w[:1].isupper() and _name_word(w, after_name=k > 0)
+                                            for k, w in enumerate(words))
     return _introduced(text, h, given=not place) or (not place and (_kin_name(text, h) or _addressed(text, h)))
 
 

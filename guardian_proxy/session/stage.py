@@ -271,6 +271,7 @@ class SessionStage:
                 if s.role == "assistant" and h.entity not in HARD_BLOCK and normalise(h.text) not in st.entities:
                     continue  # the model's own words add no value of the user's (known ones are found below)
                 found.append(part.tidy(h, s.text))
+            found = part.join_postcodes(s.text, found)
             # the model's own words add no value of the user's
             cued = {id(h): h for h in part.cued(i, s.text, found)} if s.role != "assistant" else {}
             found += cued.values()
@@ -392,6 +393,8 @@ class SessionStage:
             return address_parts(e.original) if e.entity in ADDRESS_TYPES else []
 
         added: set[str] = set()
+        # one move of the years for the whole conversation: the years between two of its dates stay
+        years = (-3, -2, -1, 1, 2, 3)[int(self.vault.mac(st.sid, "years", "")[:8], 16) % 6]
         # names first (e-mails use them), then the addresses with the most parts (a shorter one reuses their parts)
         for e in sorted(need, key=lambda e: (e.entity != "PERSON", -len(parts_of(e)), e.first_turn)):
             if e.surrogate:
@@ -404,7 +407,7 @@ class SessionStage:
                 sur = self._composite(st, e, parts, seed, avoid, added)
             else:
                 sur = self.maker.make(e.entity, e.original, seed, st.names, avoid, number,
-                                      kin_sex(typed, e.original) if e.entity == "PERSON" else "")
+                                      kin_sex(typed, e.original) if e.entity == "PERSON" else "", years)
             st.set_surrogate(e, sur)
             taken.add(normalise(sur))
             for n in added:

@@ -132,16 +132,18 @@ class SurrogateMaker:
         return self._faker
 
     def make(self, entity: str, value: str, seed: int, names: dict[str, str],
-             avoid: Callable[[str], bool], placeholder_no: Callable[[], int], sex: str = "") -> str:
+             avoid: Callable[[str], bool], placeholder_no: Callable[[], int], sex: str = "",
+             years: int | None = None) -> str:
         """A stand-in for `value`; `sex` ('m', 'f'), what the words around a person's name say of the person's
-        sex, when neither the given name nor a title does."""
+        sex, when neither the given name nor a title does; `years`, how far the conversation moves every date's
+        years (so the years between two of its dates stay)."""
         with self._lock:
             if entity == "PERSON":
                 return self.person(value, seed, names, avoid, sex)
             for attempt in range(24):
                 rng = random.Random(seed * 31 + attempt)
                 self.faker().seed_instance(seed * 31 + attempt)
-                cand = self._one(entity, value, rng, names)
+                cand = self._one(entity, value, rng, names, years)
                 if cand is None:
                     return f"[{entity}_{placeholder_no()}]"
                 if cand.strip() and cand != value and not avoid(cand):
@@ -219,7 +221,8 @@ class SurrogateMaker:
 
     # ------------------------------------------------------------------ everything else
 
-    def _one(self, entity: str, value: str, rng: random.Random, names: dict[str, str]) -> str | None:
+    def _one(self, entity: str, value: str, rng: random.Random, names: dict[str, str],
+             years: int | None = None) -> str | None:
         f = self.faker()
         if entity == "EMAIL_ADDRESS" and "@" in value:
             local = value.split("@", 1)[0]
@@ -229,7 +232,7 @@ class SurrogateMaker:
             else:
                 new_local = f.user_name()
             return standins.email(value, rng, new_local)
-        fixed = standins.render(entity, value, rng)
+        fixed = standins.render(entity, value, rng, years=years)
         if fixed is not None:
             return fixed
         if entity == "LOCATION":

@@ -344,3 +344,18 @@ def test_a_duration_is_no_date_of_anyones():
     chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
     assert not keeps(chat, 0, "50 years", "DATE") and not keeps(chat, 0, "two months", "DATE")
     assert keeps(chat, 0, "5 years", "DATE")  # "5 years ago" is a point in time
+
+
+def test_a_castle_a_two_day_trip_and_a_postcode_typed_a_year():
+    text = "Plan a two-day trip to Edinburgh with a day trip to Stirling Castle."
+    h = PartContext.tidy(Hit(0, text.index("Stirling"), text.index("Stirling") + 15, "PERSON", "Stirling Castle"),
+                         text)
+    assert h.entity == "LOCATION"
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
+    assert not keeps(chat, 0, "two-day", "DATE")
+    text = "My address is 42 Wallaby Way, Sydney NSW 2000. Which bin day is it?"
+    a = Hit(0, 14, 40, "STREET_ADDRESS", text[14:40])
+    y = Hit(0, 41, 45, "DATE", "2000")
+    assert text[14:40] == "42 Wallaby Way, Sydney NSW" and text[41:45] == "2000"
+    found = PartContext.join_postcodes(text, [a, y])
+    assert found == [a] and a.text == "42 Wallaby Way, Sydney NSW 2000"

@@ -85,3 +85,10 @@ def test_a_public_life_by_what_follows_its_name():
     text = "What did Ada Lovelace contribute to computing? Explain Euler's theorem. Did Tom invent that excuse?"
     persons = [hit(text, v) for v in ("Ada Lovelace", "Euler", "Tom")]
     assert [work_name(text, h, persons) for h in persons] == [True, True, False]
+
+
+def test_a_name_after_im_that_ner_took_for_a_place():
+    text = "I'm Haruto Sato and I need to email my professor. I'm in Sydney. I'm New York based."
+    assert person_by_cue(text, hit(text, "Haruto Sato", "LOCATION"))
+    assert not person_by_cue(text, hit(text, "Sydney", "LOCATION"))
+    assert not person_by_cue(text, hit(text, "New York", "LOCATION"))  # ordinary words: a place

@@ -214,3 +214,24 @@ def test_a_hyphenated_given_name_is_replaced_whole(gateway):
     assert d.action == "transform" and d.rule == "chat-session"
     text = sent(d)["messages"][0]["content"]
     assert "Min" not in text and "Park" not in text and text.startswith("My colleague ")
+
+
+def test_a_conversation_moves_every_year_alike(gateway):
+    """Past τ the dates are replaced; the years between two of them stay, so "born in 2015 … how old in 2030?"
+    keeps its answer (each date had moved by its own 1-3 years)."""
+    m = [{"role": "user", "content": "My son Mateus Oliveira was born on 14 February 2015 and was diagnosed with "
+                                     "asthma in March 2019. How old will he be in 2030?"}]
+    d = gateway.evaluate(chat(m, key="sk-years"), log=False)
+    text = sent(d)["messages"][0]["content"]
+    years = [int(y) for y in re.findall(r"\b(?:19|20)\d\d\b", text)]
+    assert d.extra["retroactive"] and len(years) == 3 and 2015 not in years and 2030 not in years, text
+    assert (years[1] - years[0], years[2] - years[0]) == (4, 15), text
+
+
+def test_a_family_status_the_user_asks_about_stays(gateway):
+    m = [{"role": "user", "content": "My sister Oluwakemi Adebayo is getting married in Lagos next month. "
+                                     "Suggest a short speech opening."}]
+    d = gateway.evaluate(chat(m, key="sk-family"), log=False)
+    text = sent(d)["messages"][0]["content"]
+    assert d.extra["retroactive"] and d.extra["kept"]["sensitive attribute"] == 1
+    assert "getting married" in text and "Oluwakemi" not in text and "[FAMILY" not in text, text
