@@ -53,6 +53,7 @@ from ..placeholders import no_ones
 from ..types import CONTAINER_ENTITIES
 from .namecues import (
     PERSON_WORDS,
+    code_product,
     cued_names,
     given_and_surnames,
     ordinary,
@@ -273,8 +274,8 @@ def _not_a_persons(text: str, h: Hit, persons) -> str | None:
         return "not a name's shape"
     if " " not in value.strip() and _LABEL_TO.match(text, h.end):
         return "field name"
-    if product(text, h):
-        return "product"  # "my Django app", "Docker's COPY", "push to a Vec"
+    if product(text, h) or code_product(text, h):
+        return "product"  # "my Django app", "Docker's COPY", "push to a Vec", "Pandas warns SettingWithCopyWarning"
     if work_name(text, h, persons):
         return "work or public person"  # "Dune by Frank Herbert", "a biography of Marie Curie"
     return None

@@ -324,3 +324,35 @@ def cued_names(text: str) -> list[tuple[int, int, str]]:
                 out.append((at, end, cue))
             break
     return out
+
+
+#: what marks a sentence as being about code: an identifier with an inner capital or an underscore
+#: (SettingWithCopyWarning, getUserById, build_utils), a call ("fetch()"), a path ("/actuator/health"), a UUID
+_CODE_TOKEN = re.compile(r"(?<![\w/])(?:[a-z]+[A-Z]\w*|[A-Z][a-z]+[A-Z]\w*|[A-Za-z]\w*_\w+|\w+\(\)|/[a-z][\w.-]*/[\w./-]*|"
+                         r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})")
+
+
+def code_product(text: str, h) -> bool:
+    """A single capitalised word in a sentence about code that no list holds as a name ("Why does Pandas warn
+    SettingWithCopyWarning …", "call /actuator/health from Postman"): a tool's name. Not one with a possessive or a
+    person's word next to it, nor after a verb that addresses or hands something to someone ("ask Chiamaka to review
+    getUserById", "Olamide's PR broke build_utils")."""
+    value = h.text.strip()
+    if " " in value or not value[:1].isupper() or value.isupper():
+        return False
+    key = value.casefold()
+    if key in given_and_surnames() or key in world_given_names() or key in faker_names("last_names", locales=WORLD):
+        return False
+    a = h.start
+    while a > 0 and text[a - 1] not in ".!?\n":
+        a -= 1
+    b = next((k + 1 for k in range(h.end, len(text)) if text[k] in "!?\n" or (text[k] == "." and (
+        k + 1 == len(text) or text[k + 1].isspace()))), len(text))
+    sentence = text[a:b]
+    if not _CODE_TOKEN.search(sentence) or re.match(r"['’]s\b", text[h.end:h.end + 3]):
+        return False
+    near = [w.casefold() for w in _WORD.findall(text[max(0, h.start - 30):h.start])[-3:]]
+    before = text[max(0, h.start - 40):h.start]
+    return not any(w in _POSSESSIVES or w in PERSON_WORDS for w in near) and \
+        not _TWO_OBJECTS.search(before) and not _ADDRESSING.search(before[-20:]) and not _KIN_BEFORE.search(before)
+

@@ -92,3 +92,19 @@ def test_a_name_after_im_that_ner_took_for_a_place():
     assert person_by_cue(text, hit(text, "Haruto Sato", "LOCATION"))
     assert not person_by_cue(text, hit(text, "Sydney", "LOCATION"))
     assert not person_by_cue(text, hit(text, "New York", "LOCATION"))  # ordinary words: a place
+
+
+def test_a_tool_named_in_a_sentence_about_code():
+    from guardian_proxy.session.namecues import code_product
+
+    def judged(text, value):
+        return code_product(text, hit(text, value))
+
+    assert judged("Why does Pandas warn SettingWithCopyWarning when I filter?", "Pandas")
+    assert judged("I call /actuator/health from Postman and get 401.", "Postman")
+    assert not judged("Why does Pandas warn when I filter?", "Pandas")  # no code in the sentence
+    for text, name in [("Ask Oluwadamilare to review getUserById.", "Oluwadamilare"),  # a verb hands it over
+                       ("Oluwadamilare's PR broke build_utils.", "Oluwadamilare"),  # a possessive
+                       ("My colleague Oluwadamilare wrote getUserById.", "Oluwadamilare"),  # a person's word
+                       ("Chiamaka wrote getUserById yesterday.", "Chiamaka")]:  # a listed name
+        assert not judged(text, name), text
