@@ -9,7 +9,7 @@ decides it. The prompt's words are compared with what would leave (difflib on wo
 - leaks: `personal` values that leave as typed;
 - partly: `personal` values replaced but for a capitalised word of theirs that leaves as typed.
 
-    .venv/bin/python scripts/bench_prompts.py [--set dev|holdout|holdout2|holdout3|holdout4|holdout5|holdout6|all] [--api openai|anthropic|gemini|each]
+    .venv/bin/python scripts/bench_prompts.py [--set dev|holdout|holdout2|holdout3|holdout4|holdout5|holdout6|holdout7|all] [--api openai|anthropic|gemini|each]
         [--show] [--only REGEX]
 
 With `--api each` every prompt is also sent in Anthropic's and Gemini's framing, and the report counts the prompts
@@ -21,7 +21,7 @@ was written after those fixes and scored once, then its one leak was fixed; `hol
 scored once, then its three leaks (names NER missed or typed as organisations) were fixed; `holdout4.yaml` was
 written after that and scored once as it stood (needless 5/30, precision 0.793, leaks 3/14), then the general
 faults it showed were fixed; `holdout5.yaml` (4/30, 0.739, 3/12) and `holdout6.yaml` (4/30, 0.583, 2/11)
-likewise. A set written before the next change is the next honest score.
+likewise. `holdout7.yaml` was written at the end of that session and not scored: score it first.
 """
 
 from __future__ import annotations
@@ -48,14 +48,17 @@ CORPORA = {"dev": ROOT / "tests" / "fixtures" / "prompts" / "prompts.yaml",
            "holdout3": ROOT / "tests" / "fixtures" / "prompts" / "holdout3.yaml",
            "holdout4": ROOT / "tests" / "fixtures" / "prompts" / "holdout4.yaml",
            "holdout5": ROOT / "tests" / "fixtures" / "prompts" / "holdout5.yaml",
-           "holdout6": ROOT / "tests" / "fixtures" / "prompts" / "holdout6.yaml"}
+           "holdout6": ROOT / "tests" / "fixtures" / "prompts" / "holdout6.yaml",
+           "holdout7": ROOT / "tests" / "fixtures" / "prompts" / "holdout7.yaml"}
+#: sets not yet scored: `--set all` leaves them out, so that scoring every set does not score them by the way
+UNSCORED = frozenset({"holdout7"})
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
 
 def load(which: str = "dev") -> list[dict]:
     import yaml
 
-    names = list(CORPORA) if which == "all" else [which]
+    names = [n for n in CORPORA if n not in UNSCORED] if which == "all" else [which]
     return [c for n in names for c in yaml.safe_load(CORPORA[n].read_text())["prompts"]]
 
 
