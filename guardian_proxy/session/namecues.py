@@ -13,6 +13,7 @@ import re
 from functools import lru_cache
 
 from ..person_names import WORLD, faker_names
+from .surrogates import MEN_TITLES, WOMEN_TITLES
 
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
 
@@ -248,7 +249,7 @@ _KIN_SEX = {**dict.fromkeys(("husband", "son", "father", "dad", "brother", "boyf
                              "grandfather", "grandson", "stepfather", "stepson", "grandpa"), "m"),
             **dict.fromkeys(("wife", "daughter", "mother", "mom", "mum", "sister", "girlfriend", "fiancee", "aunt",
                              "niece", "grandmother", "granddaughter", "stepmother", "stepdaughter", "grandma"), "f")}
-_KIN_SEX.update({"mr": "m", "sir": "m", "mrs": "f", "ms": "f", "miss": "f"})  # a title outside the name's span
+_KIN_SEX.update({**dict.fromkeys(MEN_TITLES, "m"), **dict.fromkeys(WOMEN_TITLES, "f")})  # a title outside the span
 _KIN_SEX_BEFORE = re.compile(r"\b(" + "|".join(sorted(_KIN_SEX, key=len, reverse=True)) + r")\.?(?:,\s*|\s+)$", re.I)
 
 
@@ -261,7 +262,7 @@ def kin_sex(text: str, value: str) -> str:
     while start >= 0 and len(sexes) < 2:
         m = _KIN_SEX_BEFORE.search(text[max(0, start - 20):start])
         if m:
-            sexes.add(_KIN_SEX[m.group(1).casefold().replace("é", "e")])
+            sexes.add(_KIN_SEX[m.group(1).casefold()])
         start = text.find(value, start + 1)
     return sexes.pop() if len(sexes) == 1 else ""
 
@@ -274,9 +275,9 @@ _NAME_RUN = re.compile(r"[A-Z][^\W\d_]*(?:[-'’][^\W\d_]+)*(?:[ \t]+[A-Z][^\W\d
 _INITIAL_NAME = re.compile(r"[A-Z]\.(?:[ \t]?[A-Z]\.)?[ \t]+([A-Z][^\W\d_]{2,}(?:[-'’][A-Z][^\W\d_]+)?)")
 
 
-@lru_cache(maxsize=1)
 def world_given_names() -> frozenset[str]:
-    """Given names of many languages in Latin letters: a word after a strong cue may be a name."""
+    """Given names of many languages (`person_names.WORLD`, which holds the usual LOCALES too): a word after a
+    strong cue may be a name."""
     return faker_names("first_names", "first_names_male", "first_names_female", locales=WORLD)
 
 
@@ -287,7 +288,7 @@ def _name_word(w: str, after_name: bool = False) -> bool:
     key = re.sub(r"['’]s$", "", w).casefold()
     if w.isupper() or key in _ORG_WORDS:
         return False
-    if key in world_given_names() or key in faker_names("first_names", "first_names_male", "first_names_female"):
+    if key in world_given_names():
         return True  # "my daughter Grace"
     zipf = _zipf(key.replace("-", ""))
     # a surname, unless a very common word that starts the run ("my teacher English class"); after a name any
@@ -303,7 +304,7 @@ def cued_names(text: str) -> list[tuple[int, int, str]]:
     words), for the decision's provenance."""
     out = [(m.start(), m.end(), "after an initial") for m in _INITIAL_NAME.finditer(text)
            if _name_word(m.group(1), after_name=True) and (m.start() == 0 or not text[m.start() - 1].isalnum())]
-    given = world_given_names() | faker_names("first_names", "first_names_male", "first_names_female")
+    given = world_given_names()
     for m in _NAME_RUN.finditer(text):
         words = list(re.finditer(r"\S+", m.group(0)))
         for j, w in enumerate(words):  # the cue may be the run's first word: "Email Wanjiku", "Hi Priya"

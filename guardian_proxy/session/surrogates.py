@@ -35,8 +35,8 @@ from .. import standins
 from ..person_names import faker_names
 
 #: titles that say a person's sex
-_WOMEN_TITLES = {"mrs", "ms", "miss", "madam", "dame", "lady"}
-_MEN_TITLES = {"mr", "sir", "lord"}
+WOMEN_TITLES = frozenset({"mrs", "ms", "miss", "madam", "dame", "lady"})
+MEN_TITLES = frozenset({"mr", "sir", "lord"})
 _TITLES = {"mr", "mrs", "ms", "miss", "mx", "dr", "prof", "sir", "madam", "dame", "lord", "lady", "rev"}
 _SUFFIXES = {"jr", "sr", "ii", "iii", "iv", "phd", "md"}
 #: name parts that are also everyday English words: never used as a surrogate part (de-masking must not
@@ -184,7 +184,7 @@ class SurrogateMaker:
         parts = list(_NAME_PART.finditer(value))
         real = [m for m in parts if m.group(0).lower().rstrip(".") not in _TITLES | _SUFFIXES]
         titles = {m.group(0).lower().rstrip(".") for m in parts if m not in real}
-        title_sex = "f" if titles & _WOMEN_TITLES else "m" if titles & _MEN_TITLES else sex
+        title_sex = "f" if titles & WOMEN_TITLES else "m" if titles & MEN_TITLES else sex
         out, pos = [], 0
         for m in parts:
             out.append(value[pos:m.start()])
