@@ -49,9 +49,10 @@ CORPORA = {"dev": ROOT / "tests" / "fixtures" / "prompts" / "prompts.yaml",
            "holdout4": ROOT / "tests" / "fixtures" / "prompts" / "holdout4.yaml",
            "holdout5": ROOT / "tests" / "fixtures" / "prompts" / "holdout5.yaml",
            "holdout6": ROOT / "tests" / "fixtures" / "prompts" / "holdout6.yaml",
-           "holdout7": ROOT / "tests" / "fixtures" / "prompts" / "holdout7.yaml"}
+           "holdout7": ROOT / "tests" / "fixtures" / "prompts" / "holdout7.yaml",
+           "holdout8": ROOT / "tests" / "fixtures" / "prompts" / "holdout8.yaml"}
 #: sets not yet scored: `--set all` leaves them out, so that scoring every set does not score them by the way
-UNSCORED = frozenset({"holdout7"})
+UNSCORED = frozenset({"holdout8"})
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
 

@@ -53,6 +53,7 @@ from ..placeholders import no_ones
 from ..types import CONTAINER_ENTITIES
 from .namecues import (
     PERSON_WORDS,
+    asked_about,
     code_product,
     cued_names,
     given_and_surnames,
@@ -266,9 +267,10 @@ def _inner_cap(value: str) -> bool:
     return bool(_INNER_CAP.search(re.sub(r"\b(?:Mc|Mac|De|La|Le|Du|Di|Da|Van|Von|O')", "", value)))
 
 
-def _not_a_persons(text: str, h: Hit, persons) -> str | None:
+def _not_a_persons(text: str, h: Hit, persons, seen: bool = False) -> str | None:
     """Why a PERSON hit is no one's name here, or None: its shape (digits, underscores, inner capitals, a run of
-    five or more CJK characters: "获取项目详情" is a phrase), an invoice's label, a product, a work or a public life."""
+    five or more CJK characters: "获取项目详情" is a phrase), an invoice's label, a product, a work or a public life
+    (a question's topic only for a name the conversation has not `seen` as someone's)."""
     value = h.text
     if any(c.isdigit() or c == "_" for c in value) or _CJK_RUN.search(value) or _inner_cap(value):
         return "not a name's shape"
@@ -276,7 +278,7 @@ def _not_a_persons(text: str, h: Hit, persons) -> str | None:
         return "field name"
     if product(text, h) or code_product(text, h):
         return "product"  # "my Django app", "Docker's COPY", "push to a Vec", "Pandas warns SettingWithCopyWarning"
-    if work_name(text, h, persons):
+    if work_name(text, h, persons) or not seen and asked_about(text, h):
         return "work or public person"  # "Dune by Frank Herbert", "a biography of Marie Curie"
     return None
 
@@ -363,10 +365,12 @@ class PartContext:
         """Whether hit `h` of slot `i` is a person's value (`why_not` gives None)."""
         return self.why_not(i, slot, h, persons, known) is None
 
-    def why_not(self, i: int, slot: Slot, h: Hit, persons: list[Hit] = (), known: bool = False) -> str | None:
+    def why_not(self, i: int, slot: Slot, h: Hit, persons: list[Hit] = (), known: bool = False,
+                seen: bool = False) -> str | None:
         """None when hit `h` of slot `i` is a person's value, else why it is left as typed, in a few words that
         name the rule (the decision log counts them: `kept`). `known`: a value this conversation already
-        replaces, found again (the place rule does not undo it: it stays replaced everywhere). Hits are
+        replaces, found again (the place rule does not undo it: it stays replaced everywhere); `seen`: a value the
+        conversation holds as someone's (a question about it asks about them, not a public life). Hits are
         tidied first (`tidy`: a country's name becomes a place, leading ordinary words are cut off)."""
         text = slot.text
         if not known:
@@ -396,7 +400,7 @@ class PartContext:
         if _inside(hard, h.start, h.end) or (_inside(soft, h.start, h.end) and wordy(value)):
             return "field name"
         if h.entity in _NAMES and not h.part:
-            why = _not_a_persons(text, h, persons) if h.entity == "PERSON" else None
+            why = _not_a_persons(text, h, persons, seen or known) if h.entity == "PERSON" else None
             if why is not None:
                 return why
             words = _NAME_WORD.findall(value)  # a hyphenated name whole: "Min-jun"

@@ -296,6 +296,17 @@ def _name_word(w: str, after_name: bool = False) -> bool:
     return zipf < 3.5 or ((after_name or zipf < 4.5) and key in given_and_surnames())
 
 
+def _addressed_name(words: list, j: int, given: frozenset[str]) -> bool:
+    """Whether the `j`th of a run's capitalised words starts the name of someone addressed: a listed given name
+    ("reply to Siobhan"), or a word no list or dictionary holds before a listed surname ("Tell Priyanka Rao
+    that …": the lists cannot hold every given name, and the surname says a person follows)."""
+    first = re.sub(r"['’]s$", "", words[j].group(0)).casefold()
+    if first in given:
+        return True
+    return j + 1 < len(words) and not ordinary(first) and _zipf(first) < 3.0 and \
+        re.sub(r"['’]s$", "", words[j + 1].group(0)).casefold() in faker_names("last_names", locales=WORLD)
+
+
 def cued_names(text: str) -> list[tuple[int, int, str]]:
     """Where `text` names a person by a cue alone, for the names a small NER misses: capitalised words after a
     kinship or role noun or a marriage ("my niece Amara", "my colleague Min-jun Park") that may be a name, and a
@@ -312,7 +323,7 @@ def cued_names(text: str) -> list[tuple[int, int, str]]:
             before = text[max(0, at - 40):at]
             if _KIN_BEFORE.search(before):
                 n, cue = j, "after a kinship or role noun"
-            elif _ADDRESSING.search(before[-20:]) and re.sub(r"['’]s$", "", w.group(0)).casefold() in given:
+            elif _ADDRESSING.search(before[-20:]) and _addressed_name(words, j, given):
                 n, cue = j + 1, "a given name after a verb that addresses someone"
             else:
                 continue
@@ -333,9 +344,75 @@ _CODE_TOKEN = re.compile(r"(?<![\w/])(?:[a-z]+[A-Z]\w*|[A-Z][a-z]+[A-Z]\w*|[A-Za
                          r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})")
 
 
+def _sentence(text: str, start: int, end: int) -> str:
+    """The sentence of `text` around `start`..`end` (a full stop ends one only before a space or the text's end:
+    "v2.3" and "e.g." stay inside)."""
+    a = start
+    while a > 0 and text[a - 1] not in ".!?\n":
+        a -= 1
+    b = next((k + 1 for k in range(end, len(text)) if text[k] in "!?\n" or (text[k] == "." and (
+        k + 1 == len(text) or text[k + 1].isspace()))), len(text))
+    return text[a:b]
+
+
+#: how a question about someone starts: "What did …", "How did …", "Who was …", "Tell me about …"
+_QUESTION_START = re.compile(r"(?:what|who|whom|whose|how|why|when|where|which|did|does|was|were|is|has|had|"
+                             r"can\s+you\s+(?:tell|explain)|tell\s+me\s+about|explain)\b", re.I)
+#: an ask about someone that is no question: "Tell me about Serena Williams's career highlights."
+_TELL_ME_ABOUT = re.compile(r"(?:tell\s+me|teach\s+me|explain)\s+about\b", re.I)
+#: the words by which a message speaks of its writer or their circle ("me" after an asking verb excepted)
+_FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself", "we", "us", "our", "ours", "ourselves", "i'm", "i've",
+                           "i'd", "i'll", "im", "we're", "we've"})
+_ASKING_ME = frozenset({"tell", "explain", "show", "give", "help", "teach", "remind", "to"})
+
+
+def asked_about(text: str, h) -> bool:
+    """A full name that a short question ties to no one is a public life asked about ("What did Alan Turing do at
+    Bletchley Park?", "How did Frida Kahlo's accident shape her painting?", "Tell me about Serena Williams's
+    career"): a model can answer it only for a
+    person it knows, so the name is what the user asks about. Not in a message that speaks of its writer ("my",
+    "we"; "tell me" is the asking), names a person noun ("colleague", "patient", "born") or runs past 280
+    characters (a paragraph of context may be anyone's), nor a single word."""
+    words = _WORD.findall(h.text)
+    if len(words) < 2 or len(text) > 280 or not all(w[:1].isupper() for w in words) or not (
+            words[0].casefold() in world_given_names() or words[-1].casefold() in given_and_surnames()):
+        return False
+    sentence = _sentence(text, h.start, h.end).lstrip()
+    if not (sentence.rstrip().endswith("?") and _QUESTION_START.match(sentence) or _TELL_ME_ABOUT.match(sentence)):
+        return False
+    said = [w.casefold().replace("’", "'") for w in re.findall(r"[\w'’]+", text)]
+    return not any(w in PERSON_WORDS or (w in _FIRST_PERSON and not (w == "me" and k and said[k - 1] in _ASKING_ME))
+                   for k, w in enumerate(said))
+
+
+#: the words that join things compared: "Compare Airflow and Prefect", "Prefect vs Dagster"
+_JOINERS = frozenset({"and", "or", "vs", "vs.", "versus", "&"})
+
+
+def _unlisted_sibling(text: str, h) -> bool:
+    """Whether `h` is joined ("and", "or", "vs", a comma) to a capitalised word that no list holds as a name
+    either: two such words side by side are things compared, not people ("Compare Airflow and Prefect")."""
+    before, after = text[max(0, h.start - 40):h.start].split(), text[h.end:h.end + 40]
+    if before and before[-1].casefold() in _JOINERS and len(before) > 1:
+        sibling = before[-2]
+    elif before and before[-1].endswith(",") and h.start > 0 and text[h.start - 1].isspace():
+        sibling = before[-1]
+    else:
+        words = after[1:].split() if after.startswith(",") else after.split()[1:] if after[:1].isspace() and \
+            after.split()[:1] and after.split()[0].casefold() in _JOINERS else []
+        sibling = words[0] if words else ""
+    sibling = sibling.strip(",.;:!?()")
+    if not sibling[:1].isupper() or not sibling.isalpha():
+        return False
+    key = sibling.casefold()
+    return key not in given_and_surnames() and key not in world_given_names() and \
+        key not in faker_names("last_names", locales=WORLD)
+
+
 def code_product(text: str, h) -> bool:
-    """A single capitalised word in a sentence about code that no list holds as a name ("Why does Pandas warn
-    SettingWithCopyWarning …", "call /actuator/health from Postman"): a tool's name. Not one with a possessive or a
+    """A single capitalised word that no list holds as a name, in a sentence about code ("Why does Pandas warn
+    SettingWithCopyWarning …", "call /actuator/health from Postman") or beside another such word ("Compare Airflow
+    and Prefect"): a tool's name. Not one with a possessive or a
     person's word next to it, nor after a verb that addresses or hands something to someone ("ask Chiamaka to review
     getUserById", "Olamide's PR broke build_utils")."""
     value = h.text.strip()
@@ -344,13 +421,8 @@ def code_product(text: str, h) -> bool:
     key = value.casefold()
     if key in given_and_surnames() or key in world_given_names() or key in faker_names("last_names", locales=WORLD):
         return False
-    a = h.start
-    while a > 0 and text[a - 1] not in ".!?\n":
-        a -= 1
-    b = next((k + 1 for k in range(h.end, len(text)) if text[k] in "!?\n" or (text[k] == "." and (
-        k + 1 == len(text) or text[k + 1].isspace()))), len(text))
-    sentence = text[a:b]
-    if not _CODE_TOKEN.search(sentence) or re.match(r"['’]s\b", text[h.end:h.end + 3]):
+    if re.match(r"['’]s\b", text[h.end:h.end + 3]) or not (
+            _CODE_TOKEN.search(_sentence(text, h.start, h.end)) or _unlisted_sibling(text, h)):
         return False
     near = [w.casefold() for w in _WORD.findall(text[max(0, h.start - 30):h.start])[-3:]]
     before = text[max(0, h.start - 40):h.start]

@@ -277,7 +277,7 @@ class SessionStage:
             found += cued.values()
             persons = [h for h in found if h.entity == "PERSON"]
             for h in found:  # a person's value, not the prompt's machinery nor a fact it asks about
-                why = part.why_not(i, s, h, persons)
+                why = part.why_not(i, s, h, persons, seen=normalise(h.text) in st.entities)
                 if why is None:
                     hits.append(h)
                     if id(h) in cued:  # said in the decision: which rule found it (never the value)

@@ -74,9 +74,10 @@ def test_names_only_a_cue_finds():
     assert found("Email Wanjiku (w@example.org) that it moved") == ["Wanjiku"]
     assert found("my friend Olamide's wedding") == ["Olamide"]  # the possessive is not the name's
     assert found("a transfer note: 'Rent March - J. Kowalczyk, flat 2'") == ["J. Kowalczyk"]  # an initial
+    assert found("Tell Priyanka Rao that the review moved") == ["Priyanka Rao"]  # an unlisted name, a listed surname
     assert found("Plan B. Then we go") == []
     # no name: an organisation, a tool, a day, an acronym, a language after the cue
-    for text in ("Reply to Amazon now", "tell Jira to close it", "my doctor Monday", "my manager HR said",
+    for text in ("Reply to Amazon now", "tell Jira to close it", "Email Acme Corp today", "my doctor Monday", "my manager HR said",
                  "my teacher English class", "my friend Python Flask"):
         assert found(text) == [], text
 
@@ -108,3 +109,33 @@ def test_a_tool_named_in_a_sentence_about_code():
                        ("My colleague Oluwadamilare wrote getUserById.", "Oluwadamilare"),  # a person's word
                        ("Chiamaka wrote getUserById yesterday.", "Chiamaka")]:  # a listed name
         assert not judged(text, name), text
+
+
+def test_a_question_about_a_public_life_with_no_tie_to_the_writer():
+    from guardian_proxy.session.namecues import asked_about
+
+    def judged(text, value):
+        return asked_about(text, hit(text, value))
+
+    assert judged("What did Alan Turing do at Bletchley Park?", "Alan Turing")
+    assert judged("How did Frida Kahlo's accident shape her painting? Tell me about it.", "Frida Kahlo")
+    assert judged("What did Rosalind Franklin discover about DNA?", "Rosalind Franklin")  # a listed surname
+    assert judged("Tell me about Serena Williams's career highlights.", "Serena Williams")
+    for text, name in [("What did Priyanka Rao say about my promotion?", "Priyanka Rao"),  # the writer's own life
+                       ("What did my colleague Alan Turing say?", "Alan Turing"),
+                       ("Did Alan Turing get the patient's results?", "Alan Turing"),  # a person noun
+                       ("Alan Turing did well at Bletchley Park.", "Alan Turing"),  # no question
+                       ("What did Alan do at the party?", "Alan"),  # a given name alone
+                       ("Notes: " + "the offsite ran long. " * 14 + "What did Alan Turing do?", "Alan Turing")]:
+        assert not judged(text, name), text
+
+
+def test_things_compared_are_not_people():
+    from guardian_proxy.session.namecues import code_product
+
+    text = "Compare Airflow and Prefect for scheduling nightly ETL jobs."
+    assert code_product(text, hit(text, "Prefect"))
+    text = "Should I pick Prefect or Dagster?"
+    assert code_product(text, hit(text, "Prefect"))
+    text = "Compare Oluwadamilare and Priya for the role."  # beside a listed name: people compared
+    assert not code_product(text, hit(text, "Oluwadamilare"))
