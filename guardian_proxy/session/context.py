@@ -99,6 +99,12 @@ _INNER_CAP = re.compile(r"[a-z][A-Z]")
 _DURATION = re.compile(r"(?:\d{1,3}(?:\.\d)?|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
                        r"fifteen|twenty|thirty|forty|fifty|sixty|a\s+few|several|many)[\s-]+(?:more\s+)?"
                        r"(?:second|minute|hour|day|night|week|month|year|decade)s?", re.I)
+#: a nationality's word used as a language's name: "Translate to German:", "reply in Spanish", "my French grammar"
+_LANGUAGE_VERB = re.compile(r"\b(?:translat\w*|rewrite|write|written|say|said|reply|respond|answer|speak|spoken|"
+                            r"subtitle\w*|proofread|pronounce\w*|spell\w*|phrase\w*)\b", re.I)
+_LANGUAGE_AFTER = re.compile(r"(?:translations?|version|subtitles|speakers?|grammar|spelling|words?|phrases?|text|"
+                             r"language|lessons?|course|classes|dictionary|keyboard|pronunciation|accent|idioms?)\b",
+                             re.I)
 _POINT_AFTER = re.compile(r"^[\s-]*(?:ago|old|earlier|later|before|after|from\s+now|since|prior)\b", re.I)
 _POSTCODE_AFTER = re.compile(r"[ ,]{0,3}\d{4,5}(?:-\d{4})?\b")
 _VERSION = re.compile(r"[vV]\d{1,3}(?:\.\d{1,4}){0,3}(?:[-.]?(?:alpha|beta|rc)\d{0,3})?")
@@ -283,6 +289,23 @@ def _not_a_persons(text: str, h: Hit, persons, seen: bool = False) -> str | None
     return None
 
 
+def _language(text: str, h: Hit) -> bool:
+    """Whether a nationality's word names a language here: after "in", "into", "to" or "from" in a sentence that
+    translates, writes or speaks ("Translate to German: …", "answer in Spanish"), or before a language's noun ("the
+    German translation", "French grammar"). Not "I'm German", "a German colleague"."""
+    if " " in h.text.strip():
+        return False
+    if _LANGUAGE_AFTER.match(text[h.end:h.end + 20].lstrip()) and text[h.end:h.end + 1].isspace():
+        return True
+    before = text[max(0, h.start - 8):h.start].casefold().split()
+    if not before or before[-1] not in ("in", "into", "to", "from"):
+        return False
+    a = h.start
+    while a > 0 and not _SENTENCE_END.match(text[a - 1]):
+        a -= 1
+    return bool(_LANGUAGE_VERB.search(text, a, h.start))
+
+
 class PartContext:
     """The keep/drop decision for the hits of one chat request (see the module's rules)."""
 
@@ -412,6 +435,8 @@ class PartContext:
         if h.entity in ("DATE", "DATE_TIME") and _DURATION.fullmatch(value) and \
                 not _POINT_AFTER.match(text[h.end:h.end + 16]):
             return "duration"  # "a fisherman for 50 years", "rent unpaid for two months": no date of anyone's
+        if h.entity == "NRP" and _language(text, h):
+            return "language"  # "Translate to German:", "reply in Spanish": the task's language, no one's origin
         if h.entity in _PLACES and not known and not self._tied(text, h, persons):
             return "fact"
         return None

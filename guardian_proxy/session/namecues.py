@@ -127,6 +127,12 @@ _ADDRESS_AFTER = re.compile(r"[(<]\s*(?:mailto:)?([^\s@()<>]{1,64})@")
 #: "called": "a cat named Whiskers")
 _INTRO_ANY = re.compile(r"(?:\bmy\s+(?:full\s+)?name\s+is|\bmy\s+name['’]s|\bname\s*:|\bcall\s+me)\s+$", re.I)
 _INTRO_GIVEN = re.compile(r"(?:\bi\s+am|\bi['’]m|\bthis\s+is|\bit['’]s)\s+$", re.I)
+#: "I'm Hugo", "this is Ines" (not "it's": "it's April")
+_INTRO_SELF = re.compile(r"(?:\bi\s+am|\bi['’]m|\bthis\s+is)\s+$", re.I)
+#: months and days that are given names too are not read as one after "this is" or "I'm" ("this is May's invoice")
+_CALENDAR = frozenset({"january", "february", "march", "april", "may", "june", "july", "august", "september",
+                       "october", "november", "december", "monday", "tuesday", "wednesday", "thursday", "friday",
+                       "saturday", "sunday"})
 #: words that end an organisation's name: never a person's
 _ORG_WORDS = frozenset({"inc", "ltd", "llc", "corp", "corporation", "company", "co", "gmbh", "ag", "sa", "plc", "bank",
                         "union", "university", "college", "school", "hospital", "clinic", "group", "foundation",
@@ -241,7 +247,9 @@ def person_by_cue(text: str, h) -> bool:
         words = re.findall(r"\S+", h.text)
         return 2 <= len(words) <= 3 and all(w[:1].isupper() and _name_word(w, after_name=k > 0)
                                             for k, w in enumerate(words))
-    return _introduced(text, h, given=not place) or (not place and (_kin_name(text, h) or _addressed(text, h)))
+    nationality = h.entity == "NRP" and " " not in h.text.strip()  # "I'm German": no one named Germán
+    return _introduced(text, h, given=not place and not nationality) or \
+        (not place and (_kin_name(text, h) or _addressed(text, h)))
 
 
 #: kinship nouns that say a person's sex ("my husband Kenji", "her sister, Ana")
@@ -310,8 +318,9 @@ def _addressed_name(words: list, j: int, given: frozenset[str]) -> bool:
 def cued_names(text: str) -> list[tuple[int, int, str]]:
     """Where `text` names a person by a cue alone, for the names a small NER misses: capitalised words after a
     kinship or role noun or a marriage ("my niece Amara", "my colleague Min-jun Park") that may be a name, and a
-    given name of the lists after a verb that addresses someone ("reply to Siobhan", "Email Wanjiku"), and a surname
-    after an initial ("J. Kowalczyk"). A possessive "'s" is left out. Each as (start, end, the cue in a few
+    given name of the lists after a verb that addresses someone ("reply to Siobhan", "Email Wanjiku") or after
+    "I'm" ("Hi, I'm Hugo"), a name introduced ("my name is Oluwaseun Adeyemi"), and a surname after an initial
+    ("J. Kowalczyk"). A possessive "'s" is left out. Each as (start, end, the cue in a few
     words), for the decision's provenance."""
     out = [(m.start(), m.end(), "after an initial") for m in _INITIAL_NAME.finditer(text)
            if _name_word(m.group(1), after_name=True) and (m.start() == 0 or not text[m.start() - 1].isalnum())]
@@ -325,6 +334,11 @@ def cued_names(text: str) -> list[tuple[int, int, str]]:
                 n, cue = j, "after a kinship or role noun"
             elif _ADDRESSING.search(before[-20:]) and _addressed_name(words, j, given):
                 n, cue = j + 1, "a given name after a verb that addresses someone"
+            elif _INTRO_ANY.search(before[-30:]) and _name_word(w.group(0)):
+                n, cue = j, "introduced by name"
+            elif _INTRO_SELF.search(before[-12:]) and w.group(0).casefold() in given and \
+                    w.group(0).casefold() not in _CALENDAR:
+                n, cue = j + 1, "a given name after I'm"
             else:
                 continue
             while n < len(words) and _name_word(words[n].group(0), after_name=n > j):

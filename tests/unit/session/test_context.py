@@ -359,3 +359,16 @@ def test_a_castle_a_two_day_trip_and_a_postcode_typed_a_year():
     assert text[14:40] == "42 Wallaby Way, Sydney NSW" and text[41:45] == "2000"
     found = PartContext.join_postcodes(text, [a, y])
     assert found == [a] and a.text == "42 Wallaby Way, Sydney NSW 2000"
+
+
+def test_a_nationality_word_that_names_a_language_is_the_tasks():
+    text = ("Translate to German: our office in Munich is closed. Reply in Spanish. Check the French grammar. "
+            "I'm Dutch and my wife is Italian.")
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
+    part = PartContext(chat)
+    for value in ("German", "Spanish", "French"):
+        assert part.why_not(0, chat.slots[0], hit_at(chat, 0, value, "NRP")) == "language", value
+    for value in ("Dutch", "Italian"):  # the user's and their wife's origin
+        assert keeps(chat, 0, value, "NRP"), value
+    text = "I'm German and I need a visa."  # a nationality after "I'm" is no one named Germán
+    assert PartContext.tidy(Hit(0, 4, 10, "NRP", "German"), text).entity == "NRP"

@@ -75,6 +75,9 @@ def test_names_only_a_cue_finds():
     assert found("my friend Olamide's wedding") == ["Olamide"]  # the possessive is not the name's
     assert found("a transfer note: 'Rent March - J. Kowalczyk, flat 2'") == ["J. Kowalczyk"]  # an initial
     assert found("Tell Priyanka Rao that the review moved") == ["Priyanka Rao"]  # an unlisted name, a listed surname
+    assert found("Hi, I'm Hugo and I need help") == ["Hugo"]  # a listed given name after "I'm"
+    assert found("My name is Oluwaseun Adeyemi.") == ["Oluwaseun Adeyemi"]
+    assert found("It's April already. I'm Sorry to ask. This is Amazon support") == []
     assert found("Plan B. Then we go") == []
     # no name: an organisation, a tool, a day, an acronym, a language after the cue
     for text in ("Reply to Amazon now", "tell Jira to close it", "Email Acme Corp today", "my doctor Monday", "my manager HR said",
