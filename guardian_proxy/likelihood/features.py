@@ -237,6 +237,20 @@ def statements_of(evidence: Evidence, spec: FeatureSpec) -> list[_Stmt]:
     return [_Stmt(ss.statement, float(ss.score), spec.reader) for ss in evidence.statements[: spec.slots]]
 
 
+def inputs_key(actions: list[Action], evidence: Evidence, spec: FeatureSpec) -> tuple:
+    """Everything `featurize_items(actions, evidence, spec)` reads, as a hashable key (equal keys, equal rows):
+    per action its categories present, recipient, purposes and basis (no host, text or value); per statement of
+    the first `spec.slots` its text (the lexicon, the reader and the hashed grams read it), practice, structured
+    fields, negation and retrieval score."""
+    acts = tuple((frozenset(c for c, n in a.categories.items() if n > 0), a.recipient,
+                  frozenset(a.purposes or ["unknown"]), a.basis) for a in actions)
+    stmts = tuple((ss.statement.text, ss.statement.practice, tuple(ss.statement.data_categories),
+                   tuple(ss.statement.recipients), tuple(ss.statement.purposes),
+                   bool(getattr(ss.statement, "negated", False)), float(ss.score))
+                  for ss in evidence.statements[: spec.slots])
+    return acts, stmts
+
+
 def featurize_items(actions: list[Action], evidence: Evidence, spec: FeatureSpec) -> np.ndarray:
     """Rows of `featurize` for several actions against one evidence (the router's category × purpose items):
     each statement is read once, not once per item; the rows are identical to featurize's."""

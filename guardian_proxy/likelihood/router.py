@@ -9,21 +9,29 @@
 The returned Likelihood says which path decided and why (`reason`), so the decision log shows it.
 An action with several categories or purposes is split into single (category, purpose) items that are
 scored in one batch; the riskiest item decides L and the largest u decides the routing.
+The model's (risky mass, u) for a batch is a pure function of what the features read (features.inputs_key: the
+items' categories, recipient, purposes and basis, and the destination's policy statements with their scores), so
+it is kept in a bounded LRU (`CACHE_SIZE` batches) per loaded model: a page sends many requests to one host with
+the same kinds of data, and each would featurize the same statements again (about 1 ms per item).
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import threading
+from collections import OrderedDict
 from pathlib import Path
 
 from ..errors import BackendError
 from ..types import Action, Evidence, Likelihood
 from . import checkpoint, prior, slow
-from .features import featurize_items
+from .features import featurize_items, inputs_key
 
 log = logging.getLogger("guardian_proxy.likelihood")
 MAX_ITEMS = 8
+#: batches whose model output is kept (a key holds vocabulary fields and references to policy statements' texts)
+CACHE_SIZE = 2048
 
 
 def fallback_value(mass: float, u: float) -> float:
@@ -50,17 +58,31 @@ class EvidentialLikelihood:
         self.backend = backend
         self.timeout = timeout
         self.max_tokens = max_tokens
+        self._cache: OrderedDict[tuple, tuple[float, float]] = OrderedDict()
+        self._cache_lock = threading.Lock()  # the evaluator's threads (workers = 0) share one stage
 
     def fast(self, action: Action, evidence: Evidence) -> tuple[float, float]:
-        """(risky mass, u) of the riskiest item; raises ValueError on a non-finite output."""
+        """(risky mass, u) of the riskiest item; raises ValueError on a non-finite output (not kept)."""
         items = split_items(action)
+        key = inputs_key(items, evidence, self.loaded.spec)
+        with self._cache_lock:
+            hit = self._cache.get(key)
+            if hit is not None:
+                self._cache.move_to_end(key)
+                return hit
         x = featurize_items(items, evidence, self.loaded.spec)  # each statement read once for all the items
         # numpy in the caller's thread (infer.py): a batch of ≤ 8 rows through a small MLP, no torch in the process
         m, u = self.loaded.model.predict(x)
         mass, unc = m.tolist(), u.tolist()
         if not all(math.isfinite(v) for v in mass + unc):
             raise ValueError("non-finite model output")
-        return max(mass), max(unc)
+        out = (max(mass), max(unc))
+        with self._cache_lock:
+            self._cache[key] = out
+            self._cache.move_to_end(key)
+            while len(self._cache) > CACHE_SIZE:
+                self._cache.popitem(last=False)
+        return out
 
     def estimate(self, action: Action, evidence: Evidence) -> Likelihood:
         if prior.applies(evidence):  # nothing for the model to read: a context prior (likelihood/prior.py)

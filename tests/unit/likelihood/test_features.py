@@ -100,3 +100,45 @@ def test_each_statement_is_read_once_per_request(monkeypatch):
     monkeypatch.setattr(features, "read", lambda text: (calls.append(text), lex(text))[1])
     features.featurize_items(_items(), evidence(SHARE, DENY, GENERIC), FeatureSpec(reader=reader))
     assert sorted(calls) == sorted([SHARE.text, DENY.text, GENERIC.text] * 2)  # lexicon + reader, once each
+
+
+def test_inputs_key_covers_what_the_features_read():
+    """The router keeps model outputs by `inputs_key`: each input featurize reads changes the key (and the rows),
+    what it does not read (host, the outgoing text, a statement's id) leaves both unchanged."""
+    from guardian_proxy.config import load_settings
+    from guardian_proxy.likelihood import checkpoint, model_path
+    from guardian_proxy.likelihood.features import featurize_items, inputs_key
+
+    spec = checkpoint.load(model_path(load_settings())).spec
+    base_items, base_ev = [action()], evidence(SHARE, DENY)
+
+    def both(items, ev):
+        return inputs_key(items, ev, spec), featurize_items(items, ev, spec)
+
+    key0, rows0 = both(base_items, base_ev)
+    changed = {
+        "category": ([action(cat="health")], base_ev), "recipient": ([action(rec="data_broker")], base_ev),
+        "purpose": ([action(pur="analytics")], base_ev),
+        "basis": ([action().model_copy(update={"basis": "consent"})], base_ev),
+        "text": (base_items, evidence(SHARE.model_copy(update={"text": "We sell your address to brokers."}), DENY)),
+        "practice": (base_items, evidence(SHARE.model_copy(update={"practice": "collect", "recipients": []}), DENY)),
+        "st_categories": (base_items, evidence(SHARE.model_copy(update={"data_categories": ["health"]}), DENY)),
+        "st_recipients": (base_items, evidence(SHARE.model_copy(update={"recipients": ["analytics"]}), DENY)),
+        "st_purposes": (base_items, evidence(SHARE.model_copy(update={"purposes": ["analytics"]}), DENY)),
+        "negated": (base_items, evidence(SHARE.model_copy(update={"negated": True}), DENY)),
+        "score": (base_items, Evidence(statements=[ScoredStatement(statement=SHARE, score=0.5),
+                                                   ScoredStatement(statement=DENY, score=0.8)])),
+    }
+    for what, (items, ev) in changed.items():
+        key, rows = both(items, ev)
+        assert key != key0, what
+        assert not np.array_equal(rows, rows0), what
+    same = {"host": [action().model_copy(update={"host": "y.x.com", "domain": "x.com"})],
+            "outgoing text": [action(text="jane.doe@example.com")]}
+    for what, items in same.items():
+        key, rows = both(items, base_ev)
+        assert key == key0 and np.array_equal(rows, rows0), what
+    key, rows = both(base_items, evidence(SHARE.model_copy(update={"id": "other"}), DENY))
+    assert key == key0 and np.array_equal(rows, rows0)
+    hashable = {key0}
+    assert key0 in hashable
