@@ -11,6 +11,9 @@ Each is no one's by a published reservation or by being the textbook example, ne
   Public") and their German and Dutch counterparts ("Max Mustermann", "Jan Jansen");
 - an IP address no one outside the machine's own network can reach: private (RFC 1918, RFC 4193), loopback,
   link-local, unspecified (`192.168.1.20` in a log line says nothing about who sent it);
+- an organisation's role mailbox (`support@`, `info@`, `sales@`, `privacy@` … at the organisation's own domain,
+  not at a consumer mailbox provider where anyone may hold that name): it reaches a desk, not a person, so a
+  prompt that asks to translate a notice or draft a letter to it keeps it (`role_mailbox`);
 - a number whose digits are one digit repeated or a run counting up or down (`123456789012` and `111122223333`,
   AWS's documented example accounts; `0000000000`; `9876543210`): the shape of an example, not an issued number.
 """
@@ -94,6 +97,35 @@ def stock_number(text: str) -> bool:
         return False
     steps = {(b - a) % 10 for (a, _), (b, _) in zip(runs, runs[1:], strict=False)}
     return len(steps) == 1 and steps.pop() in (1, 9)
+
+
+#: local parts that name a desk or a function of an organisation, not a person
+_ROLE_LOCAL = frozenset({
+    "support", "help", "helpdesk", "info", "information", "contact", "contactus", "hello", "sales", "team", "office",
+    "admin", "billing", "accounts", "accounting", "invoices", "careers", "jobs", "recruiting", "press", "media",
+    "marketing", "noreply", "no-reply", "no_reply", "donotreply", "do-not-reply", "webmaster", "postmaster",
+    "hostmaster", "abuse", "security", "privacy", "dpo", "gdpr", "legal", "compliance", "hr", "service",
+    "customerservice", "customer.service", "customercare", "care", "enquiries", "inquiries", "orders", "booking",
+    "bookings", "reservations", "feedback", "newsletter", "notifications", "alerts", "returns", "shipping",
+})
+#: consumer mailbox providers: `support@gmail.com` is somebody's account, not Google's desk
+_CONSUMER_MAIL = frozenset({
+    "gmail.com", "googlemail.com", "yahoo.com", "ymail.com", "outlook.com", "hotmail.com", "live.com", "msn.com",
+    "icloud.com", "me.com", "mac.com", "aol.com", "proton.me", "protonmail.com", "pm.me", "gmx.com", "gmx.de",
+    "gmx.net", "web.de", "t-online.de", "mail.com", "mail.ru", "yandex.ru", "yandex.com", "qq.com", "163.com",
+    "126.com", "naver.com", "zoho.com", "fastmail.com", "tutanota.com", "hey.com", "orange.fr", "free.fr",
+    "libero.it", "laposte.net", "btinternet.com", "comcast.net",
+})
+
+
+def role_mailbox(text: str) -> bool:
+    """An organisation's role mailbox ("support@acme-widgets.com", "privacy@bank.example"): a desk's address at
+    its own domain, not at a consumer mailbox provider (nor a Yahoo or Hotmail of any country)."""
+    local, at, domain = text.strip().rpartition("@")
+    domain = domain.casefold().rstrip(".")
+    if not at or local.casefold().split("+", 1)[0] not in _ROLE_LOCAL or domain in _CONSUMER_MAIL:
+        return False
+    return domain.split(".", 1)[0] not in ("yahoo", "hotmail", "outlook", "live", "gmx", "yandex")
 
 
 def no_ones(entity: str, text: str) -> bool:

@@ -49,7 +49,7 @@ import re
 from functools import cache
 
 from ..chatapi import ChatRequest, Slot
-from ..placeholders import no_ones
+from ..placeholders import no_ones, role_mailbox
 from ..types import CONTAINER_ENTITIES
 from .namecues import (
     PERSON_WORDS,
@@ -409,6 +409,8 @@ class PartContext:
             return "container"
         if no_ones(h.entity, value):
             return "stock example"
+        if h.entity == "EMAIL_ADDRESS" and role_mailbox(value):
+            return "organisation's mailbox"  # "contact support@acme-widgets.com": a desk, not a person
         if i not in self._json:
             self._json[i] = _json_values(text)
         found = self._json[i]

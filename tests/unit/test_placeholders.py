@@ -42,3 +42,13 @@ def test_stock_numbers():
     for text in ("12345", "4111 1111 1111 1111", "123456789013", "07700 900123", "2024-01-02"):
         assert not stock_number(text), text
     assert no_ones("PHONE_NUMBER", "123456789012") and not no_ones("DATE", "123456")
+
+
+def test_an_organisations_role_mailbox_is_a_desks():
+    from guardian_proxy.placeholders import role_mailbox
+
+    for text in ("support@acme-widgets.com", "privacy+gdpr@bank.co.uk", "Info@Example-Shop.de", "no-reply@github.com"):
+        assert role_mailbox(text), text
+    for text in ("support@gmail.com", "info@yahoo.co.uk", "hello@hotmail.fr",  # somebody's account at a provider
+                 "ana.ruiz@acme-widgets.com", "supporter@acme.com", "support"):
+        assert not role_mailbox(text), text

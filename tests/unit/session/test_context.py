@@ -372,3 +372,13 @@ def test_a_nationality_word_that_names_a_language_is_the_tasks():
         assert keeps(chat, 0, value, "NRP"), value
     text = "I'm German and I need a visa."  # a nationality after "I'm" is no one named Germán
     assert PartContext.tidy(Hit(0, 4, 10, "NRP", "German"), text).entity == "NRP"
+
+
+def test_an_organisations_mailbox_is_left_a_persons_is_not():
+    text = "Draft a complaint to privacy@acme-bank.com; my e-mail is ana.ruiz@acme-bank.com, or support@gmail.com."
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
+    part = PartContext(chat)
+    h = hit_at(chat, 0, "privacy@acme-bank.com", "EMAIL_ADDRESS")
+    assert part.why_not(0, chat.slots[0], h) == "organisation's mailbox"
+    assert keeps(chat, 0, "ana.ruiz@acme-bank.com", "EMAIL_ADDRESS")
+    assert keeps(chat, 0, "support@gmail.com", "EMAIL_ADDRESS")  # an account at a consumer provider
