@@ -10,6 +10,10 @@ livelihood's activity ("herding"), the one thing the narrative recognizers read 
 "tok2vec" to never tag; remove "parser" to get dependencies back). Presidio's recognizers that the project's own pattern layer replaces (e-mail, phone, card, IBAN,
 IP, URL, date, UUID, MAC) are left out; its NER recognizer and the context-scored US/UK identifier
 recognizers stay. Texts of one request go through `nlp.pipe` together (one batch, no cross-field bleed).
+Two things Presidio would do for nothing are not done, each with the same results: its identifier recognizers
+(SSN, ITIN, passport, licence, bank, NHS, DEA, crypto: every pattern of theirs matches a digit) are not asked about
+a text without a digit, and its context enhancer does not deep-copy every result before scoring (the engine never
+reads the results it was given again).
 """
 
 from __future__ import annotations
@@ -28,6 +32,9 @@ from .patterns import Hit
 from .quasi_lexicon import OCCUPATIONS
 
 NER_ENTITIES = ["PERSON", "LOCATION", "NRP", "ORGANIZATION"]
+#: what every pattern of the identifier recognizers below holds ([0-9], \d, or the `1`/`3` of a bitcoin address);
+#: compiled with the `regex` module Presidio matches them with, so "digit" means the same
+_DIGIT_PATTERN = r"\d"
 #: the parser (dependencies) and the rule-based attribute ruler + lemmatizer are the slow parts Presidio does not
 #: need; two small components put back what readers use: `pos_` from the tagger's `tag_`, and `lemma_`
 DEFAULT_DISABLE = ("parser", "attribute_ruler", "lemmatizer")
@@ -85,6 +92,8 @@ class NerEngine:
         self.lazy_tagger = lazy_tagger
         self._tagging: list = []  # tok2vec, tagger, POS/lemma component applied on demand
         self._engine = None
+        self._ner_only: list[str] | None = None  # entities that select the NER recognizer alone (see _build)
+        self._digit = None
         self._failed: Exception | None = None  # a load that failed is not retried on every request
         self._load_lock = threading.Lock()
         self._lock = threading.Lock()  # spaCy pipelines are not documented as thread-safe
@@ -143,7 +152,12 @@ class NerEngine:
                        UsPassportRecognizer(), UsLicenseRecognizer(), UsBankRecognizer(), NhsRecognizer(),
                        MedicalLicenseRecognizer(), CryptoRecognizer()]
         registry = RecognizerRegistry(recognizers=recognizers, supported_languages=["en"])
-        return AnalyzerEngine(registry=registry, nlp_engine=nlp_engine, supported_languages=["en"])
+        self._ner_only = _ner_only(recognizers)
+        import regex
+
+        self._digit = regex.compile(_DIGIT_PATTERN)
+        return AnalyzerEngine(registry=registry, nlp_engine=nlp_engine, supported_languages=["en"],
+                              context_aware_enhancer=_in_place_enhancer())
 
     def analyze(self, texts: list[str]) -> list[list[Hit]]:
         """Hits per text. Short texts go through spaCy as one batch; a long one is cut into pieces of about
@@ -168,7 +182,10 @@ class NerEngine:
         return out
 
     def _hits(self, engine, text: str, artifacts) -> list[Hit]:
-        results = engine.analyze(text, language="en", score_threshold=self.min_score, nlp_artifacts=artifacts)
+        # no digit: no identifier pattern can match, only the NER recognizer is asked (the same results)
+        entities = None if self._ner_only is None or self._digit.search(text) else self._ner_only
+        results = engine.analyze(text, language="en", entities=entities, score_threshold=self.min_score,
+                                 nlp_artifacts=artifacts)
         hits = filter_hits(text, [(r.start, r.end, r.entity_type, float(r.score)) for r in results])
         if self.quasi:
             doc = artifacts.tokens
@@ -177,6 +194,42 @@ class NerEngine:
                     doc = pipe(doc)
             hits += detect_quasi(text, doc)
         return hits
+
+
+def _ner_only(recognizers) -> list[str] | None:
+    """The entities to ask for on a text without a digit: the NER recognizer's, when no other recognizer reports
+    one of them and every other one is a pattern recognizer (they all need a digit); else None (ask all)."""
+    from presidio_analyzer import PatternRecognizer
+    from presidio_analyzer.predefined_recognizers import SpacyRecognizer
+
+    ner = [r for r in recognizers if isinstance(r, SpacyRecognizer)]
+    rest = [r for r in recognizers if not isinstance(r, SpacyRecognizer)]
+    if len(ner) != 1 or not all(isinstance(r, PatternRecognizer) and not r.deny_list for r in rest):
+        return None
+    entities = list(ner[0].supported_entities)
+    if any(set(entities) & set(r.supported_entities) for r in rest):
+        return None
+    return entities
+
+
+class _NoCopy(list):
+    """The results handed to the context enhancer: its defensive `copy.deepcopy` of them is a plain list copy."""
+
+    def __deepcopy__(self, memo):
+        return list(self)
+
+
+def _in_place_enhancer():
+    """Presidio's LemmaContextAwareEnhancer (its defaults) scoring the results in place: AnalyzerEngine builds them
+    for this call and reads only what the enhancer returns, so the deep copy of every result and its explanation
+    it makes first (a third of Presidio's time on a short text) changes nothing."""
+    from presidio_analyzer.context_aware_enhancers import LemmaContextAwareEnhancer
+
+    class InPlace(LemmaContextAwareEnhancer):
+        def enhance_using_context(self, text, raw_results, nlp_artifacts, recognizers, context=None):
+            return super().enhance_using_context(text, _NoCopy(raw_results), nlp_artifacts, recognizers, context)
+
+    return InPlace()
 
 
 CHUNK = 6000
