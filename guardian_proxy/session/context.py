@@ -57,6 +57,7 @@ from .namecues import (
     code_product,
     cued_names,
     given_and_surnames,
+    listed_name,
     ordinary,
     person_by_cue,
     product,
@@ -106,6 +107,21 @@ _LANGUAGE_AFTER = re.compile(r"(?:translations?|version|subtitles|speakers?|gram
                              r"language|lessons?|course|classes|dictionary|keyboard|pronunciation|accent|idioms?)\b",
                              re.I)
 _POINT_AFTER = re.compile(r"^[\s-]*(?:ago|old|earlier|later|before|after|from\s+now|since|prior)\b", re.I)
+#: what follows a sentence's first word when it is the ask's verb, not a name: "Summarise this email", "Proofread my
+#: essay", "Tabulate the results"
+_OBJECT_AFTER = re.compile(r"[ \t]{1,3}(?:this|that|these|those|the|my|our|your|his|her|their|its|it|me|us|them|a|an)\b",
+                           re.I)
+#: words just before a lower-case name that make it one: a kinship or role noun, a verb that addresses someone
+_CUE_BEFORE = re.compile(r"\b(?:daughter|son|wife|husband|mother|father|mom|mum|dad|brother|sister|friend|colleague|"
+                         r"boss|manager|neighbou?r|partner|boyfriend|girlfriend|cousin|aunt|uncle|niece|nephew|tell|"
+                         r"ask|remind|email|text|call|message|reply\s+to|write\s+to|named|called|i'?m|i\s+am|"
+                         r"name\s+is|dear|hi|hello)[ ,:]{1,3}$", re.I)
+#: a number after "#" is a reference (an issue, a pull request, a ticket), no amount: "pull request #412"
+_HASH_BEFORE = re.compile(r"#$")
+#: a year that begins a longer number is the number's: "invoice 2025-118", "INC-2024-0042"
+_NUMBER_GOES_ON = re.compile(r"[-/.]?\d")
+#: between an address and its town: a comma, perhaps a postcode ("Via Roma 12, Bologna", "Rue X 5, 69003 Lyon")
+_TOWN_GAP = re.compile(r",\s{1,3}(?:\d{4,5}\s{1,3})?")
 _POSTCODE_AFTER = re.compile(r"[ ,]{0,3}\d{4,5}(?:-\d{4})?\b")
 _VERSION = re.compile(r"[vV]\d{1,3}(?:\.\d{1,4}){0,3}(?:[-.]?(?:alpha|beta|rc)\d{0,3})?")
 #: a JSON string (group 1); an escape outside a string is matched alone so that a search after an unclosed quote stays
@@ -282,6 +298,11 @@ def _not_a_persons(text: str, h: Hit, persons, seen: bool = False) -> str | None
         return "not a name's shape"
     if " " not in value.strip() and _LABEL_TO.match(text, h.end):
         return "field name"
+    if " " not in value.strip() and not listed_name(value):
+        if value.islower() and not _CUE_BEFORE.search(text[max(0, h.start - 40):h.start]):
+            return "not a name's shape"  # "$ npm test": a command; lower case with no cue names no one
+        if _sentence_start(text, h.start) and _OBJECT_AFTER.match(text, h.end):
+            return "ordinary word"  # "Summarise this email", "Proofread my essay": the ask's verb
     if product(text, h) or code_product(text, h):
         return "product"  # "my Django app", "Docker's COPY", "push to a Vec", "Pandas warns SettingWithCopyWarning"
     if work_name(text, h, persons) or not seen and asked_about(text, h):
@@ -338,6 +359,30 @@ class PartContext:
                         taken.add(id(o))
                 h.end, h.text = m.end(), text[h.start:m.end()]
         return [h for h in found if id(h) not in taken]
+
+    @staticmethod
+    def regroup(text: str, found: list[Hit]) -> list[Hit]:
+        """The detector's hits of one part, regrouped where the words around them say more: a postcode joins its
+        street address (`join_postcodes`); a single word NER took for a person right after an address and a comma
+        is the address's town ("Via Roma 12, Bologna"); a user name a label gave a whole "Name <e-mail>" to
+        ("Author: Marcus Lindholm <marcus@…>") is a person's name and the e-mail address found inside it."""
+        found = PartContext.join_postcodes(text, found)
+        for h in found:
+            if h.entity == "PERSON" and " " not in h.text.strip() and not listed_name(h.text) and any(
+                    o.entity in ("STREET_ADDRESS", "LOCATION") and _TOWN_GAP.fullmatch(text, o.end, h.start)
+                    for o in found):
+                h.entity = "LOCATION"
+        out = []
+        for h in found:
+            inner = [o for o in found if o is not h and o.entity == "EMAIL_ADDRESS" and h.start <= o.start and
+                     o.end <= h.end]
+            if h.entity == "USERNAME" and inner and " " in h.text:
+                name = text[h.start:inner[0].start].rstrip(" <(\"'")
+                if name and _WORD.fullmatch(name.split()[0]) and name.split()[0][:1].isupper():
+                    out.append(Hit(h.slot, h.start, h.start + len(name), "PERSON", name))
+                continue
+            out.append(h)
+        return out
 
     def cued(self, i: int, text: str, found: list[Hit]) -> list[Hit]:
         """The names that only their cue finds ("my niece Amara", "reply to Siobhan": `namecues.cued_names`), as
@@ -434,6 +479,13 @@ class PartContext:
         if h.entity in ("LOCATION", "ORGANIZATION") and not known and not h.part and \
                 (_inner_cap(value) if h.entity == "LOCATION" else product_after(text, h)):
             return "product"  # "a LinkedIn message", "the Flask server" (an employer stays: "I work at PayPal")
+        if h.entity == "AMOUNT" and _HASH_BEFORE.search(text, max(0, h.start - 1), h.start):
+            return "reference number"  # "#412"
+        if h.entity in ("DATE", "DATE_TIME") and value.isdigit() and len(value) == 4 and (
+                _NUMBER_GOES_ON.match(text, h.end) or h.start and (text[h.start - 1].isalnum() or
+                                                                  text[h.start - 1] in "-/" and
+                                                                  text[h.start - 2:h.start - 1].isalnum())):
+            return "reference number"  # "invoice 2025-118": a year only begins the number
         if h.entity in ("DATE", "DATE_TIME") and _DURATION.fullmatch(value) and \
                 not _POINT_AFTER.match(text[h.end:h.end + 16]):
             return "duration"  # "a fisherman for 50 years", "rent unpaid for two months": no date of anyone's

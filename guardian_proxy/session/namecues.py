@@ -93,6 +93,14 @@ def given_and_surnames() -> frozenset[str]:
     return faker_names("first_names", "first_names_male", "first_names_female", "last_names")
 
 
+def listed_name(word: str) -> bool:
+    """Whether one of the name lists holds `word` (a possessive left out) as a given name or a surname, in any of
+    the world's locales Faker has."""
+    key = re.sub(r"['’]s$", "", word.strip()).casefold()
+    return key in given_and_surnames() or key in world_given_names() or key in _SHORT_NAMES or \
+        key in faker_names("last_names", locales=WORLD)
+
+
 #: short given names Faker's lists lack that are also ordinary words
 _SHORT_NAMES = frozenset({"pat", "ruby", "kit", "ken", "sam", "max", "ben", "dan", "tom", "ted", "ed", "al", "sal"})
 
@@ -418,9 +426,7 @@ def _unlisted_sibling(text: str, h) -> bool:
     sibling = sibling.strip(",.;:!?()")
     if not sibling[:1].isupper() or not sibling.isalpha():
         return False
-    key = sibling.casefold()
-    return key not in given_and_surnames() and key not in world_given_names() and \
-        key not in faker_names("last_names", locales=WORLD)
+    return not listed_name(sibling)
 
 
 def code_product(text: str, h) -> bool:
@@ -432,8 +438,7 @@ def code_product(text: str, h) -> bool:
     value = h.text.strip()
     if " " in value or not value[:1].isupper() or value.isupper():
         return False
-    key = value.casefold()
-    if key in given_and_surnames() or key in world_given_names() or key in faker_names("last_names", locales=WORLD):
+    if listed_name(value):
         return False
     if re.match(r"['’]s\b", text[h.end:h.end + 3]) or not (
             _CODE_TOKEN.search(_sentence(text, h.start, h.end)) or _unlisted_sibling(text, h)):

@@ -271,7 +271,7 @@ class SessionStage:
                 if s.role == "assistant" and h.entity not in HARD_BLOCK and normalise(h.text) not in st.entities:
                     continue  # the model's own words add no value of the user's (known ones are found below)
                 found.append(part.tidy(h, s.text))
-            found = part.join_postcodes(s.text, found)
+            found = part.regroup(s.text, found)
             # the model's own words add no value of the user's
             cued = {id(h): h for h in part.cued(i, s.text, found)} if s.role != "assistant" else {}
             found += cued.values()

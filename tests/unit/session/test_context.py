@@ -382,3 +382,32 @@ def test_an_organisations_mailbox_is_left_a_persons_is_not():
     assert part.why_not(0, chat.slots[0], h) == "organisation's mailbox"
     assert keeps(chat, 0, "ana.ruiz@acme-bank.com", "EMAIL_ADDRESS")
     assert keeps(chat, 0, "support@gmail.com", "EMAIL_ADDRESS")  # an account at a consumer provider
+
+
+def test_an_asks_verb_a_command_a_reference_and_an_id_that_begins_with_a_year_are_no_ones():
+    text = "Summarise this email. $ npm test fails since pull request #412; invoice 2025-118 is due in 2026."
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
+    part = PartContext(chat)
+    slot = chat.slots[0]
+    assert part.why_not(0, slot, hit_at(chat, 0, "Summarise", "PERSON")) == "ordinary word"
+    assert part.why_not(0, slot, hit_at(chat, 0, "npm", "PERSON")) == "not a name's shape"
+    assert part.why_not(0, slot, hit_at(chat, 0, "412", "AMOUNT")) == "reference number"
+    assert part.why_not(0, slot, hit_at(chat, 0, "2025", "DATE")) == "reference number"
+    assert part.why_not(0, slot, hit_at(chat, 0, "2026", "DATE")) != "reference number"
+    text = "Email Chiamaka this summary. Tell wanjiku hello."
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
+    assert keeps(chat, 0, "Chiamaka", "PERSON")  # not the sentence's first word
+    assert keeps(chat, 0, "wanjiku", "PERSON")  # lower case after a verb that addresses someone
+
+
+def test_regroup_a_town_after_an_address_and_a_name_with_its_address_under_one_label():
+    text = "the renovation at Via Roma 12, Bologna.\nAuthor: Marcus Lindholm <marcus@lindholm.dev>"
+    street = Hit(0, text.index("Via"), text.index("Via") + 11, "LOCATION", "Via Roma 12")
+    town = Hit(0, text.index("Bologna"), text.index("Bologna") + 7, "PERSON", "Bologna")
+    a = text.index("Marcus")
+    label = Hit(0, a, len(text), "USERNAME", text[a:])
+    mail = Hit(0, text.index("marcus@"), len(text) - 1, "EMAIL_ADDRESS", "marcus@lindholm.dev")
+    out = PartContext.regroup(text, [street, town, label, mail])
+    assert town.entity == "LOCATION"
+    assert [(h.entity, h.text) for h in out][2:] == [("PERSON", "Marcus Lindholm"),
+                                                      ("EMAIL_ADDRESS", "marcus@lindholm.dev")]
