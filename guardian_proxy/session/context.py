@@ -122,6 +122,18 @@ _HASH_BEFORE = re.compile(r"#$")
 _NUMBER_GOES_ON = re.compile(r"[-/.]?\d")
 #: between an address and its town: a comma, perhaps a postcode ("Via Roma 12, Bologna", "Rue X 5, 69003 Lyon")
 _TOWN_GAP = re.compile(r",\s{1,3}(?:\d{4,5}\s{1,3})?")
+#: what asks about a trip's destination, just before its place: "an itinerary in", "a trip to", "things to do in",
+#: "hotels near", "a weekend in", "how to get to"
+_TRIP_BEFORE = re.compile(r"\b(?:itinerary|itineraries|trip|trips|holiday|holidays|vacation|vacations|getaway|"
+                          r"honeymoon|weekend|days|nights|tour|tours|things\s+to\s+do|sights|hotels?|hostels?|"
+                          r"restaurants?|museums?|flights?|beaches|hikes?|visit|visiting|explore|exploring|"
+                          r"get|getting)\s+(?:in|to|of|around|near|from|at)?\s?$", re.I)
+#: what names a law, a rule or a standard just before its code: "under EU261", "pursuant to 2016/679", "ISO 27001"
+_LAW_BEFORE = re.compile(r"\b(?:under|per|pursuant\s+to|according\s+to|compliant\s+with|complies\s+with|"
+                         r"regulations?|directives?|standards?|articles?|sections?|clauses?|rules?|ISO|RFC|IEC|EN|"
+                         r"DIN|IEEE)\s(?:the\s)?$", re.I)
+#: a code of two or three capitals before a number that might be read as a year: "LH 1234" is a flight
+_CODE_BEFORE = re.compile(r"\b[A-Z]{2,3}\s$")
 _POSTCODE_AFTER = re.compile(r"[ ,]{0,3}\d{4,5}(?:-\d{4})?\b")
 _VERSION = re.compile(r"[vV]\d{1,3}(?:\.\d{1,4}){0,3}(?:[-.]?(?:alpha|beta|rc)\d{0,3})?")
 #: a JSON string (group 1); an escape outside a string is matched alone so that a search after an unclosed quote stays
@@ -479,6 +491,8 @@ class PartContext:
         if h.entity in ("LOCATION", "ORGANIZATION") and not known and not h.part and \
                 (_inner_cap(value) if h.entity == "LOCATION" else product_after(text, h)):
             return "product"  # "a LinkedIn message", "the Flask server" (an employer stays: "I work at PayPal")
+        if h.entity == "CASE_NUMBER" and _LAW_BEFORE.search(text, max(0, h.start - 30), h.start):
+            return "law or standard"  # "compensation under EU261", "compliant with ISO 27001", "per RFC 9110"
         if h.entity == "AMOUNT" and _HASH_BEFORE.search(text, max(0, h.start - 1), h.start):
             return "reference number"  # "#412"
         if h.entity in ("DATE", "DATE_TIME") and value.isdigit() and len(value) == 4 and (
@@ -486,11 +500,16 @@ class PartContext:
                                                                   text[h.start - 1] in "-/" and
                                                                   text[h.start - 2:h.start - 1].isalnum())):
             return "reference number"  # "invoice 2025-118": a year only begins the number
+        if h.entity in ("DATE", "DATE_TIME") and value.isdigit() and len(value) == 4 and \
+                _CODE_BEFORE.search(text, max(0, h.start - 4), h.start):
+            return "reference number"  # "flight LH 1234", "BA 2490"
         if h.entity in ("DATE", "DATE_TIME") and _DURATION.fullmatch(value) and \
                 not _POINT_AFTER.match(text[h.end:h.end + 16]):
             return "duration"  # "a fisherman for 50 years", "rent unpaid for two months": no date of anyone's
         if h.entity == "NRP" and _language(text, h):
             return "language"  # "Translate to German:", "reply in Spanish": the task's language, no one's origin
+        if h.entity in ("LOCATION", "NRP") and not known and _TRIP_BEFORE.search(text, max(0, h.start - 40), h.start):
+            return "trip asked about"  # "Plan a 3-day itinerary in Kyoto for a family …": where to go, not to live
         if h.entity in _PLACES and not known and not self._tied(text, h, persons):
             return "fact"
         return None

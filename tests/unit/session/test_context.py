@@ -411,3 +411,16 @@ def test_regroup_a_town_after_an_address_and_a_name_with_its_address_under_one_l
     assert town.entity == "LOCATION"
     assert [(h.entity, h.text) for h in out][2:] == [("PERSON", "Marcus Lindholm"),
                                                       ("EMAIL_ADDRESS", "marcus@lindholm.dev")]
+
+
+def test_a_trips_destination_a_flights_number_and_a_laws_code_are_what_is_asked():
+    text = ("Plan a 3-day itinerary in Kyoto for a family with two kids. My flight LH 1234 was cancelled: what am I owed "
+            "under EU261? We live in Osaka. Case AB12345 is mine.")
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
+    part = PartContext(chat)
+    slot = chat.slots[0]
+    assert part.why_not(0, slot, hit_at(chat, 0, "Kyoto", "LOCATION")) == "trip asked about"
+    assert part.why_not(0, slot, hit_at(chat, 0, "1234", "DATE")) == "reference number"
+    assert part.why_not(0, slot, hit_at(chat, 0, "EU261", "CASE_NUMBER")) == "law or standard"
+    assert keeps(chat, 0, "Osaka", "LOCATION")  # where they live
+    assert keeps(chat, 0, "AB12345", "CASE_NUMBER")
