@@ -244,11 +244,15 @@ def inputs_key(actions: list[Action], evidence: Evidence, spec: FeatureSpec) -> 
     fields, negation and retrieval score."""
     acts = tuple((frozenset(c for c, n in a.categories.items() if n > 0), a.recipient,
                   frozenset(a.purposes or ["unknown"]), a.basis) for a in actions)
-    stmts = tuple((ss.statement.text, ss.statement.practice, tuple(ss.statement.data_categories),
-                   tuple(ss.statement.recipients), tuple(ss.statement.purposes),
-                   bool(getattr(ss.statement, "negated", False)), float(ss.score))
-                  for ss in evidence.statements[: spec.slots])
-    return acts, stmts
+    return acts, statements_key(evidence, spec)
+
+
+def statements_key(evidence: Evidence, spec: FeatureSpec) -> tuple:
+    """What the features read of the evidence (see `inputs_key`)."""
+    return tuple((ss.statement.text, ss.statement.practice, tuple(ss.statement.data_categories),
+                  tuple(ss.statement.recipients), tuple(ss.statement.purposes),
+                  bool(getattr(ss.statement, "negated", False)), float(ss.score))
+                 for ss in evidence.statements[: spec.slots])
 
 
 def featurize_items(actions: list[Action], evidence: Evidence, spec: FeatureSpec) -> np.ndarray:

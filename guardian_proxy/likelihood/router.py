@@ -26,7 +26,7 @@ from pathlib import Path
 from ..errors import BackendError
 from ..types import Action, Evidence, Likelihood
 from . import checkpoint, prior, slow
-from .features import featurize_items, inputs_key
+from .features import featurize_items, statements_key
 
 log = logging.getLogger("guardian_proxy.likelihood")
 MAX_ITEMS = 8
@@ -38,9 +38,13 @@ def fallback_value(mass: float, u: float) -> float:
     return min(1.0, max(0.0, mass + u * (1.0 - mass)))
 
 
+def _vocabulary(action: Action) -> tuple[list[str], list[str]]:
+    """The categories and purposes `split_items` crosses, in its order."""
+    return list(action.personal()) or ["other"], list(dict.fromkeys(action.purposes or ["unknown"]))
+
+
 def split_items(action: Action) -> list[Action]:
-    cats = list(action.personal()) or ["other"]
-    purs = list(dict.fromkeys(action.purposes or ["unknown"]))
+    cats, purs = _vocabulary(action)
     items = []
     for c in cats:
         for p in purs:
@@ -63,13 +67,16 @@ class EvidentialLikelihood:
 
     def fast(self, action: Action, evidence: Evidence) -> tuple[float, float]:
         """(risky mass, u) of the riskiest item; raises ValueError on a non-finite output (not kept)."""
-        items = split_items(action)
-        key = inputs_key(items, evidence, self.loaded.spec)
+        # the items are a function of the crossed vocabulary, recipient and basis (all the features read of them):
+        # the key is made without copying the action into its items
+        cats, purs = _vocabulary(action)
+        key = ((tuple(cats), tuple(purs), action.recipient, action.basis), statements_key(evidence, self.loaded.spec))
         with self._cache_lock:
             hit = self._cache.get(key)
             if hit is not None:
                 self._cache.move_to_end(key)
                 return hit
+        items = split_items(action)
         x = featurize_items(items, evidence, self.loaded.spec)  # each statement read once for all the items
         # numpy in the caller's thread (infer.py): a batch of ≤ 8 rows through a small MLP, no torch in the process
         m, u = self.loaded.model.predict(x)
