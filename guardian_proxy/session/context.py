@@ -132,6 +132,14 @@ _TRIP_BEFORE = re.compile(r"\b(?:itinerary|itineraries|trip|trips|holiday|holida
 _LAW_BEFORE = re.compile(r"\b(?:under|per|pursuant\s+to|according\s+to|compliant\s+with|complies\s+with|"
                          r"regulations?|directives?|standards?|articles?|sections?|clauses?|rules?|ISO|RFC|IEC|EN|"
                          r"DIN|IEEE)\s(?:the\s)?$", re.I)
+#: one or more numbers of one or two digits and nothing else ("34", "6 and 9")
+_BARE_NUMBERS = re.compile(r"\d{1,2}(?:(?:\s?,\s?|\s(?:and|or|&)\s)\d{1,2})*")
+#: a day of the week, a day next to today, a time of day, alone: "Friday", "next Monday", "tomorrow", "3 pm", "10:30"
+_WEEK_TIME = re.compile(r"(?i:(?:(?:on|next|this|last|by|until|before|after)\s)?(?:mon|tues|wednes|thurs|fri|satur|sun)"
+                        r"days?|today|tonight|tomorrow|yesterday)(?:\s(?:morning|afternoon|evening|night))?|"
+                        r"(?:at\s)?\d{1,2}(?::\d{2})?\s?(?i:am|pm|a\.m\.|p\.m\.)|\d{1,2}:\d{2}")
+#: "Ana Ruiz, 34," "I'm 34": a bare number right after a person or "I'm" is their age
+_AGE_BEFORE = re.compile(r"(?:\b(?:i'?m|i\s+am|he'?s|she'?s|aged?|age:?)|,)\s?$", re.I)
 #: a code of two or three capitals before a number that might be read as a year: "LH 1234" is a flight
 _CODE_BEFORE = re.compile(r"\b[A-Z]{2,3}\s$")
 _POSTCODE_AFTER = re.compile(r"[ ,]{0,3}\d{4,5}(?:-\d{4})?\b")
@@ -376,9 +384,18 @@ class PartContext:
     def regroup(text: str, found: list[Hit]) -> list[Hit]:
         """The detector's hits of one part, regrouped where the words around them say more: a postcode joins its
         street address (`join_postcodes`); a single word NER took for a person right after an address and a comma
-        is the address's town ("Via Roma 12, Bologna"); a user name a label gave a whole "Name <e-mail>" to
+        is the address's town ("Via Roma 12, Bologna"); a number of one or two digits typed a date after a
+        person's name and a comma, or after "I'm", is their age ("I'm Ana Ruiz, 34"); a user name a label gave a whole "Name <e-mail>" to
         ("Author: Marcus Lindholm <marcus@…>") is a person's name and the e-mail address found inside it."""
         found = PartContext.join_postcodes(text, found)
+        bare = [h for h in found if h.entity == "DATE" and h.text.isdigit() and len(h.text) <= 2 and int(h.text)
+                and _AGE_BEFORE.search(text, max(0, h.start - 8), h.start)]
+        if bare:
+            names = [o.end for o in found if o.entity == "PERSON"] + [b for _, b, _ in cued_names(text)]
+            for h in bare:
+                if not text[max(0, h.start - 2):h.start].endswith(", ") or any(
+                        _TOWN_GAP.fullmatch(text, end, h.start) for end in names):
+                    h.entity = "AGE"  # "I'm Ana Ruiz, 34,": the detector read a day
         for h in found:
             if h.entity == "PERSON" and " " not in h.text.strip() and not listed_name(h.text) and any(
                     o.entity in ("STREET_ADDRESS", "LOCATION") and _TOWN_GAP.fullmatch(text, o.end, h.start)
@@ -503,6 +520,10 @@ class PartContext:
         if h.entity in ("DATE", "DATE_TIME") and value.isdigit() and len(value) == 4 and \
                 _CODE_BEFORE.search(text, max(0, h.start - 4), h.start):
             return "reference number"  # "flight LH 1234", "BA 2490"
+        if h.entity in ("DATE", "DATE_TIME") and _BARE_NUMBERS.fullmatch(value):
+            return "no date"  # "two kids aged 6 and 9": small numbers alone name no day
+        if h.entity in ("DATE", "DATE_TIME") and _WEEK_TIME.fullmatch(value.strip()):
+            return "day or time of the week"  # "move it to Friday", "at 3 pm": no one's date, and the ask's
         if h.entity in ("DATE", "DATE_TIME") and _DURATION.fullmatch(value) and \
                 not _POINT_AFTER.match(text[h.end:h.end + 16]):
             return "duration"  # "a fisherman for 50 years", "rent unpaid for two months": no date of anyone's

@@ -424,3 +424,20 @@ def test_a_trips_destination_a_flights_number_and_a_laws_code_are_what_is_asked(
     assert part.why_not(0, slot, hit_at(chat, 0, "EU261", "CASE_NUMBER")) == "law or standard"
     assert keeps(chat, 0, "Osaka", "LOCATION")  # where they live
     assert keeps(chat, 0, "AB12345", "CASE_NUMBER")
+
+
+def test_an_age_typed_a_day_a_weekday_and_small_numbers_alone():
+    text = "Hi, I'm Ana Ruiz, 34, and I live in Porto. Move my appointment to Friday at 3 pm; the kids are 6 and 9."
+    age = Hit(0, text.index("34"), text.index("34") + 2, "DATE", "34")
+    PartContext.regroup(text, [age])
+    assert age.entity == "AGE"  # after a name the cue found and a comma
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
+    part = PartContext(chat)
+    slot = chat.slots[0]
+    assert part.why_not(0, slot, hit_at(chat, 0, "Friday", "DATE")) == "day or time of the week"
+    assert part.why_not(0, slot, hit_at(chat, 0, "3 pm", "DATE")) == "day or time of the week"
+    assert part.why_not(0, slot, hit_at(chat, 0, "6 and 9", "DATE")) == "no date"
+    other = "Porto, 12 and more"
+    h = Hit(0, 7, 9, "DATE", "12")
+    PartContext.regroup(other, [h])
+    assert h.entity == "DATE"  # a comma after a place, not a person
