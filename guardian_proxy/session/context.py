@@ -142,6 +142,8 @@ _WEEK_TIME = re.compile(r"(?i:(?:(?:on|next|this|last|by|until|before|after)\s)?
 _AGE_BEFORE = re.compile(r"(?:\b(?:i'?m|i\s+am|he'?s|she'?s|aged?|age:?)|,)\s?$", re.I)
 #: a code of two or three capitals before a number that might be read as a year: "LH 1234" is a flight
 _CODE_BEFORE = re.compile(r"\b[A-Z]{2,3}\s$")
+#: a British postcode ("LE2 3QT", "SW1A 1AA")
+_UK_POSTCODE = re.compile(r"\b[A-Z]{1,2}\d[A-Z\d]?\s?\d[A-Z]{2}\b")
 _POSTCODE_AFTER = re.compile(r"[ ,]{0,3}\d{4,5}(?:-\d{4})?\b")
 _VERSION = re.compile(r"[vV]\d{1,3}(?:\.\d{1,4}){0,3}(?:[-.]?(?:alpha|beta|rc)\d{0,3})?")
 #: a JSON string (group 1); an escape outside a string is matched alone so that a search after an unclosed quote stays
@@ -372,6 +374,9 @@ class PartContext:
         for h in found:
             if h.entity != "STREET_ADDRESS":
                 continue
+            uk = _UK_POSTCODE.search(text, max(h.start, h.end - 3), h.end + 10)
+            if uk and uk.start() <= h.end < uk.end():  # "14 Birch Close, Leicester LE|2 3QT": cut inside its postcode
+                h.end, h.text = uk.end(), text[h.start:uk.end()]
             m = _POSTCODE_AFTER.match(text, h.end)
             if m:
                 for o in found:
@@ -415,8 +420,9 @@ class PartContext:
 
     def cued(self, i: int, text: str, found: list[Hit]) -> list[Hit]:
         """The names that only their cue finds ("my niece Amara", "reply to Siobhan": `namecues.cued_names`), as
-        person hits: a hit of the same words typed as a place, an organisation or a group becomes a person's; one
-        that overlaps a found person or another value adds nothing. Each new one is remembered with its cue
+        person hits: a hit of the same words typed as a place, an organisation or a group becomes a person's, and
+        such hits inside the name give way to it (removed from `found`); one that overlaps a found person or another
+        value adds nothing. Each new one is remembered with its cue
         (`self.cues`, by the hit's identity) for the decision's provenance."""
         out = []
         for a, b, cue in cued_names(text):
@@ -425,7 +431,13 @@ class PartContext:
             if same:
                 for h in same:
                     h.entity = "PERSON"
-            elif not over:
+                continue
+            if over and all(a <= h.start and h.end <= b and h.entity in ("LOCATION", "ORGANIZATION", "NRP")
+                            for h in over):
+                for h in over:  # "my neighbour Gintaras Petrauskas", NER's place "Gintaras": the cue's name whole
+                    found.remove(h)
+                over = []
+            if not over:
                 out.append(Hit(i, a, b, "PERSON", text[a:b]))
                 self.cues[id(out[-1])] = cue
         return out

@@ -247,6 +247,9 @@ class SurrogateMaker:
         if entity == "STREET_ADDRESS":
             return f.street_address()
         if entity == "ORGANIZATION":
+            kind = _ORG_KIND.search(value)
+            if kind:  # "Lincoln High School" → "Rowe High School": a school stays a school, a hospital a hospital
+                return f"{f.last_name()} {kind.group(0)}"
             return f.company()
         if entity in ("USERNAME",):
             return f.user_name()
@@ -277,6 +280,13 @@ class SurrogateMaker:
     def date(value: str, rng: random.Random) -> str:
         """A valid date in the same format (`standins.date`)."""
         return standins.date(value, rng)
+
+
+#: the kind of organisation its last words name, kept by its stand-in ("Lincoln High School", "St Mary's Hospital")
+_ORG_KIND = re.compile(r"\b(?:(?:High|Primary|Secondary|Middle|Elementary|Grammar|Junior|Senior|Public|Medical|Law|"
+                       r"Business|Community)\s)?(?:School|Academy|College|University|Hospital|Clinic|Surgery|"
+                       r"Medical Centre|Medical Center|Church|Mosque|Synagogue|Temple|Library|Bank|Credit Union|"
+                       r"Kindergarten|Nursery|Care Home|Pharmacy|Prison)$")
 
 
 def given_name_sex(name: str) -> str:

@@ -441,3 +441,17 @@ def test_an_age_typed_a_day_a_weekday_and_small_numbers_alone():
     h = Hit(0, 7, 9, "DATE", "12")
     PartContext.regroup(other, [h])
     assert h.entity == "DATE"  # a comma after a place, not a person
+
+
+def test_a_cued_name_takes_the_place_ner_cut_from_it_and_an_address_its_british_postcode():
+    text = "My neighbour Gintaras Petrauskas parks at 14 Birch Close, Leicester LE2 3QT."
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
+    part = PartContext(chat)
+    frag = Hit(0, 13, 21, "LOCATION", "Gintaras")
+    found = [frag]
+    new = part.cued(0, text, found)
+    assert found == [] and [(h.entity, h.text) for h in new] == [("PERSON", "Gintaras Petrauskas")]
+    a = text.index("14")
+    street = Hit(0, a, text.index("LE2") + 2, "STREET_ADDRESS", text[a:text.index("LE2") + 2])
+    PartContext.join_postcodes(text, [street])
+    assert street.text == "14 Birch Close, Leicester LE2 3QT"

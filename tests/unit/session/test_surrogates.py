@@ -36,6 +36,9 @@ def test_formats():
     assert re.fullmatch(r"\d{2}/\d{2}/\d{4}", make("DATE", "03/14/1985"))
     assert make("IP_ADDRESS", "10.1.2.3").startswith(("192.0.2.", "198.51.100.", "203.0.113."))
     assert make("LOCATION", "Texas") != "Texas"
+    school = make("ORGANIZATION", "Lincoln High School")  # the kind of organisation is kept
+    assert school.endswith(" High School") and not school.startswith("Lincoln")
+    assert make("ORGANIZATION", "St Mary's Hospital").endswith(" Hospital")
     assert re.fullmatch(r"sk-[a-zA-Z0-9]{20}", make("API_KEY", "sk-abcDEF1234567890abcd"))
     assert make("NARRATIVE", "a long story") == "[NARRATIVE_1]"
     assert make("FAMILY", "married") == "[FAMILY_1]"
