@@ -32,6 +32,11 @@ _POSSESSIVES = frozenset({"my", "our", "his", "her", "their", "your", "mine", "o
 #: what follows a product's name and never a person's (no possessive between): a version ("Django v4", "Django
 #: 4.2.1"), a software noun ("my Django app", "the Flask server"; nouns only, never a word that is also a verb of a
 #: person: "John logs in", "let Tom build it"); after a possessive, a code word ("Docker's COPY", "React's useEffect")
+#: what a programming language or a runtime has and a person has not: "Kotlin's coroutine scope", "Rust's borrow
+#: checker", "Python's GIL" (capitals are a code word already)
+_LANGUAGE_PARTS = (r"(?i:coroutines?|goroutines?|traits?|structs?|macros?|generics|decorators|closures|lifetimes|"
+                   r"borrow\s+checker|garbage\s+collector|type\s+system|standard\s+library|stdlib|event\s+loop|"
+                   r"runtime|compiler|interpreter|bytecode|syntax)\b")
 _PRODUCT_AFTER = re.compile(
     r"^\s+(?:v\d+(?:\.\d+)*\b|\d+\.\d+\.\d+\b|\d+\.x\b|(?i:app|apps|application|applications|project|projects|"
     r"server|servers|container|containers|image|images|cluster|clusters|api|apis|sdk|sdks|cli|library|libraries|"
@@ -42,8 +47,11 @@ _PRODUCT_AFTER = re.compile(
     r"firmware|binary|notebook|notebooks|dashboard|toolkit|toolchain|compiler|interpreter|dependency|dependencies|"
     r"exception|exceptions|schema|schemas|controller|controllers|widget|widgets|message|messages|post|posts|profile|"
     r"profiles|channel|channels|feed|inbox|notifications|listing|listings|ads|task|tasks|job|jobs|pipeline|pipelines|"
-    r"error|errors|warning|warnings|wrapper|script|scripts|release|releases|cache|registry|index)\b)"
+    r"error|errors|warning|warnings|wrapper|script|scripts|release|releases|cache|registry|index|consumer|consumers|"
+    r"producer|producers|topic|topics|broker|brokers|partition|partitions|coroutine|coroutines|kernel|bytecode|"
+    r"dataframe|dataframes|cmdlet|cmdlets|manifest|manifests)\b)"
     r"|^['’]s\s+(?:[A-Z]{2,}\b|[a-z]+[A-Z]\w*|\w+\(|\w*_\w+)")
+_LANGUAGE_OWNS = re.compile(r"['’]s\s+" + _LANGUAGE_PARTS)
 #: verbs that take a person and then a thing ("send John the docs", "give Anna access"): a noun after the name is
 #: the thing given, the name stays a person's
 _TWO_OBJECTS = re.compile(r"\b(?:send|sent|give|gave|given|show|showed|shown|email|e-mail|emailed|forward|forwarded|"
@@ -235,11 +243,14 @@ def product_after(text: str, h) -> bool:
 
 def product(text: str, h) -> bool:
     """A name its words make a product: a software noun or a version after it ("my Django app", "Jenkins 2.401.1"),
-    a possessive and a code word ("Docker's COPY"), unless a verb hands the noun to the person ("send Tom Baker
+    a possessive and a code word ("Docker's COPY") or, for a word no list holds as a name, a part of a programming
+    language ("Kotlin's coroutine scope"), unless a verb hands the noun to the person ("send Tom Baker
     documentation"); a single name after an indefinite article ("push to a Vec")."""
     value = h.text.strip()
     if product_after(text, h):
         return True
+    if _LANGUAGE_OWNS.match(text, h.end) and " " not in value and not listed_name(value):
+        return True  # "Kotlin's coroutine scope" (not "Anna's coroutine talk": a listed name may be a speaker's)
     return " " not in value and re.search(r"(?:^|\W)an?\s+$", text[max(0, h.start - 4):h.start]) is not None
 
 

@@ -15,7 +15,8 @@ def test_ordinary_words_are_not_names_unless_also_names():
 
 
 def test_product_cues():
-    for text, value in [("my Django app crashes", "Django"), ("Docker's COPY and ADD", "Docker"),
+    for text, value in [("How does Kotlin's coroutine scope cancel jobs?", "Kotlin"),
+                        ("the difference between Kafka consumer groups and partitions", "Kafka"),("my Django app crashes", "Django"), ("Docker's COPY and ADD", "Docker"),
                         ("Jenkins 2.401.1 fails", "Jenkins"), ("push to a Vec", "Vec"),
                         ("'Gradle task assembleDebug failed'", "Gradle")]:
         assert product(text, hit(text, value)), text
@@ -142,3 +143,8 @@ def test_things_compared_are_not_people():
     assert code_product(text, hit(text, "Prefect"))
     text = "Compare Oluwadamilare and Priya for the role."  # beside a listed name: people compared
     assert not code_product(text, hit(text, "Oluwadamilare"))
+
+
+def test_a_listed_name_owns_no_language_part():
+    text = "Anna's coroutine talk was great"
+    assert not product(text, hit(text, "Anna"))
