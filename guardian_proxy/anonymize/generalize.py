@@ -9,7 +9,7 @@
 | AMOUNT            | → order of magnitude: "EUR 5,443.70" → "EUR 1,000-10,000"; a country's adjective before the currency is dropped ("Turkish liras" → "liras") | [AMOUNT] | [AMOUNT] |
 | QUANTITY          | the number → "several"               | as L3                     | [QUANTITY]         |
 | CASE_NUMBER       | removed ("[…]")                      | removed                   | removed            |
-| FAMILY            | counts dropped ("three kids" → "kids"); marital status ("single dad" too) → [MARITAL_STATUS]; a parent's role ("mom of 2") → [FAMILY] | as L3 | [FAMILY] |
+| FAMILY            | counts dropped ("three kids" → "kids"); marital status ("single dad", "in a relationship" too) → [MARITAL_STATUS]; a parent's role ("mom of 2") → [FAMILY] | as L3 | [FAMILY] |
 | NRP, OCCUPATION, MEDICAL_CONDITION, others | [TYPE]      | [TYPE]                    | [TYPE]             |
 """
 
@@ -34,7 +34,8 @@ _NUMWORD = re.compile(r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|el
                       r"fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|"
                       r"ninety|hundred|thousand|million|billion|a couple of|a few|a dozen|dozens of|trio of|pair of|"
                       r"couple of)(?:[\s-](?:one|two|three|four|five|six|seven|eight|nine))?\b", re.I)
-_MARITAL = re.compile(r"\b(?:married|divorced|widowed|widow|widower|separated|engaged|remarried|single|lone)\b", re.I)
+_MARITAL = re.compile(r"\b(?:married|divorced|widowed|widow|widower|separated|engaged|remarried|single|lone|"
+                      r"relationship)\b", re.I)
 #: a parent's role ("mom of 2", "father of three", "dad to 3"): the person's own family status, not a count of others
 _PARENT = re.compile(r"\b(?:moms?|mums?|dads?|mothers?|fathers?|parents?|mama|papa)\b", re.I)
 _ORG_KIND = [

@@ -1,7 +1,9 @@
 """The adversary: given only the rewritten text (never the original), propose values for what was hidden.
 
 `DeterministicGuesser` reads the residue (residue.py): surviving partial masks, rare capitalised tokens,
-numbers, codes, dates and contact details, each with the confidence the cue deserves. `LLMGuesser` asks a
+numbers, codes, dates and contact details, each with the confidence the cue deserves; and what the text still
+says of its writer (self_disclosure.py: "lawyer here", "I'm 34", "being happily single"), the attribute
+an adversary reads off a rewrite that kept it (cue "self"). `LLMGuesser` asks a
 back end of guardian_proxy.llm (`chat_json`) for the hidden values, chunk by chunk; any back-end failure
 yields no guesses (the deterministic guesser still runs). `CombinedGuesser` pools both.
 """
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import logging
 
+from .. import self_disclosure
 from . import residue
 from .verifier import Guess
 
@@ -40,7 +43,8 @@ class DeterministicGuesser:
     name = "deterministic"
 
     def guess(self, text: str) -> list[Guess]:
-        return [Guess(c.value, c.confidence, c.kind) for c in residue.scan(text)]
+        out = [Guess(c.value, c.confidence, c.kind) for c in residue.scan(text)]
+        return out + [Guess(text[s:e], score, "self") for s, e, _, score in self_disclosure.find(text)]
 
 
 def chunks(text: str, size: int) -> list[str]:

@@ -12,6 +12,8 @@ from guardian_proxy.anonymize.generalize import family
     ("father of three", "[FAMILY]"),
     ("dad to 3 amazing kids", "[FAMILY] to amazing kids"),
     ("single mum", "[MARITAL_STATUS]"),
+    ("single", "[MARITAL_STATUS]"),
+    ("in a long-distance relationship", "[MARITAL_STATUS]"),
     ("divorced father of 4", "[MARITAL_STATUS]"),
     ("three kids", "kids"),
     ("my two sons", "my sons"),
