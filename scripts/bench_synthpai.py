@@ -76,7 +76,7 @@ def main() -> int:
     ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "bench")
     ap.add_argument("--limit", type=int, default=None, help="texts for the rows without an LLM (default all)")
     ap.add_argument("--llm-limit", type=int, default=12, help="texts for the rows with an LLM")
-    ap.add_argument("--llm-model", type=Path, default=GGUF, help="GGUF for the llama_cpp row ('' to skip it)")
+    ap.add_argument("--llm-model", default=str(GGUF), help="GGUF for the llama_cpp row ('' to skip it)")
     ap.add_argument("--llm-config", type=Path, help="settings YAML with an `llm:` section (another back end)")
     args = ap.parse_args()
     scorer = load_scorer(args.data.parent.parent)
@@ -96,9 +96,9 @@ def main() -> int:
     run("L5 rules (no LLM)", texts, "l5rules", "--level", "5")
     few = gold[: args.llm_limit]
     llm_rows = []
-    if str(args.llm_model) and args.llm_model.exists():
-        llm_rows.append((f"L5 llama_cpp {args.llm_model.name}", ("--level", "5", "--llm", "llama_cpp",
-                                                                  "--llm-model", str(args.llm_model))))
+    model = Path(args.llm_model) if args.llm_model else None  # Path('') would be '.', which exists
+    if model is not None and model.is_file():
+        llm_rows.append((f"L5 llama_cpp {model.name}", ("--level", "5", "--llm", "llama_cpp", "--llm-model", str(model))))
     if args.llm_config:
         llm_rows.append((f"L5 {args.llm_config.name}", ("--level", "5", "--config", str(args.llm_config))))
     if llm_rows:
