@@ -297,6 +297,67 @@ def _json_values(text: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]
     return values, keys
 
 
+#: how a system prompt tells the assistant who it is: "You are a support agent for Acme Cloud", "You work for …"
+_YOU_ARE = re.compile(r"(?:you\s+are|you['’]re|you\s+work|you\s+represent|you\s+answer|as\s+an?\s+\w+\s+"
+                      r"(?:for|at|of))\b", re.I)
+
+
+def _sentence_of(text: str, i: int) -> str:
+    """From the start of the sentence holding position `i` to `i`."""
+    a = i
+    while a > 0 and not _SENTENCE_END.match(text[a - 1]):
+        a -= 1
+    return text[a:i]
+
+
+#: formats, protocols and kinds of software that NER takes for an organisation ("Export to CSV fails")
+_TECH_TERMS = frozenset({
+    "csv", "tsv", "json", "jsonl", "xml", "yaml", "toml", "html", "css", "pdf", "sql", "api", "rest", "graphql",
+    "grpc", "sdk", "cli", "etl", "crm", "erp", "sso", "jwt", "oauth", "saml", "http", "https", "url", "uuid", "dns",
+    "tcp", "udp", "ssh", "tls", "ssl", "vpn", "cpu", "gpu", "ram", "ssd", "usb", "png", "jpeg", "jpg", "gif", "svg",
+    "mp3", "mp4", "zip", "xlsx", "docx", "txt", "llm", "ocr", "ide", "smtp", "imap", "ftp", "sftp", "ci", "cd", "sla",
+    "kpi", "okr", "faq", "orm", "cms", "cdn", "vm", "os", "ui", "ux", "qa", "seo", "b2b", "b2c", "saas", "iot",
+})
+#: JSON keys whose value is a person's name whatever its words ("first_name": "Oluwaseun")
+_PERSON_KEYS = frozenset({"first_name", "firstname", "given_name", "givenname", "last_name", "lastname", "surname",
+                          "family_name", "familyname", "full_name", "fullname", "customer_name", "contact_name",
+                          "author_name", "sender_name", "recipient_name", "patient_name", "employee_name",
+                          "display_name", "displayname", "user_full_name"})
+#: JSON keys whose value may be a person's name or anything else's ("name": "Olga Ivanova" or "Export job")
+_MAYBE_PERSON_KEYS = frozenset({"name", "author", "customer", "contact", "sender", "recipient", "owner", "assignee",
+                                "reporter", "patient", "employee", "user", "from", "to", "cc"})
+
+
+def keyed_names(text: str) -> list[tuple[int, int, str]]:
+    """Person names a JSON text (a tool's output, a pasted record) gives under a name key: any capitalised words
+    under a key that means a person's name ("first_name", "customer_name"), two to four words under a key that may
+    mean one ("name", "author", "assignee") when a given name starts them or a surname ends them and none is an
+    ordinary word ("name": "Olga Ivanova", not "Export job", "Grace Hopper Poster" nor "support-bot"). Values with escapes are left to the detector. Each as
+    (start, end, cue)."""
+    found = _json_values(text)
+    if found is None:
+        return []
+    values, keys = found
+    out = []
+    k = 0
+    for a, b in values:
+        while k < len(keys) and keys[k][1] < a:
+            k += 1
+        if not k:
+            continue
+        key = text[keys[k - 1][0]:keys[k - 1][1]].casefold().replace("-", "_")
+        value = text[a:b]
+        words = value.split()
+        if "\\" in value or not 1 <= len(words) <= 4 or not all(_NAME_WORD.fullmatch(w) and w[:1].isupper()
+                                                                 for w in words):
+            continue
+        if key in _PERSON_KEYS and not all(ordinary(w) for w in words) or key in _MAYBE_PERSON_KEYS and \
+                len(words) >= 2 and not any(ordinary(w) for w in words) and (listed_name(words[0]) or
+                                                                             listed_name(words[-1])):
+            out.append((a, b, f"a person's name under the JSON key {key!r}"))
+    return out
+
+
 def _inside(spans, start: int, end: int) -> bool:
     return any(a <= start and end <= b for a, b in spans)
 
@@ -320,6 +381,9 @@ def _not_a_persons(text: str, h: Hit, persons, seen: bool = False) -> str | None
         return "not a name's shape"
     if " " not in value.strip() and _LABEL_TO.match(text, h.end):
         return "field name"
+    words = value.split()
+    if len(words) >= 2 and ordinary(words[-1]) and not listed_name(words[0]):
+        return "not a name's shape"  # "Acme Cloud", "Export Job": a dictionary word ends it, no given name starts it
     if " " not in value.strip() and not listed_name(value):
         if value.islower() and not _CUE_BEFORE.search(text[max(0, h.start - 40):h.start]):
             return "not a name's shape"  # "$ npm test": a command; lower case with no cue names no one
@@ -425,7 +489,7 @@ class PartContext:
         value adds nothing. Each new one is remembered with its cue
         (`self.cues`, by the hit's identity) for the decision's provenance."""
         out = []
-        for a, b, cue in cued_names(text):
+        for a, b, cue in cued_names(text) + keyed_names(text):
             over = [h for h in found if h.start < b and a < h.end]
             same = [h for h in over if (h.start, h.end) == (a, b) and h.entity in ("LOCATION", "ORGANIZATION", "NRP")]
             if same:
@@ -517,6 +581,11 @@ class PartContext:
             words = _NAME_WORD.findall(value)  # a hyphenated name whole: "Min-jun"
             if words and all(ordinary(w) for w in words) and not any(c.isdigit() for c in value):
                 return "ordinary word"
+        if h.entity == "ORGANIZATION" and slot.role == "system" and _YOU_ARE.match(
+                _sentence_of(text, h.start).lstrip()):
+            return "the assistant's own organisation"  # "You are a support agent for Acme Cloud."
+        if h.entity == "ORGANIZATION" and value.strip().casefold() in _TECH_TERMS:
+            return "product"  # "Export to CSV fails": a format, a protocol, a kind of software
         if h.entity in ("LOCATION", "ORGANIZATION") and not known and not h.part and \
                 (_inner_cap(value) if h.entity == "LOCATION" else product_after(text, h)):
             return "product"  # "a LinkedIn message", "the Flask server" (an employer stays: "I work at PayPal")

@@ -455,3 +455,26 @@ def test_a_cued_name_takes_the_place_ner_cut_from_it_and_an_address_its_british_
     street = Hit(0, a, text.index("LE2") + 2, "STREET_ADDRESS", text[a:text.index("LE2") + 2])
     PartContext.join_postcodes(text, [street])
     assert street.text == "14 Birch Close, Leicester LE2 3QT"
+
+
+def test_a_tool_outputs_json_names_its_people_by_their_keys():
+    from guardian_proxy.session.context import keyed_names
+
+    text = json.dumps({"customer": {"name": "Olga Ivanova", "first_name": "Oluwaseun", "email": "o@x.org"},
+                       "items": [{"name": "Blue Widget"}, {"name": "Grace Hopper Poster"}], "assignee": "support-bot",
+                       "subject": "Export to CSV fails"})
+    assert [text[a:b] for a, b, _ in keyed_names(text)] == ["Olga Ivanova", "Oluwaseun"]
+    assert keyed_names("not json: {\"name\": \"Olga Ivanova\"") == []
+
+
+def test_what_an_agents_record_holds_besides_people():
+    system = "You are a support agent for Acme Cloud. Be concise."
+    record = json.dumps({"subject": "Export to CSV fails", "assignee": "support-bot"})
+    chat = chat_of({"model": "m", "messages": [{"role": "system", "content": system},
+                                               {"role": "tool", "tool_call_id": "c", "content": record}]})
+    part = PartContext(chat)
+    assert part.why_not(0, chat.slots[0], hit_at(chat, 0, "Acme Cloud", "ORGANIZATION")) == \
+        "the assistant's own organisation"
+    assert part.why_not(0, chat.slots[0], hit_at(chat, 0, "Acme Cloud", "PERSON")) == "not a name's shape"
+    i = next(k for k, s in enumerate(chat.slots) if "CSV" in s.text)
+    assert part.why_not(i, chat.slots[i], hit_at(chat, i, "CSV", "ORGANIZATION")) == "product"
