@@ -35,10 +35,9 @@ from .occupations import OCCUPATIONS
 
 Hit = tuple[int, int, str, float]
 
-#: job nouns that the general list leaves out because alone they are no job ("owner" of a car), but that name one
-#: in a self-description ("gym owner here")
-_EXTRA_JOBS = frozenset({"owner", "founder", "co-founder", "ceo", "dev", "grad", "nurse", "server", "bartender",
-                         "teacher", "physicist", "philosopher", "diplomat", "academic", "chemist", "biologist"})
+#: nouns that the general list leaves out because alone they are no job ("owner" of a car), but that name one in a
+#: self-description ("gym owner here"), and a few job nouns it lacks; nouns only: "academic life" is a topic
+_EXTRA_JOBS = frozenset({"owner", "founder", "co-founder", "dev", "grad", "physicist", "philosopher", "diplomat"})
 #: job nouns by their ending: "-ologist", "-ician", "-ographer", "-ineer", "-iatrist", "-therapist", "-ologer"
 _JOB_ENDING = re.compile(r"(?:ologist|ician|ographer|ineer|iatrist|therapist|ologer|pharmacist|analyst)\Z")
 #: words that end a job's noun phrase on its left ("math nerd turned| gym owner here", "yeah| pe teacher here")

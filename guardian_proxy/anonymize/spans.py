@@ -4,8 +4,9 @@
   value in any field (word-bounded, case-insensitive) becomes a span of the same type, and each part of a
   person's name ("Christou" after "Mrs Anna Evagorou Christou") is found on its own when capitalised. So is each
   word of a livelihood that English uses rarely ("reindeer", "grazing" after "reindeer herding", "winter grazing":
-  "his reindeer" tells the same trade; livelihoods.py). This is what keeps placeholders consistent and catches PII
-  split across JSON fields.
+  "his reindeer" tells the same trade; livelihoods.py), and each mention of a one-word job the writer names as their
+  own ("chef here … who's head chef": self_disclosure.py), though an ordinary word is otherwise not propagated. This
+  is what keeps placeholders consistent and catches PII split across JSON fields.
 - `titles`: a courtesy title ("Mr", "Dr.") is part of the person's name span after it, and a title before
   capitalised words no span covers is a person's name ("Mr Casey"): the title is personal (it says the sex) and
   left outside the span it would contradict the surrogate ("Mr Diane Johnston").
@@ -21,6 +22,7 @@ from functools import lru_cache
 
 import regex as re
 
+from .. import self_disclosure
 from ..institutions import INSTITUTION_HEADS, SPECIALISED
 from ..livelihoods import is_livelihood
 from ..types import ENTITIES, Span, TextField
@@ -142,19 +144,27 @@ def aliases(fields: list[TextField], spans: list[Span]) -> list[Span]:
     return out
 
 
+def _own_jobs(fields: list[TextField]) -> frozenset[str]:
+    """The one-word jobs the writer names as their own ("chef here", "as principal": self_disclosure.py)."""
+    return frozenset(f.text[a:b].lower() for f in fields for a, b, entity, _ in self_disclosure.find(f.text)
+                     if entity == "OCCUPATION" and " " not in f.text[a:b])
+
+
 def propagate(fields: list[TextField], spans: list[Span]) -> list[Span]:
     """The spans plus every other occurrence of their values (and of person-name parts) in all fields; a
     courtesy title is part of the name after it (`titles`); an acronym or a gloss right after a span, found or
     propagated, is one (`aliases`)."""
     spans = aliases(fields, titles(fields, spans))
+    own = _own_jobs(fields) if any(s.entity == "OCCUPATION" for s in spans) else frozenset()
     exact: dict[str, str] = {}  # lowercased value -> entity
     parts: dict[str, str] = {}  # name part (case-sensitive) -> entity
     for s in spans:
         v = s.text.strip()
         if len(v) < 2 or len(v) < 3 and not v.isupper() or s.entity not in PROPAGATE:
             continue
-        if not s.direct and v.islower() and " " not in v and zipf(v) >= COMMON_WORD:
-            continue  # one ordinary lower-case word ("lawyer", "disability") found once is not that value everywhere
+        if not s.direct and v.islower() and " " not in v and zipf(v) >= COMMON_WORD and v not in own:
+            continue  # one ordinary lower-case word ("lawyer", "disability") found once is not that value everywhere,
+            # unless the writer named it as their own job ("chef here"): then each "chef" tells it
         if v.isupper() and " " not in v and len(v) <= 8:
             parts.setdefault(v, s.entity)  # an acronym ("EAT", "PKK") only in capitals: "eat" is a word
             continue

@@ -36,6 +36,7 @@ def test_a_job_the_writer_names_is_an_occupation(text, expected):
     "Same here! Me too here.",
     "professions such as doctor or lawyer",         # a list of jobs, no one's
     "Student life is expensive everywhere.",        # a stage of life anyone writes about
+    "Academic life is full of twists.",             # an adjective: a topic, not a job
     "we worked hard as well as long",
 ])
 def test_words_that_name_no_ones_job_stay(text):
