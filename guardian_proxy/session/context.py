@@ -310,6 +310,15 @@ def _sentence_of(text: str, i: int) -> str:
     return text[a:i]
 
 
+#: kinds of work whose titles a sentence names: a single capitalised word no list holds is the title
+#: (a work's noun, then words, then a comparison or a naming word right before the title: "album came after
+#: Revolver", "a better film than Tenet"; not the noun alone: "the book Chiamaka lent me")
+_WORK_BEFORE = re.compile(r"\b(?:albums?|songs?|singles?|tracks?|books?|novels?|films?|movies?|episodes?|seasons?|"
+                          r"series|sitcoms?|operas?|musicals?|plays?|poems?|paintings?|games?|anime|manga|podcasts?|"
+                          r"soundtracks?|sequels?|prequels?)\b(?:[^.?!\n]{0,40}?\b(?:after|before|than|like|called|"
+                          r"titled|vs\.?|or))\s$", re.I)
+
+
 #: formats, protocols and kinds of software that NER takes for an organisation ("Export to CSV fails")
 _TECH_TERMS = frozenset({
     "csv", "tsv", "json", "jsonl", "xml", "yaml", "toml", "html", "css", "pdf", "sql", "api", "rest", "graphql",
@@ -385,6 +394,8 @@ def _not_a_persons(text: str, h: Hit, persons, seen: bool = False) -> str | None
     if len(words) >= 2 and ordinary(words[-1]) and not listed_name(words[0]):
         return "not a name's shape"  # "Acme Cloud", "Export Job": a dictionary word ends it, no given name starts it
     if " " not in value.strip() and not listed_name(value):
+        if _WORK_BEFORE.search(text, max(0, h.start - 60), h.start):
+            return "work or public person"  # "Which Beatles album came after Revolver?": a title, no one's name
         if value.islower() and not _CUE_BEFORE.search(text[max(0, h.start - 40):h.start]):
             return "not a name's shape"  # "$ npm test": a command; lower case with no cue names no one
         if _sentence_start(text, h.start) and _OBJECT_AFTER.match(text, h.end):

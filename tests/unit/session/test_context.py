@@ -478,3 +478,14 @@ def test_what_an_agents_record_holds_besides_people():
     assert part.why_not(0, chat.slots[0], hit_at(chat, 0, "Acme Cloud", "PERSON")) == "not a name's shape"
     i = next(k for k, s in enumerate(chat.slots) if "CSV" in s.text)
     assert part.why_not(i, chat.slots[i], hit_at(chat, i, "CSV", "ORGANIZATION")) == "product"
+
+
+def test_a_title_after_a_works_noun_and_a_comparison_is_no_ones_name():
+    text = "Which Beatles album came after Revolver? Is Inception a better film than Tenet? My friend Oluwadamilare " \
+           "loves that album. The book Chiamaka lent me was great."
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
+    part = PartContext(chat)
+    for value in ("Revolver", "Tenet"):
+        assert part.why_not(0, chat.slots[0], hit_at(chat, 0, value, "PERSON")) == "work or public person", value
+    for value in ("Oluwadamilare", "Chiamaka"):
+        assert keeps(chat, 0, value, "PERSON"), value
