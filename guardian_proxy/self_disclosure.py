@@ -7,8 +7,9 @@ prompts, typed as the quasi-identifier classes the rest of the project already h
 |                    | "math nerd turned gym owner here"); "<job> life" opening a clause ("chef  |            |
 |                    | life's hectic")                                                           |            |
 | post held          | "as" and a job without an article ("first meeting as principal")          | OCCUPATION |
-| education          | a qualified degree or diploma and its field ("my master's degree",        | OCCUPATION |
-|                    | "bachelor's degree in economics", "a diploma in gastronomy")              | (as DEGREES)|
+| education          | a qualified degree or diploma and its field, with the writer in the       | OCCUPATION |
+|                    | sentence or "here" after it ("my master's degree", "I'm studying for a    | (as DEGREES)|
+|                    | bachelor's degree in economics", "diploma in gastronomy here")            |            |
 | relationship       | "single" or "in a relationship" after a first-person or state verb ("I'm   | FAMILY     |
 |                    | single", "being happily single", "staying single"), or opening a clause as |            |
 |                    | its subject ("single life hasn't changed", "single but …")                 |            |
@@ -78,6 +79,8 @@ _DEGREE = re.compile(r"(?i)\b(?:(?:master|bachelor|associate)(?:[’']?s)?|docto
 _DEGREE_IN = re.compile(r"(?i)\b(?:my|a|an|his|her|their|our)[ \t]+(?:degree|diploma|phd|doctorate|masters|bachelors)"
                         r"[ \t]+in[ \t]+(?!(?:the|a|an|my|his|her|their|our|which|what|that|this|order|terms|part|"
                         r"line|question|some|any)\b)[\p{L}\-]+(?:[ \t]+(?:and|&)[ \t]+" + _NOT_FIELD + r"[\p{L}\-]+)?")
+#: "here" right after a value: the writer names it as theirs
+_HERE_AFTER = re.compile(r"[ \t]+here\b")
 #: "diploma in gastronomy here": a diploma and its field naming the writer
 _DIPLOMA_IN = re.compile(r"(?i)\b(?:degree|diploma)[ \t]+in[ \t]+[\p{L}\-]+(?=[ \t]+here\b)")
 #: what follows a relationship status: a clause mark or a word that is no noun it would qualify ("single, …",
@@ -178,10 +181,14 @@ def _self_named_jobs(text: str) -> list[Hit]:
 
 
 def _education(text: str) -> list[Hit]:
-    out = [(m.start(), m.end(), "OCCUPATION", 0.7) for pat in (_DEGREE, _DIPLOMA_IN) for m in pat.finditer(text)]
-    for m in _DEGREE_IN.finditer(text):
-        s = m.start() + len(m.group().split(None, 1)[0]) + 1  # the determiner is not the education
-        out.append((s, m.end(), "OCCUPATION", 0.7))
+    """A degree the writer holds or studies for: "here" after it, or the writer in its sentence ("my master's
+    degree", "I have a degree in economics"); "what does a master's degree cover?" asks about degrees, no one's."""
+    out = [(m.start(), m.end(), "OCCUPATION", 0.7) for m in _DIPLOMA_IN.finditer(text)]
+    for pat in (_DEGREE, _DEGREE_IN):
+        for m in pat.finditer(text):
+            s = m.start() + len(m.group().split(None, 1)[0]) + 1 if pat is _DEGREE_IN else m.start()  # no "a"/"my"
+            if _FIRST_PERSON.search(_sentence_of(text, m.start())) or _HERE_AFTER.match(text, m.end()):
+                out.append((s, m.end(), "OCCUPATION", 0.7))
     return out
 
 
@@ -230,4 +237,4 @@ def find(text: str) -> list[Hit]:
 
 #: every pattern of this module (the ReDoS test reads them)
 PATTERNS = (_HERE, _LIFE, _AS_POST, _DEGREE, _DEGREE_IN, _DIPLOMA_IN, _STATUS, _SINGLE, _AGE, _TAG, _SEX, _FIRST_PERSON,
-            _INCOME, _PHRASE_WORD, _JOB_ENDING)
+            _INCOME, _PHRASE_WORD, _JOB_ENDING, _HERE_AFTER)
