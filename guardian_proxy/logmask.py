@@ -47,11 +47,29 @@ _CACHED_CHARS = 512
 OWN_FIELDS = frozenset({"id", "ts", "session"})
 
 
+#: a text's masked form by the text (texts up to _CACHED_CHARS; emptied when it holds _MEMO_MAX): a record's
+#: strings repeat from request to request (field paths, recognizer names, explanations), and a hit here is one
+#: dict lookup where a call of `mask` costs a Python call and `lru_cache`'s own
+_MEMO: dict[str, str] = {}
+_MEMO_MAX = 16384
+
+
 def mask(text: str) -> str:
     """`text` with every value the recognisers find replaced by `[TYPE]`; other text unchanged."""
-    if not isinstance(text, str) or not text:
+    if type(text) is not str:
+        if not isinstance(text, str):
+            return text
+    elif (got := _MEMO.get(text)) is not None:
+        return got
+    if not text:
         return text
-    return _mask_cached(text) if len(text) <= _CACHED_CHARS else _mask(text, False)
+    if len(text) > _CACHED_CHARS:
+        return _mask(text, False)
+    got = _mask(text, False) if _MAYBE.search(text) else text
+    if len(_MEMO) >= _MEMO_MAX:
+        _MEMO.clear()
+    _MEMO[text] = got
+    return got
 
 
 def mask_host(host: str) -> str:
@@ -59,11 +77,6 @@ def mask_host(host: str) -> str:
     if not isinstance(host, str) or not host:
         return host
     return _mask_host_cached(host) if len(host) <= _CACHED_CHARS else _mask(host, True)
-
-
-@functools.lru_cache(maxsize=16384)
-def _mask_cached(text: str) -> str:
-    return _mask(text, False) if _MAYBE.search(text) else text
 
 
 @functools.lru_cache(maxsize=4096)
@@ -115,19 +128,34 @@ def _mask(text: str, host: bool) -> str:
     return "".join(out)
 
 
+_PLAIN = frozenset({int, float, bool, type(None)})
+
+
 def mask_value(value, keep: frozenset[str] = frozenset()):
     """Every string in a JSON-like value masked (dict keys too), except under the top-level keys in `keep`."""
     t = type(value)
     if t is str:
-        return mask(value)
+        got = _MEMO.get(value)
+        return mask(value) if got is None else got
     if t is dict:
-        return {(mask(k) if type(k) is str else k): (v if k in keep else mask_value(v)) for k, v in value.items()}
+        out = {}
+        for k, v in value.items():
+            if type(k) is str:
+                mk = _MEMO.get(k)
+                mk = mask(k) if mk is None else mk
+            else:
+                mk = k
+            if k in keep or type(v) in _PLAIN:
+                out[mk] = v
+            elif type(v) is str:
+                got = _MEMO.get(v)
+                out[mk] = mask(v) if got is None else got
+            else:
+                out[mk] = mask_value(v)
+        return out
     if t is list or t is tuple:
         return [mask_value(v) for v in value]
     return value
-
-
-_PLAIN = (int, float, bool, type(None))
 
 
 def mask_record(rec: dict, keep: frozenset[str] = OWN_FIELDS) -> dict:
@@ -140,7 +168,11 @@ def mask_record(rec: dict, keep: frozenset[str] = OWN_FIELDS) -> dict:
         if k in keep or t in _PLAIN:
             out[k] = v
         elif t is str:
-            out[k] = mask_host(v) if k == "host" else mask(v)
+            if k == "host":
+                out[k] = mask_host(v)
+            else:
+                got = _MEMO.get(v)
+                out[k] = mask(v) if got is None else got
         else:
             out[k] = mask_value(v)
     return out
