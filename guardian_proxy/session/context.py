@@ -201,6 +201,26 @@ def _countries() -> frozenset[str]:
     return frozenset(str(c).casefold() for c in Provider.countries)
 
 
+@cache
+def _regions() -> frozenset[str]:
+    """Countries and the first-level regions of the largest English-speaking countries and India (US states,
+    Canadian provinces, Australian states, the UK's nations): places of millions, whose laws and taxes a question
+    is often about."""
+    from faker.providers.address.en_AU import Provider as AU
+    from faker.providers.address.en_CA import Provider as CA
+    from faker.providers.address.en_IN import Provider as IN
+    from faker.providers.address.en_US import Provider as US
+
+    names = [*US.states, *CA.provinces, *AU.states, *IN.states, "England", "Scotland", "Wales", "Northern Ireland"]
+    return _countries() | frozenset(n.casefold() for n in names)
+
+
+def _next_year(value: str) -> bool:
+    """A tax or school year: a year and the next one's last two digits or whole ("2025/26", "2024-2025")."""
+    m = re.fullmatch(r"((?:19|20)\d\d)[/-](\d\d|\d{4})", value.strip())
+    return bool(m) and int(m.group(2)) % 100 == (int(m.group(1)) + 1) % 100
+
+
 def wordy(text: str) -> bool:
     """Words only, each an ordinary word or a role name: a label, not a name."""
     words = _WORD.findall(text)
@@ -602,6 +622,8 @@ class PartContext:
             return "product"  # "a LinkedIn message", "the Flask server" (an employer stays: "I work at PayPal")
         if h.entity == "CASE_NUMBER" and _LAW_BEFORE.search(text, max(0, h.start - 30), h.start):
             return "law or standard"  # "compensation under EU261", "compliant with ISO 27001", "per RFC 9110"
+        if h.entity in ("CASE_NUMBER", "DATE", "DATE_TIME") and _next_year(value):
+            return "tax or school year"  # "the tax on a salary for 2025/26"
         if h.entity == "AMOUNT" and _HASH_BEFORE.search(text, max(0, h.start - 1), h.start):
             return "reference number"  # "#412"
         if h.entity in ("DATE", "DATE_TIME") and value.isdigit() and len(value) == 4 and (
@@ -623,6 +645,8 @@ class PartContext:
             return "language"  # "Translate to German:", "reply in Spanish": the task's language, no one's origin
         if h.entity in ("LOCATION", "NRP") and not known and _TRIP_BEFORE.search(text, max(0, h.start - 40), h.start):
             return "trip asked about"  # "Plan a 3-day itinerary in Kyoto for a family …": where to go, not to live
+        if h.entity in ("LOCATION", "NRP") and not known and value.strip().casefold() in _regions():
+            return "region"  # "I'm a landlord in Texas": the law asked about; a state or a country holds millions
         if h.entity in _PLACES and not known and not self._tied(text, h, persons):
             return "fact"
         return None

@@ -489,3 +489,15 @@ def test_a_title_after_a_works_noun_and_a_comparison_is_no_ones_name():
         assert part.why_not(0, chat.slots[0], hit_at(chat, 0, value, "PERSON")) == "work or public person", value
     for value in ("Oluwadamilare", "Chiamaka"):
         assert keeps(chat, 0, value, "PERSON"), value
+
+
+def test_a_region_and_a_tax_year_are_what_a_question_is_about():
+    text = "I'm a landlord in Texas and my tenant lives in Austin. What's the tax in Scotland for 2025/26 and 2024-2025?"
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
+    part = PartContext(chat)
+    slot = chat.slots[0]
+    assert part.why_not(0, slot, hit_at(chat, 0, "Texas", "LOCATION")) == "region"
+    assert part.why_not(0, slot, hit_at(chat, 0, "Scotland", "LOCATION")) == "region"
+    assert part.why_not(0, slot, hit_at(chat, 0, "2025/26", "CASE_NUMBER")) == "tax or school year"
+    assert part.why_not(0, slot, hit_at(chat, 0, "2024-2025", "DATE")) == "tax or school year"
+    assert keeps(chat, 0, "Austin", "LOCATION")  # a city the tenant lives in
