@@ -175,7 +175,8 @@ def _self_named_jobs(text: str) -> list[Hit]:
             out.append((*span, "OCCUPATION", 0.65))
     for m in _AS_POST.finditer(text):
         words = m.group(1).lower().split()
-        if _is_job(words[-1]) and words[-1] not in _NOT_POSTS and m.group(1).islower():
+        if _is_job(words[-1]) and words[-1] not in _NOT_POSTS and m.group(1).islower() \
+                and (_FIRST_PERSON.search(_sentence_of(text, m.start())) or not _asks(text, m.start())):
             out.append((m.start(1), m.end(1), "OCCUPATION", 0.65))
     return out
 
@@ -196,6 +197,21 @@ def _sentence_of(text: str, i: int) -> str:
     a = max(text.rfind(c, 0, i) for c in ".!?\n")
     b = min((j for j in (text.find(c, i) for c in ".!?\n") if j >= 0), default=len(text))
     return text[a + 1: b]
+
+
+#: the first word of a question or an instruction: such a sentence asks about the world ("What does one do as
+#: principal investigator?", "Explain the role of someone serving as principal"), it reports nothing of the writer
+_ASKING = frozenset({"what", "how", "who", "why", "when", "where", "which", "can", "could", "should", "would", "is",
+                     "are", "does", "do", "did", "explain", "describe", "write", "list", "tell", "give", "summarize",
+                     "summarise", "define", "compare", "draft", "translate", "create", "generate", "suggest"})
+
+
+def _asks(text: str, i: int) -> bool:
+    """Is the sentence around `i` a question or an instruction (and so about no one in particular)?"""
+    a = max(text.rfind(c, 0, i) for c in ".!?\n") + 1
+    b = min((j for j in (text.find(c, i) for c in ".!?\n") if j >= 0), default=len(text))
+    first = _PHRASE_WORD.search(text, a, i)
+    return text[b: b + 1] == "?" or (first is not None and first.group().lower() in _ASKING)
 
 
 def _relationship(text: str) -> list[Hit]:

@@ -38,6 +38,8 @@ def test_a_job_the_writer_names_is_an_occupation(text, expected):
     "Student life is expensive everywhere.",        # a stage of life anyone writes about
     "Academic life is full of twists.",             # an adjective: a topic, not a job
     "we worked hard as well as long",
+    "What does someone do as principal investigator?",   # a question about the world
+    "Explain the duties of a deputy serving as principal.",  # an instruction
 ])
 def test_words_that_name_no_ones_job_stay(text):
     assert [e for _, e in found(text) if e == "OCCUPATION"] == []
