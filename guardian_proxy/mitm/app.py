@@ -18,6 +18,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from mitmproxy import exceptions
+from mitmproxy.addonmanager import safecall, traverse
+
 from ..config import LimitSettings, load_settings
 from ..connections import ConnectionGuard
 from ..dns_answer import DnsAnswer, ScriptDnsAnswer
@@ -135,9 +138,6 @@ class HookIndex:
         return got
 
     async def trigger_event(self, event) -> None:
-        from mitmproxy import exceptions
-        from mitmproxy.addonmanager import safecall
-
         invoke = self.manager.invoke_addon
         for addon in self.asked(event.name):
             try:
@@ -148,9 +148,6 @@ class HookIndex:
 
     def trigger(self, event) -> None:
         """mitmproxy's synchronous `trigger` the same way (its log records reach the addons so: `add_log`)."""
-        from mitmproxy import exceptions
-        from mitmproxy.addonmanager import safecall
-
         invoke = self.manager.invoke_addon_sync
         for addon in self.asked(event.name):
             try:
@@ -164,8 +161,6 @@ def _has_hook(addon, name: str) -> bool:
     """Whether mitmproxy's `invoke_addon(addon, event)` would find anything to call (or to complain about) for hook
     `name`: an attribute of that name that is truthy on the addon or one of its children; an addon whose children
     may change, always."""
-    from mitmproxy.addonmanager import traverse
-
     if hasattr(addon, "addons") and not isinstance(addon, (GuardianChain, QuietAddons)):
         return True
     return any(getattr(a, name, None) for a in traverse([addon]))
