@@ -339,6 +339,11 @@ _WORK_BEFORE = re.compile(r"\b(?:albums?|songs?|singles?|tracks?|books?|novels?|
                           r"titled|vs\.?|or))\s$", re.I)
 
 
+#: a possessive before a role: the role is the person's relation to the user ("my new manager", "our lawyer")
+_RELATION_BEFORE = re.compile(r"\b(?:my|our|your)\s(?:(?:new|old|former|current|previous|future|line|family|"
+                              r"own)\s)?$", re.I)
+
+
 #: formats, protocols and kinds of software that NER takes for an organisation ("Export to CSV fails")
 _TECH_TERMS = frozenset({
     "csv", "tsv", "json", "jsonl", "xml", "yaml", "toml", "html", "css", "pdf", "sql", "api", "rest", "graphql",
@@ -615,6 +620,8 @@ class PartContext:
         if h.entity == "ORGANIZATION" and slot.role == "system" and _YOU_ARE.match(
                 _sentence_of(text, h.start).lstrip()):
             return "the assistant's own organisation"  # "You are a support agent for Acme Cloud."
+        if h.entity == "OCCUPATION" and _RELATION_BEFORE.search(text, max(0, h.start - 24), h.start):
+            return "a role to the user"  # "my new manager", "our lawyer": who they are to the user, not a job held
         if h.entity == "ORGANIZATION" and value.strip().casefold() in _TECH_TERMS:
             return "product"  # "Export to CSV fails": a format, a protocol, a kind of software
         if h.entity in ("LOCATION", "ORGANIZATION") and not known and not h.part and \

@@ -422,9 +422,18 @@ def asked_about(text: str, h) -> bool:
 _JOINERS = frozenset({"and", "or", "vs", "vs.", "versus", "&"})
 
 
+#: a sentence about software: two unlisted words compared in it are tools ("for scheduling nightly ETL jobs")
+_TECH_SENTENCE = re.compile(r"\b(?:jobs?|schedul\w+|pipelines?|frameworks?|librar(?:y|ies)|databases?|orchestrat\w+|"
+                            r"deploy\w*|ETL|APIs?|SDKs?|queues?|clusters?|containers?|servers?|backends?|frontends?|"
+                            r"stack|tooling|plugins?|packages?|builds?|CI|workflows?|compil\w+|runtimes?|benchmarks?|"
+                            r"latency|throughput|migrations?|ORMs?|quer(?:y|ies)|code|coding|programming|language|"
+                            r"developers?|apps?|software|cloud|hosting|framework|editor|IDE|linter|bundler)\b")
+
+
 def _unlisted_sibling(text: str, h) -> bool:
     """Whether `h` is joined ("and", "or", "vs", a comma) to a capitalised word that no list holds as a name
-    either: two such words side by side are things compared, not people ("Compare Airflow and Prefect")."""
+    either, in a sentence about software: two such words side by side are tools compared, not people ("Compare
+    Airflow and Prefect for scheduling nightly ETL jobs"; not "Compare Kemi and Tunde for the team lead role")."""
     before, after = text[max(0, h.start - 40):h.start].split(), text[h.end:h.end + 40]
     if before and before[-1].casefold() in _JOINERS and len(before) > 1:
         sibling = before[-2]
@@ -437,7 +446,7 @@ def _unlisted_sibling(text: str, h) -> bool:
     sibling = sibling.strip(",.;:!?()")
     if not sibling[:1].isupper() or not sibling.isalpha():
         return False
-    return not listed_name(sibling)
+    return not listed_name(sibling) and bool(_TECH_SENTENCE.search(_sentence(text, h.start, h.end)))
 
 
 def code_product(text: str, h) -> bool:

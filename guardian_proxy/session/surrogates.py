@@ -266,9 +266,8 @@ class SurrogateMaker:
         if entity == "OCCUPATION":
             return standins.case_like(f.job().split(",")[0], value)
         if entity == "AGE":
-            return _NUM.sub(lambda m: str(max(1, int(float(m.group(0).replace(",", ""))) + rng.choice([-5, -4, -3,
-                                                                                                     -2, 2, 3, 4, 5]))),
-                            value) if _NUM.search(value) else None
+            return _NUM.sub(lambda m: _near_age(int(float(m.group(0).replace(",", ""))), rng), value) \
+                if _NUM.search(value) else None
         if entity == "AMOUNT":
             return _NUM.sub(lambda m: _scale_number(m.group(0), rng.uniform(0.75, 1.3)), value) \
                 if _NUM.search(value) else None
@@ -287,6 +286,17 @@ _ORG_KIND = re.compile(r"\b(?:(?:High|Primary|Secondary|Middle|Elementary|Gramma
                        r"Business|Community)\s)?(?:School|Academy|College|University|Hospital|Clinic|Surgery|"
                        r"Medical Centre|Medical Center|Church|Mosque|Synagogue|Temple|Library|Bank|Credit Union|"
                        r"Kindergarten|Nursery|Care Home|Pharmacy|Prison)$")
+
+
+def _near_age(age: int, rng: random.Random) -> str:
+    """Another age of the same stage of life: a child's or a teenager's within two years (never across 13 or 18:
+    a 15-year-old with anorexia does not become 10), an adult's within two to five years."""
+    if age < 18:
+        lo, hi = (1, 12) if age < 13 else (13, 17)
+        choices = [a for a in range(age - 2, age + 3) if a != age and lo <= a <= hi]
+    else:
+        choices = [age + d for d in (-5, -4, -3, -2, 2, 3, 4, 5) if age + d >= 18]
+    return str(rng.choice(choices)) if choices else str(age)
 
 
 def given_name_sex(name: str) -> str:

@@ -501,3 +501,16 @@ def test_a_region_and_a_tax_year_are_what_a_question_is_about():
     assert part.why_not(0, slot, hit_at(chat, 0, "2025/26", "CASE_NUMBER")) == "tax or school year"
     assert part.why_not(0, slot, hit_at(chat, 0, "2024-2025", "DATE")) == "tax or school year"
     assert keeps(chat, 0, "Austin", "LOCATION")  # a city the tenant lives in
+
+
+def test_a_role_after_my_is_a_relation_and_people_compared_stay_people():
+    from guardian_proxy.session.namecues import code_product
+
+    text = "Tell me about Jessica Alvarez, my new manager at Stripe. I work as a nurse."
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
+    part = PartContext(chat)
+    assert part.why_not(0, chat.slots[0], hit_at(chat, 0, "new manager", "OCCUPATION")) == "a role to the user"
+    assert keeps(chat, 0, "nurse", "OCCUPATION")
+    text = "Compare Kemi and Tunde for the team lead role."  # no software in the sentence: people
+    start = text.index("Tunde")
+    assert not code_product(text, Hit(0, start, start + 5, "PERSON", "Tunde"))

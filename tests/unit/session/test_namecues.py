@@ -139,8 +139,10 @@ def test_things_compared_are_not_people():
 
     text = "Compare Airflow and Prefect for scheduling nightly ETL jobs."
     assert code_product(text, hit(text, "Prefect"))
-    text = "Should I pick Prefect or Dagster?"
+    text = "Should I pick Prefect or Dagster for my data pipelines?"
     assert code_product(text, hit(text, "Prefect"))
+    text = "Compare Kemi and Tunde for the team lead role."  # no software in the sentence: people compared
+    assert not code_product(text, hit(text, "Tunde"))
     text = "Compare Oluwadamilare and Priya for the role."  # beside a listed name: people compared
     assert not code_product(text, hit(text, "Oluwadamilare"))
 

@@ -97,3 +97,13 @@ def test_a_kin_noun_says_the_sex_of_a_name_the_lists_do_not_know():
     for seed in range(10):
         first = maker.person("Kenji Watanabe", seed, {}, lambda c: False, "m").split()[0]
         assert given_name_sex(first) != "f", first
+
+
+def test_an_ages_stand_in_keeps_the_stage_of_life():
+    from guardian_proxy.session.surrogates import _near_age
+
+    rng = random.Random(7)
+    for age, lo, hi in [(15, 13, 17), (13, 13, 15), (9, 7, 11), (2, 1, 4), (34, 29, 39), (19, 18, 24)]:
+        for _ in range(30):
+            other = int(_near_age(age, rng))
+            assert other != age and lo <= other <= hi, (age, other)
