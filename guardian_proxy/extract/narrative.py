@@ -22,6 +22,11 @@ Hit = tuple[int, int, str, float]
 
 _CAP = r"\p{Lu}[\p{L}'’\-]*"  # a capitalised word (Unicode)
 _NAME = r"\p{Lu}[\p{L}'’\-]+"
+#: a street's name after its kind: capitalised words and the articles between them ("des Lilas", "de Alcalá")
+_STREET_LINK = r"(?:de\s+la|de\s+los|de\s+las|de|del|des|du|di|della|dello|dei|delle|da|do|dos|das|la|le|les|el|los|las|d['’]|l['’])"
+_STREET_WORDS = rf"(?:{_STREET_LINK}\s*)?{_CAP}(?:\s+(?:{_STREET_LINK}\s*)?{_CAP}){{0,3}}"
+#: a postcode after an address ("…, 69003 Lyon": the town, a place of thousands or millions, is a place of its own)
+_TOWN = r"(?:,\s+\d{4,5}(?=\s+\p{Lu}))?"
 _TZ = r"(?:UTC|GMT|IST|CET|CEST|EET|EEST|BST|EST|EDT|CST|CDT|MST|MDT|PST|PDT|AEST|AEDT|NZST|NZDT|PHT|SGT|JST)"
 _NUMW = lx.NUMBER_WORDS
 
@@ -58,7 +63,12 @@ PATTERNS: list[tuple[str, float, re.Pattern]] = [
     ("CASE_NUMBER", 0.8, re.compile(r"\b(?=[A-Z0-9/-]*\d)(?=[A-Z0-9/-]*[A-Z])[A-Z0-9]{1,6}(?:[-/][A-Z0-9]{1,12}){1,4}\b")),
     ("CASE_NUMBER", 0.8, re.compile(r"\b[A-Z]{1,3}\d{3,}[A-Z]?\b")),
     ("CASE_NUMBER", 0.8, re.compile(r"\b0x[0-9A-Fa-f]{2,}\b")),
-    ("CASE_NUMBER", 0.7, re.compile(r"\b\d{4}:\d{1,5}\b")),
+    ("CASE_NUMBER", 0.7, re.compile(r"\b(?:1[89]|20)\d\d:\d{1,5}\b")),  # "NJA 2019:123" (not a port pair "8000:8000")
+    # a booking's, an order's or a ticket's reference after its name: letters and digits mixed ("Booking reference
+    # QX7T2M", "PNR: K9XW4T", "confirmation code 7HJ2KQ")
+    ("CASE_NUMBER", 0.8, re.compile(r"(?i:\b(?:booking|reservation|confirmation|record\s+locator|PNR|ticket|order)"
+                                    r"(?:\s+(?:reference|ref\.?|number|no\.?|code|id))?(?:\s+is)?\s*[:#]?\s*)\K"
+                                    r"(?=[A-Z0-9]{0,9}\d)(?=[A-Z0-9]{0,9}[A-Z])[A-Z0-9]{5,10}\b")),
     ("GOVERNMENT_ID", 0.85, re.compile(r"\b\d{3}-\d{2}-\d{4}\b")),
     # money and quantities
     ("AMOUNT", 0.9, re.compile(rf"(?:(?:approximately|approx\.|about|some|around|over|nearly|almost)\s)?"
@@ -107,6 +117,10 @@ PATTERNS: list[tuple[str, float, re.Pattern]] = [
     ("STREET_ADDRESS", 0.85, re.compile(rf"\b(?:\d{{1,5}}[A-Za-z]?\s+)?{_CAP}(?:\s+{_CAP}){{0,3}}(?:\s+\d{{1,5}}[A-Za-z]?)?"
                                         rf",\s+{_CAP}(?:[\s-]{_CAP}){{0,2}},\s+{_CAP}(?:\s+{_CAP}){{0,2}}\s+"
                                         r"(?:\d{5}(?:-\d{4})?|[A-Z]{1,2}\d[A-Z\d]?\s?\d[A-Z]{2}|\d{4,6})\b")),
+    # the street's kind first, as French, Spanish, Italian, Portuguese and Catalan write it, the number before or
+    # after, perhaps a postcode before the town ("5 Rue des Lilas, 69003 Lyon", "Calle de Alcalá 48, 28014 Madrid")
+    ("STREET_ADDRESS", 0.85, re.compile(rf"\b\d{{1,4}}[A-Za-z]?,?\s+(?:{lx.STREET_FIRST})\s+{_STREET_WORDS}{_TOWN}")),
+    ("STREET_ADDRESS", 0.85, re.compile(rf"\b(?:{lx.STREET_FIRST})\s+{_STREET_WORDS},?\s+\d{{1,4}}[A-Za-z]?\b{_TOWN}")),
     ("STREET_ADDRESS", 0.75, re.compile(rf"\b(?:{_CAP}\s+){{1,3}}(?:Street|Road|Avenue|Lane|Boulevard|Marg|Drive|Caddesi|"
                                         rf"Sokak|Strasse|Straße|Throughway)\b")),
     # demographics and health

@@ -43,9 +43,20 @@ def test_labels_are_in_the_shared_vocabulary():
     ("he suffers from gonarthrosis in both knees", "gonarthrosis", "MEDICAL_CONDITION"),
     ("as a loan officer, maintaining data", "loan officer", "OCCUPATION"),
     ("Contact: 02272869686 / x", "02272869686", "PHONE_NUMBER"),
+    ("I live at 5 Rue des Lilas, 69003 Lyon. Which tram", "5 Rue des Lilas, 69003", "STREET_ADDRESS"),
+    ("I live at Calle de Alcalá 48, 28014 Madrid. Is there", "Calle de Alcalá 48, 28014", "STREET_ADDRESS"),
+    ("the renovation at Via Roma 12, Bologna.", "Via Roma 12", "STREET_ADDRESS"),
+    ("cancelled. Booking reference QX7T2M. What", "QX7T2M", "CASE_NUMBER"),
+    ("reported in NJA 2019:123 and", "2019:123", "CASE_NUMBER"),
 ])
 def test_recognizers(text, value, label):
     assert has(text, value, label), found(text)
+
+
+def test_no_address_nor_case_number_without_its_shape():
+    for text in ("Place the eggs in 3 bowls", "Via Appia is old", 'ports: ["8000:8000"]', "the order was late",
+                 "booking reference ABCDEF"):
+        assert not {lab for _, lab in found(text)} & {"STREET_ADDRESS", "CASE_NUMBER"}, (text, found(text))
 
 
 def test_legal_references_are_not_quasi_identifiers():
