@@ -50,9 +50,10 @@ CORPORA = {"dev": ROOT / "tests" / "fixtures" / "prompts" / "prompts.yaml",
            "holdout5": ROOT / "tests" / "fixtures" / "prompts" / "holdout5.yaml",
            "holdout6": ROOT / "tests" / "fixtures" / "prompts" / "holdout6.yaml",
            "holdout7": ROOT / "tests" / "fixtures" / "prompts" / "holdout7.yaml",
-           "holdout8": ROOT / "tests" / "fixtures" / "prompts" / "holdout8.yaml"}
+           "holdout8": ROOT / "tests" / "fixtures" / "prompts" / "holdout8.yaml",
+           "holdout9": ROOT / "tests" / "fixtures" / "prompts" / "holdout9.yaml"}
 #: sets not yet scored: `--set all` leaves them out, so that scoring every set does not score them by the way
-UNSCORED = frozenset({"holdout8"})
+UNSCORED = frozenset({"holdout9"})
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
 
