@@ -80,6 +80,11 @@ def test_two_gateways_on_one_redis_act_as_one(tmp_path, redis_server, redis_pref
     ca = confdir / "mitmproxy-ca-cert.pem"
     for d in ("one", "a", "b"):
         (tmp_path / d).mkdir()
+    # the baseline holds the fleet's vault key too, so its stand-ins are the fleet's: a reply that echoes part of a
+    # stand-in (a street's name without its number) reads the same through either
+    (tmp_path / "one" / "state").mkdir()
+    (tmp_path / "one" / "state" / "vault.key").write_text(key.read_text())
+    (tmp_path / "one" / "state" / "vault.key").chmod(0o600)
 
     # the baseline: the same conversation through one gateway of its own (local state)
     one = start_proxy(tmp_path / "one", srv.port, extra=["--config", str(local), "--confdir", str(confdir)])
