@@ -213,7 +213,8 @@ def test_a_hyphenated_given_name_is_replaced_whole(gateway):
     d = gateway.evaluate(chat(m, key="sk-hyphen"), log=False)
     assert d.action == "transform" and d.rule == "chat-session"
     text = sent(d)["messages"][0]["content"]
-    assert "Min" not in text and "Park" not in text and text.startswith("My colleague ")
+    # whole words: a stand-in may hold them inside its own ("Kurt Parker")
+    assert not re.search(r"\b(?:Min|jun|Park)\b", text) and text.startswith("My colleague ")
 
 
 def test_a_conversation_moves_every_year_alike(gateway):
