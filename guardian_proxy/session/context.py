@@ -443,10 +443,7 @@ def _language(text: str, h: Hit) -> bool:
     before = text[max(0, h.start - 8):h.start].casefold().split()
     if not before or before[-1] not in ("in", "into", "to", "from"):
         return False
-    a = h.start
-    while a > 0 and not _SENTENCE_END.match(text[a - 1]):
-        a -= 1
-    return bool(_LANGUAGE_VERB.search(text, a, h.start))
+    return bool(_LANGUAGE_VERB.search(_sentence_of(text, h.start)))
 
 
 class PartContext:
