@@ -53,9 +53,12 @@ CORPORA = {"dev": ROOT / "tests" / "fixtures" / "prompts" / "prompts.yaml",
            "holdout8": ROOT / "tests" / "fixtures" / "prompts" / "holdout8.yaml",
            "holdout9": ROOT / "tests" / "fixtures" / "prompts" / "holdout9.yaml"}
 #: sets not yet scored: `--set all` leaves them out, so that scoring every set does not score them by the way
-UNSCORED = frozenset({"holdout9"})
+UNSCORED: frozenset[str] = frozenset()
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
+
+#: the words of an address's flat, suite or floor line
+_UNIT_WORDS = frozenset({"unit", "apt", "apartment", "flat", "suite", "floor", "room", "level", "building"})
 
 def load(which: str = "dev") -> list[dict]:
     import yaml
@@ -136,8 +139,10 @@ def judge(case: dict, out: str | None) -> dict:
     moved = _changed_tokens(text, out)
     gone = {(s, e) for s, e, _ in moved}
     # a value partly left: one of its capitalised words left as typed ("Min-alison Robbins" for "Min-jun Park")
+    # (not the word of a flat's or a suite's line, "Unit 3" → "Unit 8": it says what the number is, of anyone's)
     partly = [v for v in personal if v not in out and any(
         (m.start(), m.end()) not in gone and m.group(0)[:1].isupper() and not m.group(0).isupper()
+        and m.group(0).casefold() not in _UNIT_WORDS
         for a, b in spans_of(text, [v]) for m in _TOKEN.finditer(text, a, b) if m.group(0).isalpha())]
     for s, e, tok in moved:
         where = "personal" if _inside(mine, s, e) else "either" if _inside(either, s, e) else "other"

@@ -91,7 +91,9 @@ _WORD = re.compile(r"\p{L}[\p{L}'’\-]*|\d+(?:st|nd|rd|th)?")
 _APPROX = re.compile(r"(?i)(?:between|from|approximately|about|around|nearly|almost|roughly|circa|some)\s+(?=(?:\S+\s+)?\S*\d)")
 _ETHNIC_PERSON = re.compile(ETHNIC_PERSON, re.I)
 _SEP = re.compile(r"\s*(?:\||\n|:\s|\s:)\s*")
-_SENT_START = re.compile(r"(?:^|[\n.!?:;•\-–—(“\"]|\d\.)\s*$")
+#: where a sentence or a quotation begins: a capitalised word there is capitalised for grammar ("show 'Hydration
+#: failed because …'", "‘Build failed'"), so it is a name only if it is rare or a known name
+_SENT_START = re.compile(r"(?:^|[\n.!?:;•\-–—(“‘\"]|\d\.|(?:^|\s)')\s*$")
 _TITLED = re.compile(r"(?:(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Sir|Dame|Lady|Lord|Judge)\.?\s+\S|(?:\p{Lu}\.\s?)+\p{Lu})")
 _STOP = {"of", "the", "for", "and", "&", "de", "du", "la", "le", "des", "to", "in", "on", "at", "a", "an", "its"}
 

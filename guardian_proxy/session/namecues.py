@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from ..occupations import OCCUPATIONS
 from ..person_names import WORLD, faker_names
 from .surrogates import MEN_TITLES, WOMEN_TITLES
 
@@ -171,12 +172,26 @@ def _introduced(text: str, h, given: bool = True) -> bool:
         "first_names", "first_names_male", "first_names_female")
 
 
+#: a possessive, at most one word, and a job noun right before a name: "our nanny, Marisol Quispe", "my tax
+#: accountant Ruth Ames" (the job is what the person is to the user)
+_OWN_WORKER = re.compile(r"\b(?:my|our|his|her|their|your)\s+(?:[a-z]+\s+)?([a-z]+)(?:,\s*|\s+)$", re.I)
+
+
+def _own_worker(before: str) -> bool:
+    m = _OWN_WORKER.search(before)
+    if not m:
+        return False
+    noun = m.group(1).casefold()
+    return noun in OCCUPATIONS or (noun.endswith("s") and noun[:-1] in OCCUPATIONS)
+
+
 def _kin_name(text: str, h) -> bool:
     """A span NER typed as an organisation or a group that follows a kinship or role noun or a marriage ("my
     daughter …", "her wedding to …") and whose words may be a name: listed given names or surnames, or capitalised
     words no English dictionary holds as ordinary ("my best friend Olamide": Faker's lists cannot hold every
     name); a family's plural "Abernathys" too."""
-    if not _KIN_BEFORE.search(text[max(0, h.start - 40):h.start]):
+    before = text[max(0, h.start - 40):h.start]
+    if not _KIN_BEFORE.search(before) and not _own_worker(before):
         return False
     words = _WORD.findall(h.text)
     names = given_and_surnames()

@@ -429,8 +429,9 @@ class SessionStage:
                 sur = known.surrogate
             else:
                 sur = self.maker.address_part(kind, real, seed + a, avoid)
-            # a state code, or a postcode of four characters or fewer ("4000"), is too short to look for alone
-            if kind != "region" and len(norm) >= (5 if kind == "postcode" else 3) and (known is None or not known.blocked):
+            # a state code, a flat's line ("Unit 3") or a postcode of four characters or fewer ("4000") is too
+            # short or too common to look for alone
+            if kind not in ("region", "unit") and len(norm) >= (5 if kind == "postcode" else 3) and (known is None or not known.blocked):
                 p = st.add(e.entity, real, e.first_turn, count=False)  # a part adds no type to the exposure
                 if not p.surrogate:
                     st.set_surrogate(p, sur)

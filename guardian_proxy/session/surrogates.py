@@ -93,6 +93,11 @@ _TAIL = re.compile(r"^(?:(?P<region>[^\W\d_][^\W\d_ .'’-]*(?:[ .'’-]+[^\W\d_
                    r"[A-Z]{1,2}\d[A-Z\d]?\s?\d[A-Z]{2}|[A-Z]\d[A-Z]\s?\d[A-Z]\d)$")
 
 
+#: a flat's, a suite's or a floor's line of an address: "Unit 3", "Apt 4B", "Suite 1200", "#12"
+_UNIT = re.compile(r"^(?:(?:Unit|Apt|Apartment|Flat|Suite|Ste|Floor|Fl|Room|Rm|Level|Lot|Box|PO Box|Building|Bldg)"
+                   r"\.?\s*#?|#)\s?[\dA-Za-z][\w-]{0,7}$", re.I)
+
+
 def address_parts(value: str) -> list[tuple[int, int, str]]:
     """The parts of a composite street address, as (start, end, kind) with kind street, city, region or
     postcode; [] when the value is not one (no comma, or no street line with a number first)."""
@@ -112,6 +117,8 @@ def address_parts(value: str) -> list[tuple[int, int, str]]:
             out.append((a + m.start("zip"), a + m.end("zip"), "postcode"))
         elif _CITY.match(seg):
             out.append((a, b, "region" if len(seg) <= 3 and seg.isupper() else "city"))
+        elif _UNIT.match(seg):  # "221 Harbour Road, Unit 3, …": the flat or suite keeps its word
+            out.append((a, b, "unit"))
         elif not last and _STREET.match(seg):  # "Flat 3, 12 High St, …": a second street line
             out.append((a, b, "street"))
         else:
@@ -169,6 +176,10 @@ class SurrogateMaker:
                     cand = f"{house} {street}" if n else f"{street} {rng.randint(10, 999)}"
                 elif kind == "postcode":
                     cand = scramble(value, rng, keep_prefix=False)
+                elif kind == "unit":  # "Unit 3" → "Unit 7": the word stays, the number is another
+                    cand = re.sub(r"[\dA-Za-z][\w-]*$", lambda m: re.sub(  # no "Unit 0" or "Suite 0042"
+                        r"^0", lambda _: str(rng.randint(1, 9)), scramble(m.group(0), rng)), value) \
+                        if any(c.isdigit() for c in value) else value
                 elif kind == "region" and len(value) == 2:
                     cand = f.state_abbr()
                 else:
@@ -243,6 +254,9 @@ class SurrogateMaker:
                 return f.state()
             if value.strip() in Base.countries:
                 return f.country()
+            tail = _TAIL.match(value.strip())
+            if tail and tail.group("region"):  # "Wellington 6011": a town and its postcode stay a town and a postcode
+                return f"{f.city()} {scramble(tail.group('zip'), rng, keep_prefix=False)}"
             return f.city()
         if entity == "STREET_ADDRESS":
             return f.street_address()

@@ -20,6 +20,7 @@ def _kept(text: str, value: str, label: str) -> str | None:
     ("this is a test of the tool", "test"),                    # a lower-case common word
     ("Seller: Jeet\nLocation: Tirupati", "Seller"),            # a field label
     ("Blessed with a great family this year", "Blessed"),
+    ("my app shows 'Hydration failed because the UI differs'", "Hydration"),  # a quotation's first word
 ])
 def test_a_person_is_not_a_common_word_a_verb_or_an_identifier(text, value):
     assert _kept(text, value, "PERSON") is None

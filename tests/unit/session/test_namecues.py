@@ -150,3 +150,14 @@ def test_things_compared_are_not_people():
 def test_a_listed_name_owns_no_language_part():
     text = "Anna's coroutine talk was great"
     assert not product(text, hit(text, "Anna"))
+
+
+def test_a_name_after_a_job_the_person_does_for_the_user():
+    from guardian_proxy.session.namecues import _kin_name
+    for text, value in [("Our nanny, Marisol Quispe, wants a reference letter.", "Marisol Quispe"),
+                        ("My tax accountant Ruth Delacourt says I owe more.", "Ruth Delacourt")]:
+        assert _kin_name(text, hit(text, value, "ORGANIZATION")), text
+    # a job noun with no possessive, or a word an English dictionary holds, is no cue
+    for text, value in [("The nanny, Marisol Quispe, wants a letter.", "Marisol Quispe"),
+                        ("Our developer Portal works", "Portal")]:
+        assert not _kin_name(text, hit(text, value, "ORGANIZATION")), text

@@ -37,6 +37,10 @@ def test_address_parts():
     assert parts("10 Downing Street, London SW1A 2AA") == [
         ("10 Downing Street", "street"), ("London", "city"), ("SW1A 2AA", "postcode")]
     assert parts("Flat 3, 12 High St, Leeds LS1 4AB")[-2:] == [("Leeds", "city"), ("LS1 4AB", "postcode")]
+    # a flat's or a suite's line keeps its word in the stand-in ("Unit 3" → "Unit 7")
+    assert parts("221 Harbour Road, Unit 3") == [("221 Harbour Road", "street"), ("Unit 3", "unit")]
+    assert parts("221 Harbour Road, Unit 3, Wellington 6011")[1:] == [
+        ("Unit 3", "unit"), ("Wellington", "city"), ("6011", "postcode")]
     # not a street address: no parts (a place named with its country is not split into known values)
     assert parts("Paris, France") == [] and parts("12 Main St") == [] and parts("Springfield") == []
 
@@ -142,3 +146,16 @@ def test_a_street_stand_in_never_keeps_the_real_house_number():
         for seed in range(300):
             sur = maker.address_part("street", value, seed, lambda c: False)
             assert sur.split()[0] != number and len(sur.split()[0]) == len(number), (value, seed, sur)
+
+
+def test_a_flats_line_keeps_its_word_and_a_towns_postcode_stays_a_postcode():
+    """"221 Harbour Road, Unit 3, Wellington 6011" had become "… Green Apt. 776, East Tracy": the unit line and the
+    postcode lost their shape."""
+    from guardian_proxy.session.surrogates import SurrogateMaker
+
+    maker = SurrogateMaker()
+    for seed in range(200):
+        sur = maker.address_part("unit", "Unit 3", seed, lambda c: False)
+        assert re.fullmatch(r"Unit [1-9]", sur) and sur != "Unit 3", (seed, sur)
+    town = maker.make("LOCATION", "Wellington 6011", 7, {}, lambda c: False, lambda: 1)
+    assert re.fullmatch(r"\D+ \d{4}", town) and "Wellington" not in town and not town.endswith("6011"), town
