@@ -490,6 +490,10 @@ def heading(text: str, start: int, end: int) -> bool:
         all(_common(w, 3.5) for w in words) and line.strip() == line.strip().upper()
 
 
+#: the words before an employer: "work at", "employed at", "an intern at" (not "work for": that may be a person)
+_WORKPLACE_BEFORE = re.compile(r"\b(?:work|works|worked|working|employed|intern|interning|job)\s+at\s+$", re.I)
+
+
 def keep(text: str, hit: Hit) -> Hit | None:
     """The hit (possibly trimmed) when it can be personal data, else None."""
     start, end, label, score = hit
@@ -514,6 +518,9 @@ def keep(text: str, hit: Hit) -> Hit | None:
         return None  # "the Military Service Act": a law, public
     if label == "ORGANIZATION" and office_title(text, start, end):
         return None  # "his Commanding Officer", "the Procurator General": a function, not a body or a person
+    if label == "PERSON" and _WORKPLACE_BEFORE.search(text, max(0, start - 30), start) and \
+            not re.match(r"['’]s\b", text[end:end + 3]):
+        label = "ORGANIZATION"  # "I work at Monzo": where someone works is a place of work (not "at Luigi's")
     if label == "PERSON":
         m = _NEXT_SENTENCE.search(value)
         if m:
@@ -530,6 +537,8 @@ def keep(text: str, hit: Hit) -> Hit | None:
         return None  # "the capital of France": the fact a question is about; elsewhere a country stays personal
     if label in ("LOCATION", "ORGANIZATION") and _country(value) and state_actor(text, start, end):
         return None  # "against the Republic of Turkey", "United Kingdom law": the state, not where someone is
+    if label == "NRP" and any(c.isdigit() for c in value):
+        return None  # "INV-20931", "SMITH712035JD9AB": a code, never a people or a faith (the code rules read it)
     if label == "NRP" and _nationality(value) and not _is_name_word(value) and not _of_a_person(text, start, end):
         return None
     if label in ("ORGANIZATION", "LOCATION", "NRP") and not any(c.isupper() for c in value) and \

@@ -62,6 +62,10 @@ PATTERNS: list[tuple[str, float, re.Pattern]] = [
     ("CASE_NUMBER", 0.85, re.compile(r"(?<![\w/.§,])\d{1,6}(?:/\d{1,6}){1,3}(?![\w/])")),
     ("CASE_NUMBER", 0.8, re.compile(r"\b(?=[A-Z0-9/-]*\d)(?=[A-Z0-9/-]*[A-Z])[A-Z0-9]{1,6}(?:[-/][A-Z0-9]{1,12}){1,4}\b")),
     ("CASE_NUMBER", 0.8, re.compile(r"\b[A-Z]{1,3}\d{3,}[A-Z]?\b")),
+    # a long code of capitals and digits mixed ("SMITH712035JD9AB", a UK driving licence; "K7QX2M9PLT"): a
+    # reference, an identity document's number when an identity word comes before it; not a hexadecimal hash
+    # ("3F9A2B7C1D": a letter past F)
+    ("CASE_NUMBER", 0.75, re.compile(r"\b(?=[A-Z0-9]{0,19}\d)(?=[A-Z0-9]{0,19}[G-Z])[A-Z0-9]{8,20}\b")),
     ("CASE_NUMBER", 0.8, re.compile(r"\b0x[0-9A-Fa-f]{2,}\b")),
     ("CASE_NUMBER", 0.7, re.compile(r"\b(?:1[89]|20)\d\d:\d{1,5}\b")),  # "NJA 2019:123" (not a port pair "8000:8000")
     # a booking's, an order's or a ticket's reference after its name: letters and digits mixed ("Booking reference

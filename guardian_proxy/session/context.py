@@ -54,6 +54,7 @@ from ..types import CONTAINER_ENTITIES
 from .namecues import (
     PERSON_WORDS,
     asked_about,
+    channel,
     code_product,
     cued_names,
     given_and_surnames,
@@ -619,6 +620,8 @@ class PartContext:
             return "the assistant's own organisation"  # "You are a support agent for Acme Cloud."
         if h.entity == "OCCUPATION" and _RELATION_BEFORE.search(text, max(0, h.start - 24), h.start):
             return "a role to the user"  # "my new manager", "our lawyer": who they are to the user, not a job held
+        if h.entity == "ORGANIZATION" and not known and channel(text, h):
+            return "product"  # "message my husband Declan on WhatsApp": the service the message goes through
         if h.entity == "ORGANIZATION" and value.strip().casefold() in _TECH_TERMS:
             return "product"  # "Export to CSV fails": a format, a protocol, a kind of software
         if h.entity in ("LOCATION", "ORGANIZATION") and not known and not h.part and \

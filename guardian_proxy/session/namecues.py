@@ -391,6 +391,13 @@ def cued_names(text: str) -> list[tuple[int, int, str]]:
 _CODE_TOKEN = re.compile(r"(?<![\w/])(?:[a-z]+[A-Z]\w*|[A-Z][a-z]+[A-Z]\w*|[A-Za-z]\w*_\w+|\w+\(\)|/[a-z][\w.-]*/[\w./-]*|"
                          r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})")
 
+#: a program's message quoted in the sentence ("Why does Terraform say 'Error: Reference to undeclared resource'",
+#: "Jest reports 'Cannot use import statement outside a module'"): what says it is a program
+_PROGRAM_MESSAGE = re.compile(r"[\"'‘“`](?:Error|Warning|Fatal|Exception|Traceback|Uncaught|Unhandled|Cannot|Can['’]t|"
+                              r"Could\s+not|Couldn['’]t|Failed|Unable|Unexpected|Invalid|Missing|Unknown|No\s+such|"
+                              r"Permission\s+denied|Segmentation\s+fault|Module\s+not\s+found|Undefined|Deprecated|"
+                              r"[A-Z][A-Za-z]{1,40}(?:Error|Exception))\b")
+
 
 def _sentence(text: str, start: int, end: int) -> str:
     """The sentence of `text` around `start`..`end` (a full stop ends one only before a space or the text's end:
@@ -464,9 +471,25 @@ def _unlisted_sibling(text: str, h) -> bool:
     return not listed_name(sibling) and bool(_TECH_SENTENCE.search(_sentence(text, h.start, h.end)))
 
 
+#: a verb that reaches someone or posts something, then "on", "via" or "over" and a service: "message my husband on
+#: WhatsApp", "find me on LinkedIn", "call me over Teams", "posted it on Reddit": the service is the channel
+_CHANNEL_BEFORE = re.compile(r"\b(?:message|messaged|messaging|text|texted|texting|call|called|calling|chat|chatted|"
+                             r"dm|dmed|dm['’]d|ping|pinged|reach|reached|contact|contacted|find|found|follow|followed|"
+                             r"add|added|post|posted|posting|share|shared|sharing|send|sent|write|wrote|video[- ]call|"
+                             r"meet|join|joined|block|blocked|unfollow|unfriend|friend|mention|mentioned|tag|tagged)\b"
+                             r"[^.!?\n]{0,40}?\s(?:on|via|over|through)\s+$", re.I)
+
+
+def channel(text: str, h) -> bool:
+    """An organisation's name that a verb of reaching someone or posting puts after "on", "via" or "over": the
+    service a message goes through, no one's employer or bank ("message my husband Declan on WhatsApp")."""
+    return " " not in h.text.strip() and bool(_CHANNEL_BEFORE.search(text[max(0, h.start - 70):h.start]))
+
+
 def code_product(text: str, h) -> bool:
     """A single capitalised word that no list holds as a name, in a sentence about code ("Why does Pandas warn
-    SettingWithCopyWarning …", "call /actuator/health from Postman") or beside another such word ("Compare Airflow
+    SettingWithCopyWarning …", "call /actuator/health from Postman"), one that quotes a program's message ("Why
+    does Jest report 'Cannot use import statement …'") or beside another such word ("Compare Airflow
     and Prefect"): a tool's name. Not one with a possessive or a
     person's word next to it, nor after a verb that addresses or hands something to someone ("ask Chiamaka to review
     getUserById", "Olamide's PR broke build_utils")."""
@@ -476,7 +499,8 @@ def code_product(text: str, h) -> bool:
     if listed_name(value):
         return False
     if re.match(r"['’]s\b", text[h.end:h.end + 3]) or not (
-            _CODE_TOKEN.search(_sentence(text, h.start, h.end)) or _unlisted_sibling(text, h)):
+            _CODE_TOKEN.search(sentence := _sentence(text, h.start, h.end)) or _PROGRAM_MESSAGE.search(sentence) or
+            _unlisted_sibling(text, h)):
         return False
     near = [w.casefold() for w in _WORD.findall(text[max(0, h.start - 30):h.start])[-3:]]
     before = text[max(0, h.start - 40):h.start]

@@ -141,6 +141,8 @@ def test_a_nationality_is_personal_only_where_it_describes_a_person():
     assert _kept("the Turkish military troops evicted her", "Turkish", "NRP") is None
     assert _kept("under Polish law the claim", "Polish", "NRP") is None
     assert _kept("the applicant, who is of Kurdish origin, lives", "Kurdish", "NRP") == "Kurdish"
+    # a code is never a people ("the invoice INV-20931" had become "the invoice Portuguese")
+    assert _kept("yes, the invoice INV-20931 was paid", "INV-20931", "NRP") is None
     assert _kept("My husband is Nigerian and we live here", "Nigerian", "NRP") == "Nigerian"
 
 
@@ -466,3 +468,13 @@ def test_a_greeting_is_no_part_of_the_name_it_addresses():
     text = "Dear Northwind Traders, my order is late."
     k = keep(text, (0, len("Dear Northwind Traders"), "ORGANIZATION", 0.85))
     assert k is not None and text[k[0]:k[1]] == "Northwind Traders" and k[2] == "ORGANIZATION"
+
+
+def test_where_someone_works_is_an_organisation():
+    """"I work at Monzo" typed Monzo a person, and its stand-in was a given name ("I work at Cheryl")."""
+    text = "I work at Monzo and my manager is kind"
+    a = text.index("Monzo")
+    assert keep(text, (a, a + 5, "PERSON", 0.85)) == (a, a + 5, "ORGANIZATION", 0.85)
+    text = "we ate at Luigi's last night"
+    a = text.index("Luigi")
+    assert keep(text, (a, a + 5, "PERSON", 0.85))[2] == "PERSON"

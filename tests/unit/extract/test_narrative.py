@@ -48,6 +48,8 @@ def test_labels_are_in_the_shared_vocabulary():
     ("the renovation at Via Roma 12, Bologna.", "Via Roma 12", "STREET_ADDRESS"),
     ("cancelled. Booking reference QX7T2M. What", "QX7T2M", "CASE_NUMBER"),
     ("reported in NJA 2019:123 and", "2019:123", "CASE_NUMBER"),
+    ("My driving licence number is SMITH712035JD9AB and", "SMITH712035JD9AB", "GOVERNMENT_ID"),
+    ("the shipment K7QX2M9PLT left", "K7QX2M9PLT", "CASE_NUMBER"),
 ])
 def test_recognizers(text, value, label):
     assert has(text, value, label), found(text)
@@ -55,7 +57,7 @@ def test_recognizers(text, value, label):
 
 def test_no_address_nor_case_number_without_its_shape():
     for text in ("Place the eggs in 3 bowls", "Via Appia is old", 'ports: ["8000:8000"]', "the order was late",
-                 "booking reference ABCDEF"):
+                 "booking reference ABCDEF", "the build hash is 3F9A2B7C1D", "use UTF8MB4"):
         assert not {lab for _, lab in found(text)} & {"STREET_ADDRESS", "CASE_NUMBER"}, (text, found(text))
 
 

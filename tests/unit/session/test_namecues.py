@@ -1,7 +1,7 @@
 """guardian_proxy/session/namecues.py: what the words around a name say it is (the chat session's rules run through
 PartContext in test_context.py; these are the cues alone)."""
 
-from guardian_proxy.session.namecues import ordinary, person_by_cue, product, work_name
+from guardian_proxy.session.namecues import channel, code_product, ordinary, person_by_cue, product, work_name
 from guardian_proxy.session.rewrite import Hit
 
 
@@ -161,3 +161,22 @@ def test_a_name_after_a_job_the_person_does_for_the_user():
     for text, value in [("The nanny, Marisol Quispe, wants a letter.", "Marisol Quispe"),
                         ("Our developer Portal works", "Portal")]:
         assert not _kin_name(text, hit(text, value, "ORGANIZATION")), text
+
+
+def test_a_program_that_prints_a_quoted_message():
+    for text, value in [("Why does Terraform say 'Error: Reference to undeclared resource' after a rename?", "Terraform"),
+                        ("Why does Jest report 'Cannot use import statement outside a module' with ESM?", "Jest")]:
+        assert code_product(text, hit(text, value)), text
+    # a person quoted saying something ordinary, or a listed given name, stays a person
+    for text, value in [("Why does Chiamaka say 'Error' every time I ask?", "Chiamaka"),
+                        ("Why does Obafemi say 'see you later' to everyone?", "Obafemi")]:
+        assert not code_product(text, hit(text, value)), text
+
+
+def test_the_service_a_message_goes_through():
+    for text, value in [("or message my husband Declan on WhatsApp.", "WhatsApp"),
+                        ("find me on LinkedIn", "LinkedIn"), ("my manager messaged me on Slack", "Slack")]:
+        assert channel(text, hit(text, value, "ORGANIZATION")), text
+    for text, value in [("I work at Monzo", "Monzo"), ("I bank on Barclays", "Barclays"),
+                        ("contact me via Brightwell Partners", "Brightwell Partners")]:
+        assert not channel(text, hit(text, value, "ORGANIZATION")), text
