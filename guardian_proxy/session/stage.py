@@ -49,7 +49,16 @@ from .rewrite import (
     trim_possessive,
 )
 from .store import SessionStore
-from .surrogates import _NAME_PART, _TITLES, ADDRESS_TYPES, SurrogateMaker, address_parts, overlaps_real
+from .surrogates import (
+    _NAME_PART,
+    _TITLES,
+    ADDRESS_TYPES,
+    SurrogateMaker,
+    address_parts,
+    overlaps_real,
+    street_line,
+    street_name,
+)
 from .vault import Vault
 
 log = logging.getLogger("guardian_proxy")
@@ -390,7 +399,7 @@ class SessionStage:
             return st.counter
 
         def parts_of(e) -> list:
-            return address_parts(e.original) if e.entity in ADDRESS_TYPES else []
+            return (address_parts(e.original) or street_line(e.original)) if e.entity in ADDRESS_TYPES else []
 
         added: set[str] = set()
         # one move of the years for the whole conversation: the years between two of its dates stay
@@ -430,11 +439,18 @@ class SessionStage:
             else:
                 sur = self.maker.address_part(kind, real, seed + a, avoid)
             # a state code, a flat's line ("Unit 3") or a postcode of four characters or fewer ("4000") is too
-            # short or too common to look for alone
-            if kind not in ("region", "unit") and len(norm) >= (5 if kind == "postcode" else 3) and (known is None or not known.blocked):
-                p = st.add(e.entity, real, e.first_turn, count=False)  # a part adds no type to the exposure
+            # short or too common to look for alone; a street line's name without its number ("Larkspur Lane",
+            # "Rue des Lilas") is a part too, so a reply that names only the stand-in's street is put back
+            held = [(real, sur)] if (a, b) != (0, len(e.original)) else []
+            if kind == "street" and len(normalise(street_name(real))) >= 6 and street_name(sur):
+                held.append((street_name(real), street_name(sur)))
+            if kind in ("region", "unit") or len(norm) < (5 if kind == "postcode" else 3) or \
+                    (known is not None and known.blocked):
+                held = []
+            for real_part, sur_part in held:
+                p = st.add(e.entity, real_part, e.first_turn, count=False)  # a part adds no type to the exposure
                 if not p.surrogate:
-                    st.set_surrogate(p, sur)
+                    st.set_surrogate(p, sur_part)
                 if p.entity != e.entity and e.entity in self.before and p.entity not in self.before:
                     p.entity = e.entity  # replaced whenever its composite is
                     st.dirty.add(p.norm)

@@ -126,6 +126,39 @@ def address_parts(value: str) -> list[tuple[int, int, str]]:
     return out
 
 
+def street_line(value: str) -> list[tuple[int, int, str]]:
+    """A street address that is one street line with its house number ("417 Larkspur Lane", "Calle de Alcalá 48")
+    as one street part, so its stand-in is made like a composite's street line (no flat added, the number's length
+    kept); [] otherwise."""
+    v = value.strip()
+    if "," in v or "\n" in v or not _STREET.match(v) or not _HOUSE.search(v):
+        return []
+    a = value.index(v)
+    return [(a, a + len(v), "street")]
+
+
+#: a street line's house number, first or last ("417 Larkspur Lane", "Calle de Alcalá 48", "Rue des Lilas 5bis")
+_HOUSE = re.compile(r"^\d+[a-zA-Z]?\s+(?=\S)|\s+\d+[a-zA-Z]{0,3}$")
+
+
+def street_name(line: str) -> str:
+    """The street's name in a street line, without its house number: "Larkspur Lane" of "417 Larkspur Lane",
+    "Rue des Lilas" of "5 Rue des Lilas" ("" when no number is there to take off)."""
+    name = _HOUSE.sub("", line.strip(), count=1).strip()
+    return name if name != line.strip() and any(c.isalpha() for c in name) else ""
+
+
+def _unit(value: str, rng: random.Random) -> str:
+    """A flat's or a suite's line with another number: "Unit 3" → "Unit 7" (never "Unit 0" or "Suite 0042")."""
+    m = re.search(r"[\dA-Za-z][\w-]*$", value)
+    if not m or not any(c.isdigit() for c in m.group(0)):
+        return value
+    number = scramble(m.group(0), rng)
+    if number.startswith("0"):
+        number = str(rng.randint(1, 9)) + number[1:]
+    return value[:m.start()] + number
+
+
 class SurrogateMaker:
     def __init__(self):
         self._faker = None
@@ -177,9 +210,7 @@ class SurrogateMaker:
                 elif kind == "postcode":
                     cand = scramble(value, rng, keep_prefix=False)
                 elif kind == "unit":  # "Unit 3" → "Unit 7": the word stays, the number is another
-                    cand = re.sub(r"[\dA-Za-z][\w-]*$", lambda m: re.sub(  # no "Unit 0" or "Suite 0042"
-                        r"^0", lambda _: str(rng.randint(1, 9)), scramble(m.group(0), rng)), value) \
-                        if any(c.isdigit() for c in value) else value
+                    cand = _unit(value, rng)
                 elif kind == "region" and len(value) == 2:
                     cand = f.state_abbr()
                 else:

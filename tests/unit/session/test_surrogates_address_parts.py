@@ -159,3 +159,43 @@ def test_a_flats_line_keeps_its_word_and_a_towns_postcode_stays_a_postcode():
         assert re.fullmatch(r"Unit [1-9]", sur) and sur != "Unit 3", (seed, sur)
     town = maker.make("LOCATION", "Wellington 6011", 7, {}, lambda c: False, lambda: 1)
     assert re.fullmatch(r"\D+ \d{4}", town) and "Wellington" not in town and not town.endswith("6011"), town
+
+
+def test_a_street_lines_name_is_its_number_taken_off():
+    from guardian_proxy.session.surrogates import street_line, street_name
+
+    assert street_name("417 Larkspur Lane") == "Larkspur Lane"
+    assert street_name("Calle de Alcalá 48") == "Calle de Alcalá" and street_name("Rue des Lilas 5bis") == "Rue des Lilas"
+    assert street_name("Larkspur Lane") == ""  # no number: nothing to take off
+    assert street_line("417 Larkspur Lane") == [(0, 17, "street")] and street_line("Springfield") == []
+
+
+def _chat(gateway, said: str):
+    body = {"model": "gpt-4o", "messages": [{"role": "user", "content": said}]}
+    d = gateway.evaluate(RawRequest(method="POST", url="https://api.openai.com/v1/chat/completions",
+                                    body=json.dumps(body).encode(),
+                                    headers=[("content-type", "application/json"), ("authorization", "Bearer sk-t")]),
+                         log=False)
+    return d, json.loads(d.rewrite.body)["messages"][0]["content"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("said", "line"), [
+    ("I live at 5 Rue des Lilas, 69003 Lyon. Which tram goes to the old town?", "5 Rue des Lilas"),
+    ("I live at Calle de Alcalá 48, 28014 Madrid. Is there a gym near me?", "Calle de Alcalá 48"),
+    ("My flat is at 417 Larkspur Lane. Draft a note to the landlord about the heating.", "417 Larkspur Lane"),
+])
+def test_a_reply_that_names_only_the_stand_ins_street_gets_the_real_street_back(gateway, said, line):
+    """A model that answers "Near Rodriguez Extensions …" of the stand-in "6 Rodriguez Extensions" named a street
+    that no de-masking put back (found by test_fleet, 2026-12-03): the street's name is a part of its own."""
+    from guardian_proxy.session.surrogates import street_name
+
+    d, sent = _chat(gateway, said)
+    assert line not in sent and street_name(line) not in sent, sent
+    stand_in = next(p for p in re.split(r",|\. | at ", sent) if street_name(p.strip())).strip()
+    name = street_name(stand_in)
+    reply = {"id": "r", "object": "chat.completion", "choices": [{"index": 0, "finish_reason": "stop", "message": {
+        "role": "assistant", "content": f"Near {name} there are a few; {stand_in} is central."}}]}
+    shown = json.loads(gateway.chat_response(d.extra, json.dumps(reply).encode(), "application/json"))
+    got = shown["choices"][0]["message"]["content"]
+    assert got == f"Near {street_name(line)} there are a few; {line} is central.", got
