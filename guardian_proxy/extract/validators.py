@@ -12,12 +12,9 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
-from functools import lru_cache
-from importlib import resources
-
-import yaml
 
 from ..checksums import card_number
+from ..recognizer_data import data
 
 DIGEST = re.compile(r"[0-9a-f]{32}|[0-9a-f]{40}|[0-9a-f]{64}|[0-9A-F]{64}")
 #: base64 / base64url of a 16-, 20- or 32-byte digest (MD5, SHA-1, SHA-256), padded or not
@@ -41,20 +38,6 @@ _DATE_FORMS = (
     re.compile(r"(?P<d>\d{1,2}) (?P<mon>[A-Za-z]{3,9})\.? (?P<y>\d{4})"),
     re.compile(r"(?P<mon>[A-Za-z]{3,9})\.? (?P<d>\d{1,2}),? (?P<y>\d{4})"),
 )
-
-
-@lru_cache(maxsize=1)
-def data() -> dict:
-    """guardian_proxy/data/recognizers.yaml (vendor vocabulary, name deny lists), loaded once."""
-    text = resources.files("guardian_proxy").joinpath("data/recognizers.yaml").read_text(encoding="utf-8")
-    d = yaml.safe_load(text) or {}
-    return {
-        "vendor_vocabulary": {str(k): str(v) for k, v in (d.get("vendor_vocabulary") or {}).items()},
-        "vendor_classes": frozenset(d.get("vendor_classes") or ()),
-        "vendor_owners": frozenset(str(o).lower() for o in d.get("vendor_owners") or ()),
-        "not_name_terms": frozenset(str(w).lower() for w in d.get("not_name_terms") or ()),
-        "common_words": frozenset(str(w).lower() for w in d.get("common_words") or ()),
-    }
 
 
 def digest(value: str) -> bool:

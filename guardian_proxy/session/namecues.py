@@ -14,6 +14,7 @@ from functools import lru_cache
 
 from ..occupations import OCCUPATIONS
 from ..person_names import WORLD, faker_names
+from ..recognizer_data import data as recognizer_data
 from .surrogates import MEN_TITLES, WOMEN_TITLES
 
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
@@ -349,6 +350,28 @@ def _addressed_name(words: list, j: int, given: frozenset[str]) -> bool:
         re.sub(r"['’]s$", "", words[j + 1].group(0)).casefold() in faker_names("last_names", locales=WORLD)
 
 
+#: what follows a person asked or told something: "Ask Priyanka to review it", "Tell Kemi that …", "Remind
+#: Tunde about the rent", "Thank Ngozi for …", "Ask Ifeoma whether …"
+_MESSAGE_AFTER = re.compile(r"(?:to|that|whether|if|about|for|why|when|how|what)\b")
+
+
+def _addressed_alone(text: str, start: int, end: int) -> bool:
+    """A single capitalised word that no list or dictionary holds, asked or told something right after an
+    addressing verb ("Ask Priyanka to review it before Friday"): the lists cannot hold every given name. Not a
+    product of the recognizers' list of terms that are no one's name ("Ask Copilot to …"), nor in a sentence about
+    code or software, where such a word is a tool ("Ask Sourcery to refactor getUser()")."""
+    w = text[start:end]
+    key = w.casefold()
+    if not (3 <= len(w) <= 14 and w.isalpha() and w[1:].islower()) or key in _ORG_WORDS or _zipf(key) >= 3.0 or \
+            key in recognizer_data()["not_name_terms"]:
+        return False  # "Ask Copilot to …": a product the recognizers' lists hold is no one's name
+    after = text[end:end + 16]
+    if not (after.startswith((", ", ",\t")) or after[:1] in (" ", "\t") and _MESSAGE_AFTER.match(after.lstrip(" \t"))):
+        return False
+    sentence = _sentence(text, start, end)
+    return not (_CODE_TOKEN.search(sentence) or _TECH_SENTENCE.search(sentence))
+
+
 def cued_names(text: str) -> list[tuple[int, int, str]]:
     """Where `text` names a person by a cue alone, for the names a small NER misses: capitalised words after a
     kinship or role noun or a marriage ("my niece Amara", "my colleague Min-jun Park") that may be a name, and a
@@ -368,6 +391,9 @@ def cued_names(text: str) -> list[tuple[int, int, str]]:
                 n, cue = j, "after a kinship or role noun"
             elif _ADDRESSING.search(before[-20:]) and _addressed_name(words, j, given):
                 n, cue = j + 1, "a given name after a verb that addresses someone"
+            elif _ADDRESSING.search(before[-20:]) and len(words) == j + 1 and \
+                    _addressed_alone(text, at, at + len(w.group(0))):
+                n, cue = j + 1, "a name asked or told something"
             elif _INTRO_ANY.search(before[-30:]) and _name_word(w.group(0)):
                 n, cue = j, "introduced by name"
             elif _INTRO_SELF.search(before[-12:]) and w.group(0).casefold() in given and \

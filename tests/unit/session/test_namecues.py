@@ -180,3 +180,17 @@ def test_the_service_a_message_goes_through():
     for text, value in [("I work at Monzo", "Monzo"), ("I bank on Barclays", "Barclays"),
                         ("contact me via Brightwell Partners", "Brightwell Partners")]:
         assert not channel(text, hit(text, value, "ORGANIZATION")), text
+
+
+def test_a_name_no_list_holds_asked_or_told_something():
+    from guardian_proxy.session.namecues import cued_names
+
+    def named(text):
+        return [text[a:b] for a, b, _ in cued_names(text)]
+
+    assert named("Ask Priyanka to review it before Friday.") == ["Priyanka"]
+    assert named("Thank Ngozi for the lovely dinner.") == ["Ngozi"]
+    # a product of the recognizers' lists, a word in a sentence about code, an ordinary word: no one
+    for text in ("Ask Copilot to write a poem about autumn.", "Ask Sourcery to refactor getUser().",
+                 "Tell Everyone that we are closed.", "Ask Jira to close the ticket."):
+        assert named(text) == [], text
