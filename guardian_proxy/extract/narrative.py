@@ -26,6 +26,9 @@ _NAME = r"\p{Lu}[\p{L}'’\-]+"
 _STREET_LINK = r"(?:de\s+la|de\s+los|de\s+las|de|del|des|du|di|della|dello|dei|delle|da|do|dos|das|la|le|les|el|los|las|d['’]|l['’])"
 _STREET_WORDS = rf"(?:{_STREET_LINK}\s*)?{_CAP}(?:\s+(?:{_STREET_LINK}\s*)?{_CAP}){{0,3}}"
 #: a postcode after an address ("…, 69003 Lyon": the town, a place of thousands or millions, is a place of its own)
+#: a number that counts something is no house number ("on Main Street 3 years ago", "Park Road 12 miles on")
+_NOT_A_COUNT = (r"(?!\s+(?:years?|months?|weeks?|days?|hours?|minutes?|times?|miles?|km|kilometres?|kilometers?|"
+                r"metres?|meters?|percent|people|more|of)\b)")
 _TOWN = r"(?:,\s+\d{4,5}(?=\s+\p{Lu}))?"
 _TZ = r"(?:UTC|GMT|IST|CET|CEST|EET|EEST|BST|EST|EDT|CST|CDT|MST|MDT|PST|PDT|AEST|AEDT|NZST|NZDT|PHT|SGT|JST)"
 _NUMW = lx.NUMBER_WORDS
@@ -125,6 +128,13 @@ PATTERNS: list[tuple[str, float, re.Pattern]] = [
     # after, perhaps a postcode before the town ("5 Rue des Lilas, 69003 Lyon", "Calle de Alcalá 48, 28014 Madrid")
     ("STREET_ADDRESS", 0.85, re.compile(rf"\b\d{{1,4}}[A-Za-z]?,?\s+(?:{lx.STREET_FIRST})\s+{_STREET_WORDS}{_TOWN}")),
     ("STREET_ADDRESS", 0.85, re.compile(rf"\b(?:{lx.STREET_FIRST})\s+{_STREET_WORDS},?\s+\d{{1,4}}[A-Za-z]?\b{_TOWN}")),
+    # the number after the street's name and kind, as German, Dutch, Nordic, Turkish and others write it
+    # ("Bahariye Cd. 42", "Bahariye Caddesi No: 42", "Hauptstraße 12", "Kerkstraat 5a", "Storgatan 14")
+    ("STREET_ADDRESS", 0.85, re.compile(rf"\b(?:{_CAP}\s+){{1,3}}(?:{lx.STREET_HEADS})\b\.?(?:\s+No[.:]?)?\s+\d{{1,4}}[A-Za-z]?\b"
+                                        rf"(?![.,:]\d){_NOT_A_COUNT}")),
+    ("STREET_ADDRESS", 0.85, re.compile(r"\b\p{Lu}\p{Ll}+(?:straße|strasse|str\.|straat|weg|gasse|laan|plein|gracht|allee|"
+                                        r"damm|ufer|platz|vej|gade|gatan|vägen|veien|gata|katu|tie|utca|út)\s+\d{1,4}[a-zA-Z]?\b"
+                                        rf"(?![.,:]\d){_NOT_A_COUNT}")),
     ("STREET_ADDRESS", 0.75, re.compile(rf"\b(?:{_CAP}\s+){{1,3}}(?:Street|Road|Avenue|Lane|Boulevard|Marg|Drive|Caddesi|"
                                         rf"Sokak|Strasse|Straße|Throughway)\b")),
     # demographics and health

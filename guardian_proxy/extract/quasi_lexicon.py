@@ -60,4 +60,4 @@ STREET_FIRST = (r"Rue|Avenue|Avenida|Av\.|Calle|Carrer|Camino|Paseo|Plaza|Via|Vi
                 r"Rua|Travessa|Praça|Estrada|Alameda|Boulevard|Chemin|Allée|Impasse|Quai|Place|Cours|Ulica|Aleja")
 STREET_HEADS = ("Street|St|Road|Rd|Avenue|Ave|Drive|Dr|Lane|Ln|Boulevard|Blvd|Way|Place|Pl|Court|Ct|Square|Sq|"
                 "Terrace|Crescent|Close|Marg|Nagar|Chowk|Circle|Highway|Hwy|Parkway|Pkwy|Alley|Row|Walk|"
-                "Throughway|Expressway|Caddesi|Sokak|Sokağı|Cad|Sk|ulica|ul|Strasse|Straße|Rue|Via|Calle")
+                "Throughway|Expressway|Caddesi|Sokak|Sokağı|Cad|Cd|Sk|Sok|Bulvarı|Blv|ulica|ul|Strasse|Straße|Rue|Via|Calle")

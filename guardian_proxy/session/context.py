@@ -53,6 +53,7 @@ from ..placeholders import no_ones, role_mailbox
 from ..types import CONTAINER_ENTITIES
 from .namecues import (
     PERSON_WORDS,
+    annotation,
     asked_about,
     channel,
     code_product,
@@ -603,6 +604,8 @@ class PartContext:
             return None if h.entity in _KEY_DATA and _inside(found[1], h.start, h.end) else "JSON key"
         if value.casefold() in self.vocab:
             return "the request's vocabulary"
+        if h.entity == "USERNAME" and not known and annotation(text, h):
+            return "code annotation"  # "@MainActor and DispatchQueue.main.async in Swift": a language's attribute
         if h.entity in _SHAPED:
             return None
         hard, soft = self._structure(i, text)

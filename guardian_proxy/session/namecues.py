@@ -134,6 +134,8 @@ _KIN_BEFORE = re.compile(r"\b(?:daughter|son|wife|husband|mother|father|mom|mum|
                          r"|\b(?:married|wedding|engaged|engagement|marriage)\s+to\s+$|\bdivorced?\s+from\s+$", re.I)
 #: verbs that address a person ("reply to Gustavo", "remind Ines that …"): a given name after them is someone's
 _ADDRESSING = re.compile(r"\b(?:reply|write|respond|talk|speak|say|said|apologi[sz]e|introduce\s+me)\s+to\s+$|"
+                         r"\b(?:ship|shipped|deliver|delivered|send|sent|forward|forwarded|post|posted|mail|mailed|"
+                         r"addressed)(?:\s+(?:it|this|them|these))?\s+to\s+$|\b(?:attention|attn)[.:]?\s+$|"
                          r"\b(?:tell|told|ask|asked|remind|reminded|thank|thanked|invite|invited|email|e-mail|"
                          r"emailed|text|texted|call|called|message|messaged|ping|pinged|congratulate|cc|dear|hi|"
                          r"hello)\s+$", re.I)
@@ -156,6 +158,28 @@ _ORG_WORDS = frozenset({"inc", "ltd", "llc", "corp", "corporation", "company", "
                         "union", "university", "college", "school", "hospital", "clinic", "group", "foundation",
                         "association", "institute", "council", "ministry", "department", "agency", "services",
                         "solutions", "systems", "technologies", "partners", "studio", "studios", "labs"})
+
+
+#: a letter's sign-off on the line before: the next line is its writer's name ("Best,\nAoife Gallagher")
+_SIGN_OFF = re.compile(r"(?:best|best\s+regards|kind\s+regards|warm\s+regards|warmest\s+regards|regards|cheers|thanks|"
+                       r"thank\s+you|many\s+thanks|sincerely|yours\s+sincerely|yours\s+faithfully|yours\s+truly|"
+                       r"best\s+wishes|all\s+the\s+best|warmly|respectfully|love|take\s+care)[ \t]*[,.!]?[ \t]*\n[ \t]*$",
+                       re.I)
+
+
+def signed(text: str, start: int, end: int) -> bool:
+    """Whether `start`..`end` is a whole line of one to three capitalised words right after a letter's sign-off
+    line that holds nothing else ("Best,", "Kind regards,"): the writer's name."""
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    line = text[line_start:len(text) if line_end < 0 else line_end].strip()
+    if line != text[start:end].strip():
+        return False
+    words = _WORD.findall(line)
+    prev_start = text.rfind("\n", 0, max(0, line_start - 1)) + 1
+    return 1 <= len(words) <= 3 and all(w[:1].isupper() for w in words) and \
+        all(_name_word(w, after_name=k > 0) for k, w in enumerate(words)) and \
+        _SIGN_OFF.fullmatch(text[prev_start:line_start].strip() + "\n") is not None
 
 
 def _introduced(text: str, h, given: bool = True) -> bool:
@@ -284,7 +308,7 @@ def person_by_cue(text: str, h) -> bool:
                                             for k, w in enumerate(words))
     nationality = h.entity == "NRP" and " " not in h.text.strip()  # "I'm German": no one named Germán
     return _introduced(text, h, given=not place and not nationality) or \
-        (not place and (_kin_name(text, h) or _addressed(text, h)))
+        (not place and (_kin_name(text, h) or _addressed(text, h) or signed(text, h.start, h.end)))
 
 
 #: kinship nouns that say a person's sex ("my husband Kenji", "her sister, Ana")
@@ -376,13 +400,16 @@ def cued_names(text: str) -> list[tuple[int, int, str]]:
     """Where `text` names a person by a cue alone, for the names a small NER misses: capitalised words after a
     kinship or role noun or a marriage ("my niece Amara", "my colleague Min-jun Park") that may be a name, and a
     given name of the lists after a verb that addresses someone ("reply to Siobhan", "Email Wanjiku") or after
-    "I'm" ("Hi, I'm Hugo"), a name introduced ("my name is Oluwaseun Adeyemi"), and a surname after an initial
+    "I'm" ("Hi, I'm Hugo"), a letter's signature ("Best,\nAoife Gallagher"), a name introduced ("my name is Oluwaseun Adeyemi"), and a surname after an initial
     ("J. Kowalczyk"). A possessive "'s" is left out. Each as (start, end, the cue in a few
     words), for the decision's provenance."""
     out = [(m.start(), m.end(), "after an initial") for m in _INITIAL_NAME.finditer(text)
            if _name_word(m.group(1), after_name=True) and (m.start() == 0 or not text[m.start() - 1].isalnum())]
     given = world_given_names()
     for m in _NAME_RUN.finditer(text):
+        if signed(text, m.start(), m.end()):
+            out.append((m.start(), m.end(), "a letter's signature"))  # "Thanks,\nTomasz"
+            continue
         words = list(re.finditer(r"\S+", m.group(0)))
         for j, w in enumerate(words):  # the cue may be the run's first word: "Email Wanjiku", "Hi Priya"
             at = m.start() + w.start()
@@ -475,7 +502,8 @@ _TECH_SENTENCE = re.compile(r"\b(?:jobs?|schedul\w+|pipelines?|frameworks?|libra
                             r"deploy\w*|ETL|APIs?|SDKs?|queues?|clusters?|containers?|servers?|backends?|frontends?|"
                             r"stack|tooling|plugins?|packages?|builds?|CI|workflows?|compil\w+|runtimes?|benchmarks?|"
                             r"latency|throughput|migrations?|ORMs?|quer(?:y|ies)|code|coding|programming|language|"
-                            r"developers?|apps?|software|cloud|hosting|framework|editor|IDE|linter|bundler)\b")
+                            r"developers?|apps?|software|cloud|hosting|framework|editor|IDE|linter|bundler|decorators?|annotations?|"
+                            r"methods?|interfaces?|structs?|enums?)\b")
 
 
 def _unlisted_sibling(text: str, h) -> bool:
@@ -510,6 +538,31 @@ def channel(text: str, h) -> bool:
     """An organisation's name that a verb of reaching someone or posting puts after "on", "via" or "over": the
     service a message goes through, no one's employer or bank ("message my husband Declan on WhatsApp")."""
     return " " not in h.text.strip() and bool(_CHANNEL_BEFORE.search(text[max(0, h.start - 70):h.start]))
+
+
+#: Python's own decorators (the language's and its standard library's)
+_DECORATORS = frozenset({"property", "staticmethod", "classmethod", "dataclass", "abstractmethod", "cached_property",
+                         "lru_cache", "cache", "wraps", "override", "overload", "contextmanager", "asynccontextmanager",
+                         "total_ordering", "final", "singledispatch", "singledispatchmethod", "setter", "getter"})
+
+
+def annotation(text: str, h) -> bool:
+    """An "@" word with a capital first ("@MainActor", "@Override", "@SpringBootApplication"), one of Python's
+    decorators ("@dataclass") or one a call or a dot follows ("@app.route(", "@pytest.fixture") in a sentence about
+    code: an annotation, an attribute or a decorator of a language, not a handle; unless a verb addresses it or
+    "by", "from" or "cc" comes before it ("ask @JohnSmith about getUser()")."""
+    value = h.text.strip()
+    word = value[1:] if value.startswith("@") else value if text[h.start - 1:h.start] == "@" else ""
+    if not word.replace("_", "").isalnum() or not (word[:1].isupper() or word in _DECORATORS or
+                                                   text[h.end:h.end + 1] in ("(", ".")):
+        return False  # "@dataclass", "@app.route(…)", "@pytest.fixture": Python's decorators are lower case
+    at = h.start - (not value.startswith("@"))
+    sentence = _sentence(text, at, h.end).replace("@" + word, " ")  # the word itself says nothing of its sentence
+    if not (_CODE_TOKEN.search(sentence) or _TECH_SENTENCE.search(sentence) or
+            re.search(r"\b(?:Swift|Kotlin|Java|Python|TypeScript|Angular|Spring|Dart|Flutter|JUnit|C#)\b", sentence)):
+        return False
+    before = text[max(0, at - 20):at]
+    return not _ADDRESSING.search(before) and not re.search(r"\b(?:by|from|cc|thanks|via)\s+$", before, re.I)
 
 
 def code_product(text: str, h) -> bool:

@@ -50,6 +50,10 @@ def test_labels_are_in_the_shared_vocabulary():
     ("reported in NJA 2019:123 and", "2019:123", "CASE_NUMBER"),
     ("My driving licence number is SMITH712035JD9AB and", "SMITH712035JD9AB", "GOVERNMENT_ID"),
     ("the shipment K7QX2M9PLT left", "K7QX2M9PLT", "CASE_NUMBER"),
+    ("ship to Zeynep Arslan, Bahariye Cd. 42, Kadıköy.", "Bahariye Cd. 42", "STREET_ADDRESS"),
+    ("Send it to Atatürk Bulvarı No: 118, Ankara", "Atatürk Bulvarı No: 118", "STREET_ADDRESS"),
+    ("I live at Hauptstraße 12 in Berlin", "Hauptstraße 12", "STREET_ADDRESS"),
+    ("Our office is on Kerkstraat 5a, Amsterdam.", "Kerkstraat 5a", "STREET_ADDRESS"),
 ])
 def test_recognizers(text, value, label):
     assert has(text, value, label), found(text)
@@ -59,6 +63,10 @@ def test_no_address_nor_case_number_without_its_shape():
     for text in ("Place the eggs in 3 bowls", "Via Appia is old", 'ports: ["8000:8000"]', "the order was late",
                  "booking reference ABCDEF", "the build hash is 3F9A2B7C1D", "use UTF8MB4"):
         assert not {lab for _, lab in found(text)} & {"STREET_ADDRESS", "CASE_NUMBER"}, (text, found(text))
+
+
+def test_a_count_after_a_street_is_no_house_number():
+    assert ("Main Street 3", "STREET_ADDRESS") not in found("He lived on Main Street 3 years ago")
 
 
 def test_legal_references_are_not_quasi_identifiers():

@@ -194,3 +194,33 @@ def test_a_name_no_list_holds_asked_or_told_something():
     for text in ("Ask Copilot to write a poem about autumn.", "Ask Sourcery to refactor getUser().",
                  "Tell Everyone that we are closed.", "Ask Jira to close the ticket."):
         assert named(text) == [], text
+
+
+def test_a_letters_signature_and_a_parcels_addressee():
+    from guardian_proxy.session.namecues import cued_names, person_by_cue, signed
+
+    text = "Please tidy this e-mail:\nHi Benedikt,\nthanks for the call.\nBest,\nAoife Gallagher"
+    a = text.index("Aoife")
+    assert signed(text, a, len(text)) and person_by_cue(text, hit(text, "Aoife Gallagher", "ORGANIZATION"))
+    signature = "Thanks,\nTomasz"
+    assert [signature[a:b] for a, b, _ in cued_names(signature)] == ["Tomasz"]
+    # a sign-off before a team's or an ordinary line is no name; a name mid-line is not a signature
+    assert cued_names("Cheers,\nThe Team") == [] and cued_names("Kind regards,\nAcme Support Team") == []
+    assert not signed("Best, Aoife Gallagher", 6, 21)
+    text = "Order 4471-2208, ship to Zeynep Arslan, Bahariye Cd. 42, Kadıköy."
+    assert person_by_cue(text, hit(text, "Zeynep Arslan", "ORGANIZATION"))
+
+
+def test_a_languages_annotation_is_no_handle():
+    from guardian_proxy.session.namecues import annotation
+
+    def at(text, word):  # the session's hit holds the handle without its "@"
+        return hit(text, word, "USERNAME")
+
+    for text, word in [("What is the difference between @MainActor and DispatchQueue.main.async in Swift?", "MainActor"),
+                       ("Why does @Override fail on my interface method in Java?", "Override"),
+                       ("Use @dataclass for the config class in Python", "dataclass")]:
+        assert annotation(text, at(text, word)), text
+    for text, word in [("Ask @JohnSmith about getUser() failing", "JohnSmith"), ("Follow @KemiCooks for recipes", "KemiCooks"),
+                       ("thanks @maria for the fix to the build", "maria")]:
+        assert not annotation(text, at(text, word)), text
