@@ -129,7 +129,11 @@ _TOWN_GAP = re.compile(r",\s{1,3}(?:\d{4,5}\s{1,3})?")
 _TRIP_BEFORE = re.compile(r"\b(?:itinerary|itineraries|trip|trips|holiday|holidays|vacation|vacations|getaway|"
                           r"honeymoon|weekend|days|nights|tour|tours|things\s+to\s+do|sights|hotels?|hostels?|"
                           r"restaurants?|museums?|flights?|beaches|hikes?|visit|visiting|explore|exploring|"
-                          r"get|getting)\s+(?:in|to|of|around|near|from|at)?\s?$", re.I)
+                          r"get|getting|party|parties|wedding|weddings|reception|celebration|venues?|events?|meetup|"
+                          r"conference|dinner|brunch|picnic)\s+(?:in|to|of|around|near|from|at)?\s?$", re.I)
+#: an amount that is what the user may spend: "budget around €1,500", "a price range of $200", "spend up to £50"
+_BUDGET_BEFORE = re.compile(r"\b(?:budget|budgets|budgeted|price\s+range|spend|spending)\s(?:is\s|of\s|:\s?)?(?:(?:around|about|"
+                            r"roughly|approximately|up\s+to|at\s+most|under|max(?:imum)?|of|is)\s)?(?:~\s?)?$", re.I)
 #: what names a law, a rule or a standard just before its code: "under EU261", "pursuant to 2016/679", "ISO 27001"
 _LAW_BEFORE = re.compile(r"\b(?:under|per|pursuant\s+to|according\s+to|compliant\s+with|complies\s+with|"
                          r"regulations?|directives?|standards?|articles?|sections?|clauses?|rules?|ISO|RFC|IEC|EN|"
@@ -634,6 +638,8 @@ class PartContext:
             return "law or standard"  # "compensation under EU261", "compliant with ISO 27001", "per RFC 9110"
         if h.entity in ("CASE_NUMBER", "DATE", "DATE_TIME") and _next_year(value):
             return "tax or school year"  # "the tax on a salary for 2025/26"
+        if h.entity == "AMOUNT" and _BUDGET_BEFORE.search(text, max(0, h.start - 40), h.start):
+            return "the ask's budget"  # "a venue for 25 people, budget around €1,500": what to look for, no one's means
         if h.entity == "AMOUNT" and _HASH_BEFORE.search(text, max(0, h.start - 1), h.start):
             return "reference number"  # "#412"
         if h.entity in ("DATE", "DATE_TIME") and value.isdigit() and len(value) == 4 and (

@@ -32,7 +32,7 @@ import threading
 from collections.abc import Callable
 
 from .. import standins
-from ..person_names import faker_names
+from ..person_names import WORLD, faker_names
 
 #: titles that say a person's sex
 WOMEN_TITLES = frozenset({"mrs", "ms", "miss", "madam", "dame", "lady"})
@@ -345,9 +345,12 @@ def _near_age(age: int, rng: random.Random) -> str:
 
 
 def given_name_sex(name: str) -> str:
-    """'f' or 'm' when the lists know `name` as only a woman's or only a man's given name, else ''."""
-    women, men = faker_names("first_names_female"), faker_names("first_names_male")
+    """'f' or 'm' when the lists know `name` as only a woman's or only a man's given name, else ''; a name the
+    usual locales do not hold is looked up in the world's ("Rui", "Chiamaka", "Oluwaseun")."""
     key = name.casefold()
+    women, men = faker_names("first_names_female"), faker_names("first_names_male")
+    if key not in women and key not in men:
+        women, men = faker_names("first_names_female", locales=WORLD), faker_names("first_names_male", locales=WORLD)
     return "f" if key in women and key not in men else "m" if key in men and key not in women else ""
 
 

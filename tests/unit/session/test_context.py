@@ -514,3 +514,15 @@ def test_a_role_after_my_is_a_relation_and_people_compared_stay_people():
     text = "Compare Kemi and Tunde for the team lead role."  # no software in the sentence: people
     start = text.index("Tunde")
     assert not code_product(text, Hit(0, start, start + 5, "PERSON", "Tunde"))
+
+
+def test_a_budget_and_an_events_place_are_what_the_user_asks_for():
+    """"budget around €1,500" had become €1,600 and "a party in Porto" Lake Paulashire: the venue was asked for
+    somewhere else, at another price."""
+    from guardian_proxy.session.context import _BUDGET_BEFORE, _TRIP_BEFORE
+
+    for before in ("fits 25 people, budget around ", "my budget is ", "a price range of ", "spend up to "):
+        assert _BUDGET_BEFORE.search(before), before
+    for before in ("I earn ", "I owe ", "a salary of "):
+        assert not _BUDGET_BEFORE.search(before), before
+    assert _TRIP_BEFORE.search("my sister's 40th birthday party in ") and _TRIP_BEFORE.search("a venue near ")

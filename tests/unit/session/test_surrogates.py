@@ -73,6 +73,8 @@ def test_a_given_names_sex_is_kept():
     from guardian_proxy.session.surrogates import given_name_sex
 
     assert given_name_sex("Emma") == "f" and given_name_sex("John") == "m" and given_name_sex("Alex") == ""
+    # a name of the world's lists only ("Rui Tavares" had become "Jacqueline Warner")
+    assert given_name_sex("Rui") == "m" and given_name_sex("Chiamaka") == "f"
     maker = SurrogateMaker()
     for seed in range(20):
         first = maker.person("Emma Watson", seed, {}, lambda c: False).split()[0]
