@@ -21,7 +21,8 @@ products (the tok2vec's CNN, the NER's hidden layer). The pipeline is loaded und
 runs with OpenBLAS held to one thread (threadpoolctl, only while the pipeline lock is held, restored after): on the
 small matrices of a request its default pool spins a second core for nothing (10 ms of CPU per request measured).
 The floats of the products differ in their last bits from blis's; the entities, tags and scores were checked
-identical on every text the benchmarks read. Where no BLAS library can be held to one thread, thinc's default stays.
+identical on every text the benchmarks read. Where no BLAS library can be held to one thread, and for a transformer
+pipeline (`*_trf`, torch), thinc's default stays.
 """
 
 from __future__ import annotations
@@ -155,7 +156,8 @@ class NerEngine:
                 self.nlp = {"en": nlp}
 
         nlp_engine = TrimmedSpacy(models=[{"lang_code": "en", "model_name": model}])
-        self._blas = _one_thread_blas() if self.numpy_blas else None
+        # a transformer pipeline's products run in torch: it keeps thinc's defaults
+        self._blas = _one_thread_blas() if self.numpy_blas and "trf" not in model.lower() else None
         with _numpy_ops() if self._blas is not None else contextlib.nullcontext():
             nlp_engine.load()
         nlp = nlp_engine.nlp["en"]
