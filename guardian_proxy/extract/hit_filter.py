@@ -491,7 +491,9 @@ def heading(text: str, start: int, end: int) -> bool:
 
 
 #: the words before an employer: "work at", "employed at", "an intern at" (not "work for": that may be a person)
-_WORKPLACE_BEFORE = re.compile(r"\b(?:work|works|worked|working|employed|intern|interning|job)\s+at\s+$", re.I)
+_WORKPLACE_BEFORE = re.compile(r"\b(?:work|works|worked|working|employed|intern|interning|internship|job|interview|"
+                               r"interviewing|years|months|stint|career|role|position)\s+at\s+"
+                               r"(?:\p{Lu}[\w&.'’-]*\s+(?:and|or|&)\s+|\p{Lu}[\w&.'’-]*,\s+)?$", re.I)
 
 
 def keep(text: str, hit: Hit) -> Hit | None:
@@ -518,9 +520,11 @@ def keep(text: str, hit: Hit) -> Hit | None:
         return None  # "the Military Service Act": a law, public
     if label == "ORGANIZATION" and office_title(text, start, end):
         return None  # "his Commanding Officer", "the Procurator General": a function, not a body or a person
-    if label == "PERSON" and _WORKPLACE_BEFORE.search(text, max(0, start - 30), start) and \
-            not re.match(r"['’]s\b", text[end:end + 3]):
-        label = "ORGANIZATION"  # "I work at Monzo": where someone works is a place of work (not "at Luigi's")
+    if label in ("PERSON", "LOCATION") and _WORKPLACE_BEFORE.search(text, max(0, start - 50), start) and \
+            not re.match(r"['’]s\b", text[end:end + 3]) and (label == "PERSON" or (
+                " " not in value.strip() and not _country(value))):
+        label = "ORGANIZATION"  # "I work at Monzo", "a job interview at Shopify", "8 years at Deliveroo and Ocado":
+        # where someone works is an employer (not "at Luigi's"; a one-word place only: "work at Heathrow")
     if label == "PERSON":
         m = _NEXT_SENTENCE.search(value)
         if m:

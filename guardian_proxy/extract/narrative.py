@@ -309,6 +309,12 @@ _FAMILY_SCHEME = re.compile(r"(?i)(?:[’']s)?(?:\s+(?:parent|mother|father)[’
 _APART = re.compile(r"(?i)\s+(?:off\b|by\b|from\s+(?:the|a|an|its|this|that)\b)")
 
 
+#: an address's label, and a value after it that starts with a house number and a capitalised street: a street
+#: address (a "Location:" label stays a place: "Location: 23, Swamy Marg, Hajipur" is where a seller is)
+_ADDRESS_LABEL = re.compile(r"(?i)address\s*[:=]\s*$")
+_HOUSE_FIRST = re.compile(rf"\d{{1,5}}[A-Za-z]?,?\s+{_CAP}\s+{_CAP}")
+
+
 def detect_quasi(text: str, doc) -> list[Hit]:
     """Located quasi-identifiers (and a few direct ones: titled names, handles, codes) in one text."""
     out: list[Hit] = []
@@ -319,6 +325,8 @@ def detect_quasi(text: str, doc) -> list[Hit]:
                 continue
             if label == "CASE_NUMBER" and _ID_CONTEXT.search(text[max(0, s - 40): s]):
                 label_ = "GOVERNMENT_ID"
+            elif label == "LOCATION" and _HOUSE_FIRST.match(text, s, e) and _ADDRESS_LABEL.search(text, max(0, s - 12), s):
+                label_ = "STREET_ADDRESS"  # "address: 17 Admiralty Way, Lekki, Lagos": a house number first
             else:
                 label_ = label
             if label == "DATE" and score < 0.7 and _legal_ref(text, s):

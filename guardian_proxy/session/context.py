@@ -101,7 +101,8 @@ _INNER_CAP = re.compile(r"[a-z][A-Z]")
 #: years ago", "two months later") or an age ("50 years old")
 _DURATION = re.compile(r"(?:\d{1,3}(?:\.\d)?|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
                        r"fifteen|twenty|thirty|forty|fifty|sixty|a\s+few|several|many)[\s-]+(?:more\s+)?"
-                       r"(?:second|minute|hour|day|night|week|month|year|decade)s?", re.I)
+                       r"(?:second|minute|hour|day|night|week|month|year|decade)s?"
+                       r"(?:\s+(?:later|earlier|afterwards|after|before|on))?", re.I)  # "rebooked me two days later"
 #: a nationality's word used as a language's name: "Translate to German:", "reply in Spanish", "my French grammar"
 _LANGUAGE_VERB = re.compile(r"\b(?:translat\w*|rewrite|write|written|say|said|reply|respond|answer|speak|spoken|"
                             r"subtitle\w*|proofread|pronounce\w*|spell\w*|phrase\w*)\b", re.I)
@@ -131,6 +132,18 @@ _TRIP_BEFORE = re.compile(r"\b(?:itinerary|itineraries|trip|trips|holiday|holida
                           r"restaurants?|museums?|flights?|beaches|hikes?|visit|visiting|explore|exploring|"
                           r"get|getting|party|parties|wedding|weddings|reception|celebration|venues?|events?|meetup|"
                           r"conference|dinner|brunch|picnic)\s+(?:in|to|of|around|near|from|at)?\s?$", re.I)
+#: where someone moves, lives or grew up: an organisation's name there is a place's ("moved from Leeds to Bristol")
+_SETTLED_BEFORE = re.compile(r"\b(?:moved|moving|move|relocated|relocating|relocate|emigrated|immigrated)\s"
+                             r"(?:back\s)?(?:(?:from|to)\s[^.?!\n,]{1,30}?\s)?(?:to|from)\s$|\b(?:live|lives|lived|living|"
+                             r"grew\s+up|born|raised|settled|reside|resides|resided)\s+in\s$", re.I)
+#: words that end an organisation's name
+_ORG_ENDS = frozenset({"inc", "ltd", "llc", "corp", "plc", "gmbh", "group", "bank", "university", "college", "school",
+                       "hospital", "clinic", "company", "council", "ministry", "agency", "foundation"})
+#: a journey's ends: "my flight KL1408 from Amsterdam to Lagos", "the train from Lyon to", "flew to Denver via":
+#: where a trip goes, which a question about fares, delays or rights (EU261 covers flights leaving the EU) needs
+_ROUTE_BEFORE = re.compile(r"\b(?:flights?|train|trains|bus|buses|coach|ferry|ferries|route|fly|flew|flying|flown|"
+                           r"travel(?:l?ed|l?ing|s)?|drive|drove|driving|connection|layover|transfer)\b[^.?!\n]{0,40}?"
+                           r"\b(?:from|to|via|through)\s$", re.I)
 #: an amount that is what the user may spend: "budget around €1,500", "a price range of $200", "spend up to £50"
 _BUDGET_BEFORE = re.compile(r"\b(?:budget|budgets|budgeted|price\s+range|spend|spending)\s(?:is\s|of\s|:\s?)?(?:(?:around|about|"
                             r"roughly|approximately|up\s+to|at\s+most|under|max(?:imum)?|of|is)\s)?(?:~\s?)?$", re.I)
@@ -345,6 +358,14 @@ _WORK_BEFORE = re.compile(r"\b(?:albums?|songs?|singles?|tracks?|books?|novels?|
                           r"titled|vs\.?|or))\s$", re.I)
 
 
+#: a job that the sentence asks about as a post ("a Senior Data Engineer role", "the nurse position", "interview
+#: for a product manager job"): what the user prepares or applies for
+_ROLE_NOUN_AFTER = re.compile(r"\s(?:role|roles|position|positions|job|jobs|opening|openings|vacancy|vacancies|post)\b",
+                              re.I)
+_APPLIED_FOR_BEFORE = re.compile(r"\b(?:interview|interviews|interviewing|apply|applying|applied|application|"
+                                 r"applications)\s(?:for|as)\s(?:an?\s|the\s)?(?:[A-Z][\w-]*\s){0,3}$", re.I)
+
+
 #: a possessive before a role: the role is the person's relation to the user ("my new manager", "our lawyer")
 _RELATION_BEFORE = re.compile(r"\b(?:my|our|your)\s(?:(?:new|old|former|current|previous|future|line|family|"
                               r"own)\s)?$", re.I)
@@ -552,6 +573,9 @@ class PartContext:
         words before a full name are not part of it ("Email Margaret Okafor" → "Margaret Okafor")."""
         if not h.part and person_by_cue(text, h):
             h.entity = "PERSON"  # "my name is Darnell Okoro", "my daughter Sofia Marchand": NER's type slips
+        elif h.entity == "ORGANIZATION" and not h.part and _SETTLED_BEFORE.search(text, max(0, h.start - 40), h.start) \
+                and not any(w.casefold() in _ORG_ENDS for w in _WORD.findall(h.text)):
+            h.entity = "LOCATION"  # "I moved from Leeds to Bristol": where someone moves or lives is a place
         if h.entity != "PERSON" or h.part:
             return h
         words = _WORD.findall(h.text)
@@ -625,6 +649,9 @@ class PartContext:
         if h.entity == "ORGANIZATION" and slot.role == "system" and _YOU_ARE.match(
                 _sentence_of(text, h.start).lstrip()):
             return "the assistant's own organisation"  # "You are a support agent for Acme Cloud."
+        if h.entity == "OCCUPATION" and (_ROLE_NOUN_AFTER.match(text, h.end) or
+                                         _APPLIED_FOR_BEFORE.search(text, max(0, h.start - 60), h.start)):
+            return "the role asked about"  # "a job interview … for a Senior Data Engineer role": what to prepare for
         if h.entity == "OCCUPATION" and _RELATION_BEFORE.search(text, max(0, h.start - 24), h.start):
             return "a role to the user"  # "my new manager", "our lawyer": who they are to the user, not a job held
         if h.entity == "ORGANIZATION" and not known and channel(text, h):
@@ -632,7 +659,8 @@ class PartContext:
         if h.entity == "ORGANIZATION" and value.strip().casefold() in _TECH_TERMS:
             return "product"  # "Export to CSV fails": a format, a protocol, a kind of software
         if h.entity in ("LOCATION", "ORGANIZATION") and not known and not h.part and \
-                (_inner_cap(value) if h.entity == "LOCATION" else product_after(text, h)):
+                (_inner_cap(value) or " " not in value.strip() and product_after(text, h)
+                 if h.entity == "LOCATION" else product_after(text, h)):
             return "product"  # "a LinkedIn message", "the Flask server" (an employer stays: "I work at PayPal")
         if h.entity == "CASE_NUMBER" and _LAW_BEFORE.search(text, max(0, h.start - 30), h.start):
             return "law or standard"  # "compensation under EU261", "compliant with ISO 27001", "per RFC 9110"
@@ -659,7 +687,8 @@ class PartContext:
             return "duration"  # "a fisherman for 50 years", "rent unpaid for two months": no date of anyone's
         if h.entity == "NRP" and _language(text, h):
             return "language"  # "Translate to German:", "reply in Spanish": the task's language, no one's origin
-        if h.entity in ("LOCATION", "NRP") and not known and _TRIP_BEFORE.search(text, max(0, h.start - 40), h.start):
+        if h.entity in ("LOCATION", "NRP") and not known and (_TRIP_BEFORE.search(text, max(0, h.start - 40), h.start) or
+                                                             _ROUTE_BEFORE.search(text, max(0, h.start - 80), h.start)):
             return "trip asked about"  # "Plan a 3-day itinerary in Kyoto for a family …": where to go, not to live
         if h.entity in ("LOCATION", "NRP") and not known and value.strip().casefold() in _regions():
             return "region"  # "I'm a landlord in Texas": the law asked about; a state or a country holds millions

@@ -145,7 +145,8 @@ _ADDRESS_AFTER = re.compile(r"[(<]\s*(?:mailto:)?([^\s@()<>]{1,64})@")
 
 #: words that introduce a person's own name: "my name is …", "Name: …", "call me …", "I'm …" (not "named" or
 #: "called": "a cat named Whiskers")
-_INTRO_ANY = re.compile(r"(?:\bmy\s+(?:full\s+)?name\s+is|\bmy\s+name['’]s|\bname\s*:|\bcall\s+me)\s+$", re.I)
+_INTRO_ANY = re.compile(r"(?:\bmy\s+(?:full\s+)?name\s+is|\bmy\s+name['’]s|\bname\s*:|\bcall\s+me|"
+                        r"\bin\s+my\s+(?:full\s+)?name,|\bunder\s+my\s+(?:full\s+)?name,)\s+$", re.I)
 _INTRO_GIVEN = re.compile(r"(?:\bi\s+am|\bi['’]m|\bthis\s+is|\bit['’]s)\s+$", re.I)
 #: "I'm Hugo", "this is Ines" (not "it's": "it's April")
 _INTRO_SELF = re.compile(r"(?:\bi\s+am|\bi['’]m|\bthis\s+is)\s+$", re.I)

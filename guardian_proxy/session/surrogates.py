@@ -309,6 +309,9 @@ class SurrogateMaker:
         if entity == "NRP":
             return rng.choice(_NRP)
         if entity == "OCCUPATION":
+            level = next((k for k, pattern in _DEGREE_LEVELS.items() if pattern.fullmatch(value.strip())), None)
+            if level:  # "MSc" → "MA": a degree stays a degree of the same level, not "Company secretary"
+                return rng.choice([d for d in _DEGREES[level] if d.casefold() != value.strip().casefold()])
             return standins.case_like(f.job().split(",")[0], value)
         if entity == "AGE":
             return _NUM.sub(lambda m: _near_age(int(float(m.group(0).replace(",", ""))), rng), value) \
@@ -331,6 +334,14 @@ _ORG_KIND = re.compile(r"\b(?:(?:High|Primary|Secondary|Middle|Elementary|Gramma
                        r"Business|Community)\s)?(?:School|Academy|College|University|Hospital|Clinic|Surgery|"
                        r"Medical Centre|Medical Center|Church|Mosque|Synagogue|Temple|Library|Bank|Credit Union|"
                        r"Kindergarten|Nursery|Care Home|Pharmacy|Prison)$")
+
+
+#: degrees by level, and another of the same level for a stand-in
+_DEGREES = {"bachelor": ("BA", "BSc", "BEng", "BCom"), "master": ("MA", "MSc", "MEng", "MBA", "MPhil"),
+            "doctor": ("PhD", "DPhil", "EdD")}
+_DEGREE_LEVELS = {"bachelor": re.compile(r"B\.?(?:A|Sc|Eng|Com)\.?|LL\.?B|bachelor['’]?s(?:\s+degree)?", re.I),
+                  "master": re.compile(r"M\.?(?:A|Sc|Eng|Phil)\.?|MBA|LL\.?M|master['’]?s(?:\s+degree)?", re.I),
+                  "doctor": re.compile(r"Ph\.?D\.?|D\.?Phil|EdD|doctorate", re.I)}
 
 
 def _near_age(age: int, rng: random.Random) -> str:

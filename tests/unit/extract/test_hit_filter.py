@@ -478,3 +478,14 @@ def test_where_someone_works_is_an_organisation():
     text = "we ate at Luigi's last night"
     a = text.index("Luigi")
     assert keep(text, (a, a + 5, "PERSON", 0.85))[2] == "PERSON"
+
+
+def test_an_employer_named_after_at_is_an_organisation_whatever_ner_typed():
+    """"a job interview at Shopify" (typed a place) had a city for a stand-in; "8 years at Deliveroo and Ocado"."""
+    for text, value, label in [("a job interview at Shopify next Tuesday", "Shopify", "LOCATION"),
+                               ("8 years at Deliveroo and Ocado building pipelines", "Ocado", "LOCATION")]:
+        a = text.index(value)
+        assert keep(text, (a, a + len(value), label, 0.85))[2] == "ORGANIZATION", text
+    text = "we worked at London Bridge station"  # a place of two words stays a place
+    a = text.index("London Bridge")
+    assert keep(text, (a, a + 13, "LOCATION", 0.85))[2] == "LOCATION"

@@ -526,3 +526,23 @@ def test_a_budget_and_an_events_place_are_what_the_user_asks_for():
     for before in ("I earn ", "I owe ", "a salary of "):
         assert not _BUDGET_BEFORE.search(before), before
     assert _TRIP_BEFORE.search("my sister's 40th birthday party in ") and _TRIP_BEFORE.search("a venue near ")
+
+
+def test_a_journeys_ends_and_a_place_someone_moves_to():
+    """"My flight KL1408 from Amsterdam to Lagos … Can I claim under EU261?" had its cities replaced, so the model
+    could not tell whether the flight left the EU; "moved from Leeds to Bristol" had made Bristol a company."""
+    from guardian_proxy.session.context import _ROUTE_BEFORE, _SETTLED_BEFORE
+
+    assert _ROUTE_BEFORE.search("My flight KL1408 from ") and _ROUTE_BEFORE.search("My flight KL1408 from Amsterdam to ")
+    assert not _ROUTE_BEFORE.search("I moved from ")
+    assert _SETTLED_BEFORE.search("I moved from Leeds to ") and _SETTLED_BEFORE.search("she grew up in ")
+    assert not _SETTLED_BEFORE.search("I work at ")
+
+
+def test_the_role_a_user_prepares_for():
+    from guardian_proxy.session.context import _APPLIED_FOR_BEFORE, _ROLE_NOUN_AFTER
+
+    text = "a job interview at Shopify next Tuesday for a Senior Data Engineer role."
+    assert _ROLE_NOUN_AFTER.match(text, text.index(" role"))
+    assert _APPLIED_FOR_BEFORE.search("I'm applying for a Senior ")
+    assert not _APPLIED_FOR_BEFORE.search("my brother is a ")

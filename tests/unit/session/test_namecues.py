@@ -224,3 +224,10 @@ def test_a_languages_annotation_is_no_handle():
     for text, word in [("Ask @JohnSmith about getUser() failing", "JohnSmith"), ("Follow @KemiCooks for recipes", "KemiCooks"),
                        ("thanks @maria for the fix to the build", "maria")]:
         assert not annotation(text, at(text, word)), text
+
+
+def test_a_name_given_as_the_users_own():
+    from guardian_proxy.session.namecues import person_by_cue
+
+    text = "the ticket was in my name, Adebayo Ogunleye."
+    assert person_by_cue(text, hit(text, "Adebayo Ogunleye", "ORGANIZATION"))

@@ -109,3 +109,15 @@ def test_an_ages_stand_in_keeps_the_stage_of_life():
         for _ in range(30):
             other = int(_near_age(age, rng))
             assert other != age and lo <= other <= hi, (age, other)
+
+
+def test_a_degrees_stand_in_is_a_degree_of_the_same_level():
+    """"MSc from University of Edinburgh" had become "Company secretary from …"."""
+    import re
+
+    maker = SurrogateMaker()
+    for seed in range(30):
+        sur = maker.make("OCCUPATION", "MSc", seed, {}, lambda c: False, lambda: 1)
+        assert sur in ("MA", "MEng", "MBA", "MPhil"), sur
+        sur = maker.make("OCCUPATION", "PhD", seed, {}, lambda c: False, lambda: 1)
+        assert re.fullmatch(r"DPhil|EdD", sur), sur
