@@ -321,6 +321,11 @@ _KIN_SEX.update({**dict.fromkeys(MEN_TITLES, "m"), **dict.fromkeys(WOMEN_TITLES,
 _KIN_SEX_BEFORE = re.compile(r"\b(" + "|".join(sorted(_KIN_SEX, key=len, reverse=True)) + r")\.?(?:,\s*|\s+)$", re.I)
 
 
+#: "her nickname, Nónó", "his name is Kwabena": the pronoun says whose name it is
+_NAMED_BY_PRONOUN = re.compile(r"\b(her|his)\s+(?:full\s+|first\s+|real\s+|middle\s+)?(?:nickname|name|pet\s+name)"
+                               r"(?:\s+is|,|:)?\s+$", re.I)
+
+
 def kin_sex(text: str, value: str) -> str:
     """'m' or 'f' when a kinship noun or a title right before `value` in `text` says the person's sex ("my husband
     Kenji Watanabe", "Mr. Baptiste Moreau"), else '': a stand-in for a name the lists do not know keeps the
@@ -331,6 +336,9 @@ def kin_sex(text: str, value: str) -> str:
         m = _KIN_SEX_BEFORE.search(text[max(0, start - 20):start])
         if m:
             sexes.add(_KIN_SEX[m.group(1).casefold()])
+        m = _NAMED_BY_PRONOUN.search(text[max(0, start - 30):start])
+        if m:
+            sexes.add("f" if m.group(1).casefold() == "her" else "m")
         start = text.find(value, start + 1)
     return sexes.pop() if len(sexes) == 1 else ""
 

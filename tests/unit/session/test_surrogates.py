@@ -94,6 +94,8 @@ def test_a_kin_noun_says_the_sex_of_a_name_the_lists_do_not_know():
     assert kin_sex("My husband Kenji Watanabe was diagnosed", "Kenji Watanabe") == "m"
     assert kin_sex("my sister, Olamide, and I", "Olamide") == "f"
     assert kin_sex("Olamide called", "Olamide") == ""
+    assert kin_sex("mentions her nickname, Nónó, and", "Nónó") == "f"  # it had become "Marc"
+    assert kin_sex("his name is Kwabena", "Kwabena") == "m"
     assert kin_sex("my son Sam and my daughter Sam", "Sam") == ""  # the words disagree: say nothing
     maker = SurrogateMaker()
     for seed in range(10):
