@@ -53,9 +53,10 @@ CORPORA = {"dev": ROOT / "tests" / "fixtures" / "prompts" / "prompts.yaml",
            "holdout8": ROOT / "tests" / "fixtures" / "prompts" / "holdout8.yaml",
            "holdout9": ROOT / "tests" / "fixtures" / "prompts" / "holdout9.yaml",
            "holdout10": ROOT / "tests" / "fixtures" / "prompts" / "holdout10.yaml",
-           "holdout11": ROOT / "tests" / "fixtures" / "prompts" / "holdout11.yaml"}
+           "holdout11": ROOT / "tests" / "fixtures" / "prompts" / "holdout11.yaml",
+           "holdout12": ROOT / "tests" / "fixtures" / "prompts" / "holdout12.yaml"}
 #: sets not yet scored: `--set all` leaves them out, so that scoring every set does not score them by the way
-UNSCORED: frozenset[str] = frozenset()
+UNSCORED = frozenset({"holdout12"})
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
 
