@@ -46,7 +46,7 @@ the value, its part or its surroundings, never of one service):
 from __future__ import annotations
 
 import re
-from functools import cache
+from functools import cache, lru_cache
 
 from ..chatapi import ChatRequest, Slot
 from ..placeholders import no_ones, role_mailbox
@@ -389,6 +389,92 @@ _MAYBE_PERSON_KEYS = frozenset({"name", "author", "customer", "contact", "sender
                                 "reporter", "patient", "employee", "user", "from", "to", "cc"})
 
 
+def _named_value(key: str, value: str) -> bool:
+    """Whether `value` under `key` (a JSON key or a table's column) is a person's name: any capitalised name words
+    under a key that means one, two to four under a key that may (a given name first or a surname last, no ordinary
+    word)."""
+    words = value.split()
+    if "\\" in value or not 1 <= len(words) <= 4 or not all(_NAME_WORD.fullmatch(w) and w[:1].isupper() for w in words):
+        return False
+    return key in _PERSON_KEYS and not all(ordinary(w) for w in words) or key in _MAYBE_PERSON_KEYS and \
+        len(words) >= 2 and not any(ordinary(w) for w in words) and (listed_name(words[0]) or listed_name(words[-1]))
+
+
+#: a table's column name: "name", "first_name", "E-mail", "Customer Name"
+_COLUMN = re.compile(r"[A-Za-z_][\w .-]{0,30}")
+#: the separators of a pasted table, tried in this order
+_TABLE_SEPS = (",", "\t", ";", "|")
+
+
+@lru_cache(maxsize=16)  # read once per text: each hit of a part asks it again
+def table_cells(text: str) -> tuple[tuple[tuple[str, ...], tuple[tuple[tuple[int, int], ...], ...]], ...]:
+    """The tables pasted in `text` (CSV, TSV, semicolon- or pipe-separated): a header line of column names and at
+    least two rows with as many cells, no quotes. Each as (the columns' keys, each row's cell spans, stripped)."""
+    lines, pos = [], 0
+    for line in text.split("\n"):
+        lines.append((pos, line))
+        pos += len(line) + 1
+    out, k = [], 0
+    while k < len(lines):
+        for sep in _TABLE_SEPS:
+            head = lines[k][1].strip().strip("|")
+            n = head.count(sep)
+            piped = sep == "|" and lines[k][1].strip().startswith("|")  # "| Name | Role |": a Markdown table
+            if n < (1 if piped else 2) or '"' in head or not all(_COLUMN.fullmatch(c.strip()) for c in head.split(sep)):
+                continue
+            j = k + 1
+            while j < len(lines) and lines[j][1].strip().strip("|").count(sep) == n and '"' not in lines[j][1]:
+                j += 1
+            if j - k < 3:
+                continue
+            keys = [c.strip().casefold().replace(" ", "_").replace("-", "_") for c in head.split(sep)]
+            rows = []
+            for start, line in lines[k + 1:j]:
+                cells, at = [], start
+                for cell in line.split(sep):
+                    a = at + len(cell) - len(cell.lstrip())
+                    cells.append((a, a + len(cell.strip())))
+                    at += len(cell) + 1
+                if line.strip().startswith("|"):
+                    cells = cells[1:]  # a Markdown table's leading pipe
+                rows.append(tuple(cells))
+            out.append((tuple(keys), tuple(rows)))
+            k = j - 1
+            break
+        k += 1
+    return tuple(out)
+
+
+#: a table's columns that hold no one's name: a word NER calls a person there is the column's value ("| Efua Mensah |
+#: Dispatcher |" under "Role")
+_NOT_NAME_COLUMNS = frozenset({"role", "roles", "title", "job", "job_title", "position", "status", "state", "type",
+                               "kind", "category", "plan", "tier", "team", "department", "dept", "city", "country",
+                               "region", "product", "item", "sku", "priority", "stage", "level", "tag", "tags",
+                               "label", "group", "source", "channel", "method", "currency", "unit", "language"})
+
+
+def table_column(text: str, start: int, end: int) -> str | None:
+    """The column's key when `start`..`end` is a whole cell of a pasted table, else None."""
+    for keys, rows in table_cells(text):
+        for cells in rows:
+            for key, (a, b) in zip(keys, cells, strict=False):
+                if a == start and b == end:
+                    return key
+    return None
+
+
+def tabled_names(text: str) -> list[tuple[int, int, str]]:
+    """Person names a pasted table gives in a name column ("id,name,email" then "1042,Ingrid Halvorsen,…"): the
+    same rule as a JSON key's (`_named_value`). NER cannot read a row whose cells have no space after the comma."""
+    out = []
+    for keys, rows in table_cells(text):
+        for cells in rows:
+            for key, (a, b) in zip(keys, cells, strict=False):
+                if b > a and _named_value(key, text[a:b]):
+                    out.append((a, b, f"a person's name in the table's column {key!r}"))
+    return out
+
+
 def keyed_names(text: str) -> list[tuple[int, int, str]]:
     """Person names a JSON text (a tool's output, a pasted record) gives under a name key: any capitalised words
     under a key that means a person's name ("first_name", "customer_name"), two to four words under a key that may
@@ -407,14 +493,7 @@ def keyed_names(text: str) -> list[tuple[int, int, str]]:
         if not k:
             continue
         key = text[keys[k - 1][0]:keys[k - 1][1]].casefold().replace("-", "_")
-        value = text[a:b]
-        words = value.split()
-        if "\\" in value or not 1 <= len(words) <= 4 or not all(_NAME_WORD.fullmatch(w) and w[:1].isupper()
-                                                                 for w in words):
-            continue
-        if key in _PERSON_KEYS and not all(ordinary(w) for w in words) or key in _MAYBE_PERSON_KEYS and \
-                len(words) >= 2 and not any(ordinary(w) for w in words) and (listed_name(words[0]) or
-                                                                             listed_name(words[-1])):
+        if _named_value(key, text[a:b]):
             out.append((a, b, f"a person's name under the JSON key {key!r}"))
     return out
 
@@ -549,7 +628,14 @@ class PartContext:
         value adds nothing. Each new one is remembered with its cue
         (`self.cues`, by the hit's identity) for the decision's provenance."""
         out = []
-        for a, b, cue in cued_names(text) + keyed_names(text):
+        for _keys, rows in table_cells(text):  # a table's cell ends every hit in it ("1043,Mateus" is an id)
+            for a, b in (c for cells in rows for c in cells):
+                for h in list(found):
+                    if a <= h.start < b < h.end:
+                        h.end, h.text = b, text[h.start:b]
+                    elif h.start < a < h.end <= b:
+                        found.remove(h)  # begins in the cell before: the cell before keeps it
+        for a, b, cue in cued_names(text) + keyed_names(text) + tabled_names(text):
             over = [h for h in found if h.start < b and a < h.end]
             same = [h for h in over if (h.start, h.end) == (a, b) and h.entity in ("LOCATION", "ORGANIZATION", "NRP")]
             if same:
@@ -639,6 +725,9 @@ class PartContext:
         hard, soft = self._structure(i, text)
         if _inside(hard, h.start, h.end) or (_inside(soft, h.start, h.end) and wordy(value)):
             return "field name"
+        if h.entity == "PERSON" and not h.part and not known and "\n" in text and \
+                table_column(text, h.start, h.end) in _NOT_NAME_COLUMNS:
+            return "a table's value"  # "| Efua Mensah | Dispatcher |" under "Role": the column says what it is
         if h.entity in _NAMES and not h.part:
             why = _not_a_persons(text, h, persons, seen or known) if h.entity == "PERSON" else None
             if why is not None:

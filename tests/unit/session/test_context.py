@@ -546,3 +546,42 @@ def test_the_role_a_user_prepares_for():
     assert _ROLE_NOUN_AFTER.match(text, text.index(" role"))
     assert _APPLIED_FOR_BEFORE.search("I'm applying for a Senior ")
     assert not _APPLIED_FOR_BEFORE.search("my brother is a ")
+
+
+def test_a_pasted_tables_name_column_names_people():
+    """A CSV pasted into a chat ("1042,Ingrid Halvorsen,ingrid.h@…") reached the model with every name: NER reads
+    "1043,Mateus" as one token. The table's columns say what each cell is."""
+    from guardian_proxy.session.context import table_cells, table_column, tabled_names
+
+    text = ("Here's a sample of our customers.csv:\nid,name,email,city\n1042,Ingrid Halvorsen,ingrid.h@fjordmail.no,"
+            "Bergen\n1043,Mateus Carvalho,mateus.c@uol.com.br,Recife\nWrite a pandas snippet.")
+    assert [text[a:b] for a, b, _ in tabled_names(text)] == ["Ingrid Halvorsen", "Mateus Carvalho"]
+    (keys, rows), = table_cells(text)
+    assert keys == ("id", "name", "email", "city") and [text[a:b] for a, b in rows[1]][1:] == [
+        "Mateus Carvalho", "mateus.c@uol.com.br", "Recife"]
+    md = "| Name | Role |\n|---|---|\n| Tomasz Wójcik | Driver |\n| Efua Mensah | Dispatcher |"
+    a = md.index("Dispatcher")
+    assert table_column(md, a, a + 10) == "role" and [md[a:b] for a, b, _ in tabled_names(md)] == [
+        "Tomasz Wójcik", "Efua Mensah"]
+    # one line with commas, or prose, is no table
+    assert table_cells("I met Ana, Bea, Cy and Dee, all from work.") == ()
+    assert tabled_names("id,status,amount\n1,paid,20\n2,open,35") == []
+
+
+@pytest.mark.slow
+def test_a_pasted_csv_leaves_with_stand_in_names(gateway):
+    import json
+
+    from guardian_proxy.types import RawRequest
+
+    text = ("Here's a sample of our customers.csv:\nid,name,email,city,plan,mrr\n"
+            "1042,Ingrid Halvorsen,ingrid.h@fjordmail.no,Bergen,Pro,49\n1043,Mateus Carvalho,mateus.c@uol.com.br,Recife,Basic,9\n"
+            "1044,Aiko Tanaka,aiko.tanaka@docomo.ne.jp,Osaka,Pro,49\nWrite a pandas snippet that computes MRR per city.")
+    body = {"model": "gpt-4o", "messages": [{"role": "user", "content": text}]}
+    d = gateway.evaluate(RawRequest(method="POST", url="https://api.openai.com/v1/chat/completions",
+                                    body=json.dumps(body).encode(),
+                                    headers=[("content-type", "application/json"), ("authorization", "Bearer sk-t")]),
+                         log=False)
+    sent = json.loads(d.rewrite.body)["messages"][0]["content"]
+    assert not any(v in sent for v in ("Ingrid", "Halvorsen", "Mateus", "Carvalho", "Aiko", "Tanaka")), sent
+    assert "id,name,email,city,plan,mrr\n1042," in sent and ",Pro,49\n1043," in sent  # the table's shape and ids stay
