@@ -53,17 +53,25 @@ class LevelRenderer:
                 self.spans[s.path].append(s)
         self.placeholders = Placeholders()
         self.surrogates = surrogates
+        # persons' surrogates are drawn in reading order, full names first, so "Christou" alone follows "Anna
+        # Christou"; only when a level that shows surrogates (L4, L5) is first rendered: most requests stay below
+        # it, and each name costs Faker a re-seed and a weighted draw
+        self._persons: list[Span] | None = []
         for f in fields:  # numbered in reading order: the first person met is [PERSON_1]
             for s in sorted(self.spans.get(f.path, []), key=lambda s: s.start):
                 if is_direct(s) or s.entity == "CASE_NUMBER":
                     self.placeholders.tag(s)
                 if is_direct(s) and s.entity == "PERSON":
-                    self._surrogate(s)  # full names first, so "Christou" alone follows
+                    self._persons.append(s)
         self.strict = strict_paths or set()
 
     def _surrogate(self, s: Span) -> str | None:
         """A surrogate; a person's courtesy title is not kept ("Mr Casey" → "Garcia", never "Mr Diane Johnston"):
         the title says the person's sex and would not match a surrogate name drawn without it."""
+        if self._persons is not None:  # the first surrogate of this request: the persons' come first
+            persons, self._persons = self._persons, None
+            for p in persons:
+                self._surrogate(p)
         value = s.text
         if s.entity == "PERSON":
             m = _TITLE.match(value)

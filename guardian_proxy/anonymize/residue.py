@@ -108,13 +108,25 @@ def _inside(merged: tuple[list[int], list[int]], a: int, b: int) -> bool:
     return i >= 0 and ends[i] > a
 
 
+# compiled once: the module-level `re.sub(pattern, …)` looks its pattern up in regex's cache on every call
+_DECADE = re.compile(r"\d{3}0s")
+_YEAR = re.compile(r"\d{4}")
+_DAY_OR_MONTH = re.compile(r"\d{1,2}")
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_WORD_OR_SIGN = re.compile(r"\p{L}[\p{L}'’\-]*|\S")
+_GLOSS_WORD = re.compile(r"\w[\w'’-]*")
+_MASK_RUN = re.compile(r"[*•]+")
+_TWO_DIGITS = re.compile(r"\d{2,}")
+_DIGITS = re.compile(r"\d+")
+
+
 def _date_conf(v: str) -> float:
     low = v.lower()
-    if re.fullmatch(r"\d{3}0s", low):
+    if _DECADE.fullmatch(low):
         return 0.2
-    if re.fullmatch(r"\d{4}", low):
+    if _YEAR.fullmatch(low):
         return 0.45
-    if re.search(r"\d{1,2}", re.sub(r"\d{4}", "", low)) or re.fullmatch(r"\d{4}-\d{2}-\d{2}", low):
+    if _DAY_OR_MONTH.search(_YEAR.sub("", low)) or _ISO_DATE.fullmatch(low):
         return 0.85
     return 0.65
 #: a currency's code or name says what a sum is counted in ("TRL", "Liras", "PLN"), never whose it is
@@ -134,7 +146,7 @@ def _body_gloss(text: str, a: int) -> bool:
     opened = text.rfind("(", max(0, a - 60), a)
     if opened < 0 or ")" in text[opened:a] or "\n" in text[opened:a]:
         return False
-    words = re.findall(r"\p{L}[\p{L}'’\-]*|\S", text[max(0, opened - 80): opened])
+    words = _WORD_OR_SIGN.findall(text[max(0, opened - 80): opened])
     body: list[str] = []
     while words and (words[-1].lower() in _BODY_VOCABULARY or words[-1].lower() in _GLUE):
         body.append(words.pop().lower())
@@ -201,7 +213,7 @@ def _term_gloss(text: str, a: int, hidden: tuple[list[int], list[int]]) -> bool:
         m = _LOWER_TERM.search(text, base, opened + 1)  # "a special levy (Sonderabgabe)", "bias (Ablehnungsantrag)"
         close = text.find(")", a)
         if m is None or zipf(m.group(1)) < 3.0 or m.group(1).lower() in _NAMES_WHO_OR_WHERE or close < 0 or \
-                close - a > 120 or not _foreign_phrase(re.findall(r"\w[\w'’-]*", text[opened + 1: close])):
+                close - a > 120 or not _foreign_phrase(_GLOSS_WORD.findall(text[opened + 1: close])):
             return False
     if _BODY_OF.search(text, max(0, opened - 60), opened + 1):
         return False
@@ -268,11 +280,11 @@ def scan(text: str, skip: list[tuple[int, int]] | None = None, min_confidence: f
         if kind == "contact":
             out.append(Cue(a, b, kind, v, 0.95))
         elif kind == "mask":
-            visible = re.sub(r"[*•]+", " ", v).strip(" .-")
+            visible = _MASK_RUN.sub(" ", v).strip(" .-")
             if "@" in v:
                 out.append(Cue(a, b, kind, v.split("@", 1)[1], 0.65))
-            elif re.search(r"\d{2,}", visible):
-                out.append(Cue(a, b, kind, re.findall(r"\d+", visible)[-1], 0.6))
+            elif _TWO_DIGITS.search(visible):
+                out.append(Cue(a, b, kind, _DIGITS.findall(visible)[-1], 0.6))
             elif len(visible) >= 3:
                 out.append(Cue(a, b, kind, visible, 0.5))
         elif kind == "date":

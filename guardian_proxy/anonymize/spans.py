@@ -270,6 +270,9 @@ def merge(spans: list[Span]) -> list[Span]:
 
 def _full_text(group: list[Span], start: int, end: int) -> str:
     """The text of a union span, rebuilt from its members (spans carry their own text, not the field's)."""
+    first = group[0]
+    if first.start == start and len(first.text) >= end - start:  # the first member covers the union (most do)
+        return first.text[: end - start]
     chars: dict[int, str] = {}
     for s in group:
         for i, ch in enumerate(s.text):

@@ -26,6 +26,7 @@ from .. import standins
 
 _TITLE = re.compile(r"^(?:(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Professor|Judge|Sir|Dame|Lady|Lord|Mme|Mlle|Herr|Frau)\.?\s+)+")
 _INITIAL = re.compile(r"^(?:\p{Lu}\.)+$")
+_WORD = re.compile(r"\w+")
 
 
 class Surrogates:
@@ -34,7 +35,7 @@ class Surrogates:
 
         self._fake = _shared_faker(Faker)
         self._key = seed or os.urandom(16)
-        self._words = set(re.findall(r"\w+", original_text.lower()))
+        self._words = set(_WORD.findall(original_text.lower()))
         self._map: dict[tuple[str, str], str] = {}
 
     def _seed(self, *parts: str) -> None:
@@ -50,7 +51,7 @@ class Surrogates:
         for attempt in range(8):
             self._seed(kind, value.lower(), str(attempt))
             out = make()
-            words = set(re.findall(r"\w+", out.lower()))
+            words = set(_WORD.findall(out.lower()))
             if out not in used and not (words & self._words):
                 break
         self._map[key] = out
