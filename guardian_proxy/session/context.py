@@ -132,6 +132,16 @@ _TRIP_BEFORE = re.compile(r"\b(?:itinerary|itineraries|trip|trips|holiday|holida
                           r"restaurants?|museums?|flights?|beaches|hikes?|visit|visiting|explore|exploring|"
                           r"get|getting|party|parties|wedding|weddings|reception|celebration|venues?|events?|meetup|"
                           r"conference|dinner|brunch|picnic)\s+(?:in|to|of|around|near|from|at)?\s?$", re.I)
+#: a surname's particles, and the capitalised (hyphenated) word right before one, and a capitalised word right after
+#: a name (one space)
+_NAME_PARTICLES = frozenset({"van", "der", "den", "de", "da", "di", "del", "della", "la", "le", "von", "zu", "bin",
+                             "ibn", "al", "el", "dos", "das", "du", "ter", "ten"})
+_NAME_BEFORE = re.compile(r"\b([^\W\d_]{2,20}(?:-[^\W\d_]{2,20})?) $")
+_NAME_NEXT = re.compile(r" ([^\W\d_]{2,20})\b(?![-'’]\w)")
+#: a verb of going before "to" or "from": what follows is a place unless it is a person's name
+_WENT_TO = re.compile(r"\b(?:went|go|goes|going|gone|travel(?:l?ed|l?ing|s)?|flew|fly|flying|drove|drive|driving|"
+                      r"moved|move|moving|came|come|coming|returned|return|returning|trip|back)\s(?:back\s)?(?:to|from)\s$",
+                      re.I)
 #: where someone moves, lives or grew up: an organisation's name there is a place's ("moved from Leeds to Bristol")
 _SETTLED_BEFORE = re.compile(r"\b(?:moved|moving|move|relocated|relocating|relocate|emigrated|immigrated)\s"
                              r"(?:back\s)?(?:(?:from|to)\s[^.?!\n,]{1,30}?\s)?(?:to|from)\s$|\b(?:live|lives|lived|living|"
@@ -589,6 +599,25 @@ class PartContext:
         return [h for h in found if id(h) not in taken]
 
     @staticmethod
+    def widen_names(text: str, found: list[Hit]) -> None:
+        """A person's name NER cut short takes in its parts: a listed given name before a surname's particle
+        ("Jan-Willem" of "Jan-Willem van der Berg", where NER found "van der Berg") and capitalised listed names right
+        after it ("An" of "Nguyen Van An", where NER found "Nguyen Van")."""
+        for h in found:
+            if h.entity != "PERSON" or h.part:
+                continue
+            if h.text[:1].islower() and h.text.split()[0] in _NAME_PARTICLES:
+                m = _NAME_BEFORE.search(text, max(0, h.start - 30), h.start)
+                if m and all(p[:1].isupper() and listed_name(p) for p in m.group(1).split("-")):
+                    h.start, h.text = m.start(1), text[m.start(1):h.end]
+            while True:
+                m = _NAME_NEXT.match(text, h.end)
+                if not m or not m.group(1)[:1].isupper() or not listed_name(m.group(1)) or ordinary(m.group(1)) or \
+                        any(o is not h and o.start < m.end() and h.end < o.end for o in found):
+                    break
+                h.end, h.text = m.end(), text[h.start:m.end()]
+
+    @staticmethod
     def regroup(text: str, found: list[Hit]) -> list[Hit]:
         """The detector's hits of one part, regrouped where the words around them say more: a postcode joins its
         street address (`join_postcodes`); a single word NER took for a person right after an address and a comma
@@ -596,6 +625,7 @@ class PartContext:
         person's name and a comma, or after "I'm", is their age ("I'm Ana Ruiz, 34"); a user name a label gave a whole "Name <e-mail>" to
         ("Author: Marcus Lindholm <marcus@…>") is a person's name and the e-mail address found inside it."""
         found = PartContext.join_postcodes(text, found)
+        PartContext.widen_names(text, found)
         bare = [h for h in found if h.entity == "DATE" and h.text.isdigit() and len(h.text) <= 2 and int(h.text)
                 and _AGE_BEFORE.search(text, max(0, h.start - 8), h.start)]
         if bare:
@@ -664,6 +694,10 @@ class PartContext:
             h.entity = "LOCATION"  # "I moved from Leeds to Bristol": where someone moves or lives is a place
         if h.entity != "PERSON" or h.part:
             return h
+        if " " not in h.text.strip() and not listed_name(h.text) and _WENT_TO.search(text, max(0, h.start - 30), h.start) \
+                and not re.match(r"['’]s\b", text[h.end:h.end + 3]):
+            h.entity = "LOCATION"  # "me and Dmitri went to Kraków": where someone goes is a place
+            return h
         words = _WORD.findall(h.text)
         named = len(words) >= 2 and words[0].casefold() in given_and_surnames()  # "Rosa Tinoco": a full name
         if h.text.casefold() in _countries() or _FEATURE_AFTER.match(text[h.end:h.end + 20]) or \
@@ -673,7 +707,8 @@ class PartContext:
             return h
         words = list(_NAME_WORD.finditer(h.text))  # a hyphenated name whole: "Min-jun Park" keeps "Min"
         k = 0
-        while len(words) - k > 2 and len(words[k].group(0)) > 1 and ordinary(words[k].group(0)):  # "J." an initial
+        while len(words) - k > 2 and len(words[k].group(0)) > 1 and ordinary(words[k].group(0)) and \
+                words[k].group(0) not in _NAME_PARTICLES:  # "J." an initial; "van der Berg" keeps its particles
             k += 1
         if not k and len(words) == 2 and ordinary(words[0].group(0)) and not ordinary(words[1].group(0)) and \
                 _sentence_start(text, h.start):

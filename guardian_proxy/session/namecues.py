@@ -125,6 +125,11 @@ def _zipf(word: str) -> float:
     return zipf_frequency(word, "en")
 
 
+#: a possessive, a kinship or role noun and up to three lower-case words: "my friend priya sharma"
+_KIN_LOWER = re.compile(r"\b(?:my|our|his|her|their)\s(?:best\s|old\s|new\s|little\s|big\s)?(?:daughter|son|wife|husband|"
+                        r"mother|father|mom|mum|dad|brother|sister|friend|colleague|coworker|boss|manager|neighbou?r|"
+                        r"partner|boyfriend|girlfriend|cousin|aunt|uncle|niece|nephew|grandmother|grandfather|"
+                        r"landlord|landlady|tenant|roommate|flatmate)\s((?:[a-z][a-z'’-]{1,20}\s?){1,3})")
 #: the last words before a name that say it is a person the user knows ("my daughter", "our neighbours, the")
 _KIN_BEFORE = re.compile(r"\b(?:daughter|son|wife|husband|mother|father|mom|mum|dad|brother|sister|friend|colleague|"
                          r"coworker|boss|manager|neighbou?rs?|partner|boyfriend|girlfriend|fianc[ée]e?|cousin|aunt|"
@@ -295,6 +300,15 @@ def product(text: str, h) -> bool:
     return " " not in value and re.search(r"(?:^|\W)an?\s+$", text[max(0, h.start - 4):h.start]) is not None
 
 
+def _who_follows(text: str, h) -> bool:
+    """A span NER typed as an organisation that a relative "who" follows and whose first word is a listed given
+    name ("a card for Siobhan O'Connor-Whitfield, who retires on Friday"): a person."""
+    words = _WORD.findall(h.text)
+    return 2 <= len(words) <= 4 and all(w[:1].isupper() for w in words) and \
+        words[0].casefold() in world_given_names() and not any(w.casefold() in _ORG_WORDS for w in words) and \
+        re.match(r",?\s+who\b", text[h.end:h.end + 8]) is not None
+
+
 def person_by_cue(text: str, h) -> bool:
     """A span NER typed as an organisation, a group or a place that its words make a person's name: introduced
     ("my name is Darnell Okoro"), after a kinship or role noun or a marriage with names for words ("my daughter
@@ -309,7 +323,8 @@ def person_by_cue(text: str, h) -> bool:
                                             for k, w in enumerate(words))
     nationality = h.entity == "NRP" and " " not in h.text.strip()  # "I'm German": no one named Germán
     return _introduced(text, h, given=not place and not nationality) or \
-        (not place and (_kin_name(text, h) or _addressed(text, h) or signed(text, h.start, h.end)))
+        (not place and (_kin_name(text, h) or _addressed(text, h) or signed(text, h.start, h.end) or
+                        _who_follows(text, h)))
 
 
 #: kinship nouns that say a person's sex ("my husband Kenji", "her sister, Ana")
@@ -415,6 +430,14 @@ def cued_names(text: str) -> list[tuple[int, int, str]]:
     out = [(m.start(), m.end(), "after an initial") for m in _INITIAL_NAME.finditer(text)
            if _name_word(m.group(1), after_name=True) and (m.start() == 0 or not text[m.start() - 1].isalnum())]
     given = world_given_names()
+    for m in _KIN_LOWER.finditer(text):  # "my friend priya sharma said …": typed without capitals
+        words = list(re.finditer(r"[a-z][a-z'’-]*", m.group(1)))
+        if not words or words[0].group(0) not in given or _zipf(words[0].group(0)) >= 3.5:
+            continue  # "my friend mark said": a common word in lower case may be no name
+        n = 1
+        while n < len(words) and listed_name(words[n].group(0)) and _zipf(words[n].group(0)) < 3.5:
+            n += 1
+        out.append((m.start(1), m.start(1) + words[n - 1].end(), "a name in lower case after a kinship or role noun"))
     for m in _NAME_RUN.finditer(text):
         if signed(text, m.start(), m.end()):
             out.append((m.start(), m.end(), "a letter's signature"))  # "Thanks,\nTomasz"

@@ -148,6 +148,11 @@ def street_name(line: str) -> str:
     return name if name != line.strip() and any(c.isalpha() for c in name) else ""
 
 
+#: the particles of a surname, kept as written between a stand-in's names
+_PARTICLES = frozenset({"van", "der", "den", "de", "da", "di", "del", "della", "la", "le", "von", "zu", "bin", "ibn",
+                        "al", "el", "dos", "das", "du", "ter", "ten", "af", "av", "y"})
+
+
 def _unit(value: str, rng: random.Random) -> str:
     """A flat's or a suite's line with another number: "Unit 3" → "Unit 7" (never "Unit 0" or "Suite 0042")."""
     m = re.search(r"[\dA-Za-z][\w-]*$", value)
@@ -231,13 +236,13 @@ class SurrogateMaker:
         for m in parts:
             out.append(value[pos:m.start()])
             tok = m.group(0)
-            if m not in real:
-                out.append(tok)
+            if m not in real or (tok.islower() and tok in _PARTICLES and 0 < parts.index(m) < len(parts) - 1):
+                out.append(tok)  # a title, or a surname's particle between names ("Jan-Willem van der Berg")
             elif len(tok) == 1:  # an initial
                 out.append(random.Random(f"{seed}{tok}").choice("ABCDEFGHJKLMNPRSTW"))
             else:
                 last = m is real[-1] and (len(real) > 1 or parts.index(m) > 0)
-                sex = "" if last else (given_name_sex(tok) or title_sex)
+                sex = "" if last else (given_name_sex(tok) or given_name_sex(tok.split("-")[0]) or title_sex)
                 out.append(standins.case_like(self.name_part(tok, last, seed, names, avoid, sex), tok))
             pos = m.end()
         out.append(value[pos:])

@@ -585,3 +585,19 @@ def test_a_pasted_csv_leaves_with_stand_in_names(gateway):
     sent = json.loads(d.rewrite.body)["messages"][0]["content"]
     assert not any(v in sent for v in ("Ingrid", "Halvorsen", "Mateus", "Carvalho", "Aiko", "Tanaka")), sent
     assert "id,name,email,city,plan,mrr\n1042," in sent and ",Pro,49\n1043," in sent  # the table's shape and ids stay
+
+
+def test_a_names_particles_and_a_place_someone_went_to():
+    from guardian_proxy.session.context import PartContext
+    from guardian_proxy.session.rewrite import Hit
+
+    text = "Our client Jan-Willem van der Berg disputes it."
+    a = text.index("van der Berg")
+    h = PartContext.tidy(Hit(0, a, a + 12, "PERSON", "van der Berg"), text)
+    assert h.text == "van der Berg"  # the particles are the surname's, not ordinary words to cut
+    found = [h]
+    PartContext.widen_names(text, found)
+    assert found[0].text == "Jan-Willem van der Berg"
+    text = "me and Dmitri went to Kraków last week"
+    a = text.index("Kraków")
+    assert PartContext.tidy(Hit(0, a, a + 6, "PERSON", "Kraków"), text).entity == "LOCATION"

@@ -231,3 +231,15 @@ def test_a_name_given_as_the_users_own():
 
     text = "the ticket was in my name, Adebayo Ogunleye."
     assert person_by_cue(text, hit(text, "Adebayo Ogunleye", "ORGANIZATION"))
+
+
+def test_names_in_lower_case_and_names_a_relative_who_follows():
+    from guardian_proxy.session.namecues import cued_names, person_by_cue
+
+    text = "my friend priya sharma said the rent is too high"
+    assert [text[a:b] for a, b, _ in cued_names(text)] == ["priya sharma"]
+    assert cued_names("my friend mark said hi") == []  # a common word in lower case may be no name
+    text = "Write a card for Siobhan O'Connor-Whitfield, who retires on Friday."
+    assert person_by_cue(text, hit(text, "Siobhan O'Connor-Whitfield", "ORGANIZATION"))
+    text = "Thanks to Acme Widgets, who sponsored us."
+    assert not person_by_cue(text, hit(text, "Acme Widgets", "ORGANIZATION"))

@@ -3,7 +3,7 @@
 import random
 import re
 
-from guardian_proxy.session.surrogates import SurrogateMaker, scramble
+from guardian_proxy.session.surrogates import SurrogateMaker, given_name_sex, scramble
 
 M = SurrogateMaker()
 
@@ -123,3 +123,13 @@ def test_a_degrees_stand_in_is_a_degree_of_the_same_level():
         assert sur in ("MA", "MEng", "MBA", "MPhil"), sur
         sur = maker.make("OCCUPATION", "PhD", seed, {}, lambda c: False, lambda: 1)
         assert re.fullmatch(r"DPhil|EdD", sur), sur
+
+
+def test_a_surnames_particles_stay_between_the_stand_ins_names():
+    """"Jan-Willem van der Berg" had become "Stephanie van carolyn Burke"."""
+    maker = SurrogateMaker()
+    for seed in range(20):
+        sur = maker.person("Jan-Willem van der Berg", seed, {}, lambda c: False)
+        words = sur.split()
+        assert words[1:3] == ["van", "der"] and len(words) == 4 and words[3] != "Berg", sur
+        assert given_name_sex(words[0]) != "f", sur  # "Jan" says a man
