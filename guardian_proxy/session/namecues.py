@@ -125,6 +125,12 @@ def _zipf(word: str) -> float:
     return zipf_frequency(word, "en")
 
 
+#: two capitalised words (a hyphen or an apostrophe inside), each a whole word: a given name and a surname, perhaps
+_LISTED_PAIR = re.compile(r"(?<![\w'’-])([A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ]+(?:-[A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ]+)?) "
+                          r"([A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ]+(?:[-'’][A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ]+)?)(?![\w'’-])")
+#: an organisation's word right after a pair of names ("Maria Hospital", "Fernández Group")
+_ORG_AFTER = re.compile(r" (?:Inc|Ltd|LLC|GmbH|AG|SA|Group|Bank|University|College|School|Hospital|Clinic|Foundation|"
+                        r"Institute|Street|Road|Avenue|Stadium|Park|Hall|Centre|Center)\b")
 #: a possessive, a kinship or role noun and up to three lower-case words: "my friend priya sharma"
 _KIN_LOWER = re.compile(r"\b(?:my|our|his|her|their)\s(?:best\s|old\s|new\s|little\s|big\s)?(?:daughter|son|wife|husband|"
                         r"mother|father|mom|mum|dad|brother|sister|friend|colleague|coworker|boss|manager|neighbou?r|"
@@ -430,6 +436,12 @@ def cued_names(text: str) -> list[tuple[int, int, str]]:
     out = [(m.start(), m.end(), "after an initial") for m in _INITIAL_NAME.finditer(text)
            if _name_word(m.group(1), after_name=True) and (m.start() == 0 or not text[m.start() - 1].isalnum())]
     given = world_given_names()
+    for m in _LISTED_PAIR.finditer(text):  # "Lucía Fernández", "Katharina Vogel": in any language, no cue needed
+        first, last = m.group(1), m.group(2)
+        if first.casefold() in given and last.casefold() in faker_names("last_names", locales=WORLD) and \
+                _zipf(first.casefold()) < 3.0 and _zipf(last.casefold()) < 3.0 and \
+                not (m.end() < len(text) and _ORG_AFTER.match(text, m.end())):
+            out.append((m.start(), m.end(), "a given name and a surname of the name lists"))
     for m in _KIN_LOWER.finditer(text):  # "my friend priya sharma said …": typed without capitals
         words = list(re.finditer(r"[a-z][a-z'’-]*", m.group(1)))
         if not words or words[0].group(0) not in given or _zipf(words[0].group(0)) >= 3.5:

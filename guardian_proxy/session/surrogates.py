@@ -35,9 +35,15 @@ from .. import standins
 from ..person_names import WORLD, faker_names
 
 #: titles that say a person's sex
-WOMEN_TITLES = frozenset({"mrs", "ms", "miss", "madam", "dame", "lady"})
-MEN_TITLES = frozenset({"mr", "sir", "lord"})
-_TITLES = {"mr", "mrs", "ms", "miss", "mx", "dr", "prof", "sir", "madam", "dame", "lord", "lady", "rev"}
+#: titles, English and the usual European ones ("Frau Katharina Vogel", "Mme Dupont", "Sra. Fernández"): a
+#: stand-in keeps them, and they say the person's sex
+WOMEN_TITLES = frozenset({"mrs", "ms", "miss", "madam", "dame", "lady", "frau", "madame", "mme", "mlle",
+                          "mademoiselle", "señora", "sra", "señorita", "srta", "signora", "senhora", "mevrouw",
+                          "mevr"})
+MEN_TITLES = frozenset({"mr", "sir", "lord", "herr", "monsieur", "señor", "sr", "signor", "sig", "senhor", "meneer",
+                        "dhr"})
+_TITLES = {"mr", "mrs", "ms", "miss", "mx", "dr", "prof", "sir", "madam", "dame", "lord", "lady", "rev"} | \
+    WOMEN_TITLES | MEN_TITLES
 _SUFFIXES = {"jr", "sr", "ii", "iii", "iv", "phd", "md"}
 #: name parts that are also everyday English words: never used as a surrogate part (de-masking must not
 #: mistake "will" or "Hope" in a reply for a name)

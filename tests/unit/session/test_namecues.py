@@ -243,3 +243,24 @@ def test_names_in_lower_case_and_names_a_relative_who_follows():
     assert person_by_cue(text, hit(text, "Siobhan O'Connor-Whitfield", "ORGANIZATION"))
     text = "Thanks to Acme Widgets, who sponsored us."
     assert not person_by_cue(text, hit(text, "Acme Widgets", "ORGANIZATION"))
+
+
+def test_a_given_name_and_a_surname_of_the_lists_in_any_language():
+    """The small English NER misses names in a Spanish, German or French prompt ("Mi hermana Lucía Fernández vive
+    en Sevilla" left it as typed); a pair of listed, uncommon name words is a person's name in any language."""
+    from guardian_proxy.session.namecues import cued_names
+
+    for text, name in [("Mi hermana Lucía Fernández vive en Sevilla.", "Lucía Fernández"),
+                       ("Meine Frau Katharina Krause hat Geburtstag.", "Katharina Krause"),
+                       ("à mon collègue Théo Marchand pour décaler", "Théo Marchand")]:
+        assert name in [text[a:b] for a, b, _ in cued_names(text)], text
+    # common English words, or an organisation's word after the pair, are no one's name
+    assert cued_names("We met at Grace Church on Sunday.") == []
+    assert cued_names("She trained at Maria Fernández Hospital.") == []
+
+
+def test_european_titles_say_the_sex_and_stay():
+    from guardian_proxy.session.namecues import kin_sex
+
+    assert kin_sex("Meine Frau Katharina Vogel", "Katharina Vogel") == "f"
+    assert kin_sex("un mail à Monsieur Théo Marchand", "Théo Marchand") == "m"
