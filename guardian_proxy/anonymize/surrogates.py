@@ -19,6 +19,9 @@ import hmac
 import os
 import random
 import threading
+from bisect import bisect
+from collections import OrderedDict
+from itertools import accumulate
 
 import regex as re
 
@@ -71,9 +74,10 @@ class Surrogates:
             elif _INITIAL.match(p):
                 out.append(self._fresh("initial", p, lambda: self._fake.random_uppercase_letter() + "."))
             elif i == len(parts) - 1 and (len(parts) > 1 or title):
-                out.append(self._fresh("last", p.strip(",;"), self._fake.last_name))
+                out.append(self._fresh("last", p.strip(",;"), lambda: _weighted(self._fake, "last_name", "last_names")))
             else:
-                out.append(self._fresh("first", p.strip(",;"), self._fake.first_name))
+                out.append(self._fresh("first", p.strip(",;"),
+                                       lambda: _weighted(self._fake, "first_name", "first_names")))
         return title + " ".join(out) if out else title
 
     def username(self, value: str) -> str:
@@ -127,6 +131,25 @@ class Surrogates:
 
 
 _LOCAL = threading.local()
+#: id of a provider's weighted name table -> (the table, its names, their cumulative weights, the total)
+_CUMULATIVE: dict[int, tuple[OrderedDict, tuple[str, ...], list[float], float]] = {}
+
+
+def _weighted(fake, method: str, table: str) -> str:
+    """`fake.<method>()` (first_name, last_name): one name of the provider's weighted table, drawn as Faker draws it
+    (`random.choices(names, weights)`: one `random()` against the cumulative weights), with the cumulative weights
+    summed once per process rather than on every call. The same name for the same seed, byte for byte
+    (tests/unit/anonymize/test_surrogates_faker.py checks it against Faker's own draw)."""
+    provider = getattr(fake, method).__self__
+    elements = getattr(provider, table, None)
+    if not isinstance(elements, OrderedDict) or not provider.__use_weighting__:
+        return getattr(fake, method)()
+    cached = _CUMULATIVE.get(id(elements))
+    if cached is None or cached[0] is not elements:
+        cum = list(accumulate(elements.values()))
+        cached = _CUMULATIVE[id(elements)] = (elements, tuple(elements), cum, cum[-1] + 0.0)
+    _, names, cum, total = cached
+    return names[bisect(cum, provider.generator.random.random() * total, 0, len(names) - 1)]
 
 
 def _shared_faker(factory):
