@@ -485,6 +485,31 @@ def tabled_names(text: str) -> list[tuple[int, int, str]]:
     return out
 
 
+#: a key and its quoted value in code or a config ("last_name=\"Kiprono\"", "lastName: 'Kiprono'", a YAML line
+#: "last_name: Kiprono")
+_ASSIGNED = re.compile(r"\b([A-Za-z_]\w{1,30})\s{0,3}[=:]\s{0,3}([\"'])([^\"'\n\\]{1,60})\2")
+_YAML_LINE = re.compile(r"^[ \t]{0,12}-?[ \t]{0,3}([A-Za-z_]\w{1,30}):[ \t]{1,3}([^\n#\"'{}\[\]]{1,60}?)[ \t]*$", re.M)
+
+
+def _snake(key: str) -> str:
+    """"lastName" → "last_name", "First-Name" → "first_name"."""
+    return re.sub(r"(?<=[a-z])(?=[A-Z])", "_", key).casefold().replace("-", "_")
+
+
+def assigned_names(text: str) -> list[tuple[int, int, str]]:
+    """Person names that code or a config gives under a name key: a quoted value after "=" or ":" (a keyword
+    argument, a JavaScript object, a dict) or a YAML line's value, by the JSON keys' rule (`_named_value`):
+    `User(first_name="Amani", last_name="Kiprono")` had kept the surname."""
+    out = []
+    for m in _ASSIGNED.finditer(text):
+        if _named_value(_snake(m.group(1)), m.group(3)):
+            out.append((m.start(3), m.end(3), f"a person's name under the key {_snake(m.group(1))!r}"))
+    for m in _YAML_LINE.finditer(text):
+        if _named_value(_snake(m.group(1)), m.group(2)):
+            out.append((m.start(2), m.end(2), f"a person's name under the key {_snake(m.group(1))!r}"))
+    return out
+
+
 def keyed_names(text: str) -> list[tuple[int, int, str]]:
     """Person names a JSON text (a tool's output, a pasted record) gives under a name key: any capitalised words
     under a key that means a person's name ("first_name", "customer_name"), two to four words under a key that may
@@ -665,7 +690,8 @@ class PartContext:
                         h.end, h.text = b, text[h.start:b]
                     elif h.start < a < h.end <= b:
                         found.remove(h)  # begins in the cell before: the cell before keeps it
-        for a, b, cue in cued_names(text) + keyed_names(text) + tabled_names(text):
+        keyed = keyed_names(text)
+        for a, b, cue in cued_names(text) + keyed + tabled_names(text) + (assigned_names(text) if not keyed else []):
             over = [h for h in found if h.start < b and a < h.end]
             same = [h for h in over if (h.start, h.end) == (a, b) and h.entity in ("LOCATION", "ORGANIZATION", "NRP")]
             if same:
@@ -687,6 +713,9 @@ class PartContext:
         """A person's name that is a country's is a place ("which country is Micronesia next to"), and so is a
         name its words make one ("its capital is Saipan", "the island of Saipan", "Saipan is the capital of …"); ordinary
         words before a full name are not part of it ("Email Margaret Okafor" → "Margaret Okafor")."""
+        if h.entity == "USERNAME" and not h.part and " " in h.text.strip() and \
+                text[h.start - 1:h.start] in ("'", '"') and _named_value("name", h.text.strip()):
+            h.entity = "PERSON"  # "{ name: 'Amani Kiprono' }": a quoted name under a name label, not a handle
         if not h.part and person_by_cue(text, h):
             h.entity = "PERSON"  # "my name is Darnell Okoro", "my daughter Sofia Marchand": NER's type slips
         elif h.entity == "ORGANIZATION" and not h.part and _SETTLED_BEFORE.search(text, max(0, h.start - 40), h.start) \
@@ -753,6 +782,8 @@ class PartContext:
             return None if h.entity in _KEY_DATA and _inside(found[1], h.start, h.end) else "JSON key"
         if value.casefold() in self.vocab:
             return "the request's vocabulary"
+        if h.entity == "USERNAME" and not known and " " in value.strip() and text[h.start - 1:h.start] in ("'", '"'):
+            return "not a name's shape"  # "{ name: 'Export Job' }": a quoted label, not a user's handle or name
         if h.entity == "USERNAME" and not known and annotation(text, h):
             return "code annotation"  # "@MainActor and DispatchQueue.main.async in Swift": a language's attribute
         if h.entity in _SHAPED:

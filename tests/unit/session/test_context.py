@@ -601,3 +601,15 @@ def test_a_names_particles_and_a_place_someone_went_to():
     text = "me and Dmitri went to Kraków last week"
     a = text.index("Kraków")
     assert PartContext.tidy(Hit(0, a, a + 6, "PERSON", "Kraków"), text).entity == "LOCATION"
+
+
+def test_a_name_key_in_code_or_a_config():
+    """`User(first_name="Amani", last_name="Kiprono")` had kept the surname; a YAML owner's full_name too."""
+    from guardian_proxy.session.context import assigned_names
+
+    text = 'user = User(first_name="Amani", last_name="Kiprono", email="amani.k@gmail.com")'
+    assert [text[a:b] for a, b, _ in assigned_names(text)] == ["Amani", "Kiprono"]
+    text = "owner:\n  full_name: Wairimu Njoroge\n  team: Platform\n"
+    assert [text[a:b] for a, b, _ in assigned_names(text)] == ["Wairimu Njoroge"]
+    text = "const job = { name: 'Export Job', lastName: 'Kiprono', status: 'Open' };"
+    assert [text[a:b] for a, b, _ in assigned_names(text)] == ["Kiprono"]
