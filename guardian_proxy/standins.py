@@ -232,6 +232,19 @@ def ssn(value: str, rng: random.Random) -> str:
     return _reshape(value, new)
 
 
+def nhs(value: str, rng: random.Random) -> str:
+    """An NHS number in the 999 range, which the NHS keeps for test patients and never issues, with a valid
+    modulus-11 check digit, in the value's layout ("943 476 5919" → "999 123 4564")."""
+    digits = "".join(c for c in value if c.isdigit())
+    if len(digits) != 10:
+        return shaped(value, rng)
+    while True:
+        body = "999" + _digits(rng, 6)
+        check = 11 - sum(int(d) * (10 - i) for i, d in enumerate(body)) % 11
+        if check != 10:  # 10: no number has this body
+            return _reshape(value, body + str(0 if check == 11 else check))
+
+
 #: length of the bank code at the start of the BBAN (IBAN registry); otherwise its leading letters, or 4
 _BANK_LEN = {"DE": 8, "FR": 5, "ES": 4, "IT": 6, "BE": 3, "CH": 5, "AT": 5, "PL": 8, "PT": 4, "SE": 3, "DK": 4,
              "NO": 4, "FI": 3, "LU": 3, "CZ": 4, "SK": 4, "HU": 3, "RO": 4, "GR": 3, "HR": 7, "SI": 5, "LI": 5}
@@ -517,6 +530,11 @@ def date(value: str, rng: random.Random, years: int | None = None) -> str:
 _FICTION_PHONE = re.compile(r"(?:1?[2-9]\d{2}55501\d{2}|(?:44|0)(?:7700900|2079460|1632960)\d{3})")
 
 
+def _nhs_ok(d: str) -> bool:
+    check = 11 - sum(int(x) * (10 - i) for i, x in enumerate(d[:9])) % 11
+    return check != 10 and int(d[9]) == (0 if check == 11 else check)
+
+
 def is_standin(value: str) -> bool:
     """A value of a kind no one holds: an e-mail on a reserved domain, a documentation IP, a phone in a fiction
     range (555-01xx, Ofcom's drama ranges), a card on a test BIN. For the adversary and the benchmarks: guessing
@@ -529,8 +547,8 @@ def is_standin(value: str) -> bool:
     d = "".join(c for c in v if c.isdigit())
     if not d or re.search(r"[A-Za-z]", v):
         return False
-    if _FICTION_PHONE.fullmatch(d):
-        return True
+    if _FICTION_PHONE.fullmatch(d) or len(d) == 10 and d.startswith("999") and _nhs_ok(d):
+        return True  # a fiction phone, an NHS test number
     return 12 <= len(d) <= 19 and luhn_ok(d) and any(d.startswith(b) for bins in _TEST_BINS.values() for b in bins)
 
 
@@ -538,7 +556,7 @@ def is_standin(value: str) -> bool:
 
 #: the entity types whose stand-in is drawn here (the makers draw names, places and words from Faker)
 FORMAT_TYPES = frozenset({"EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD", "US_SSN", "US_ITIN", "IBAN_CODE",
-                          "IP_ADDRESS", "DATE", "DATE_TIME"})
+                          "IP_ADDRESS", "DATE", "DATE_TIME", "UK_NHS"})
 
 
 def render(entity: str, value: str, rng: random.Random, local: str | None = None,
@@ -554,6 +572,8 @@ def render(entity: str, value: str, rng: random.Random, local: str | None = None
         return card(v, rng)
     if entity in ("US_SSN", "US_ITIN"):
         return ssn(v, rng)
+    if entity == "UK_NHS":
+        return nhs(v, rng)
     if entity == "IBAN_CODE":
         return iban(v, rng)
     if entity == "IP_ADDRESS":
@@ -567,4 +587,4 @@ def render(entity: str, value: str, rng: random.Random, local: str | None = None
 
 __all__ = ["DOC_NETS", "FORMAT_TYPES", "RESERVED_EMAIL_DOMAINS", "UUID_RE", "card", "card_brand", "date", "email",
            "iban", "iban_ok", "ip", "is_documentation_ip", "is_json_number", "is_reserved_email", "is_standin", "luhn_digit",
-           "luhn_ok", "number", "phone", "render", "rng_for", "shaped", "ssn", "uuid"]
+           "luhn_ok", "nhs", "number", "phone", "render", "rng_for", "shaped", "ssn", "uuid"]

@@ -490,6 +490,9 @@ def heading(text: str, start: int, end: int) -> bool:
         all(_common(w, 3.5) for w in words) and line.strip() == line.strip().upper()
 
 
+#: a birth date's label and a date in digits, all of a name's hit ("DOB 03/07/1949")
+_BIRTH_DATE = re.compile(r"(?i)(?:d\.?o\.?b\.?|date of birth|born(?: on)?)\s{0,3}[:=-]?\s{0,3}"
+                         r"\d{1,2}[./-]\d{1,2}[./-](?:\d{4}|\d{2})$")
 #: the words before an employer: "work at", "employed at", "an intern at" (not "work for": that may be a person)
 _WORKPLACE_BEFORE = re.compile(r"\b(?:work|works|worked|working|employed|intern|interning|internship|job|interview|"
                                r"interviewing|years|months|stint|career|role|position)\s+at\s+"
@@ -541,6 +544,8 @@ def keep(text: str, hit: Hit) -> Hit | None:
         return None  # "the capital of France": the fact a question is about; elsewhere a country stays personal
     if label in ("LOCATION", "ORGANIZATION") and _country(value) and state_actor(text, start, end):
         return None  # "against the Republic of Turkey", "United Kingdom law": the state, not where someone is
+    if label in ("ORGANIZATION", "LOCATION", "NRP", "PERSON") and _BIRTH_DATE.match(value):
+        return None  # "DOB 03/07/1949" typed an organisation: the birth date's recognizer reads it
     if label == "NRP" and any(c.isdigit() for c in value):
         return None  # "INV-20931", "SMITH712035JD9AB": a code, never a people or a faith (the code rules read it)
     if label == "NRP" and _nationality(value) and not _is_name_word(value) and not _of_a_person(text, start, end):

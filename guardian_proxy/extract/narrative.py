@@ -101,6 +101,9 @@ PATTERNS: list[tuple[str, float, re.Pattern]] = [
     ("USERNAME", 0.8, re.compile(r"(?i)\b(?:user ?name|name|seller(?: name)?|author|posted by|buyer|reviewer|"
                                  r"contact name|nickname|handle)\s*[:=]\s*\K[^|\n:]{1,60}?(?=\s*(?:\||\n|$|,|\())")),
     ("USERNAME", 0.7, re.compile(r"\bUser\s+\K(?:\p{Lu}[\w.\-]+|[\w.\-]*\d[\w.\-]*)")),
+    # a person's profile on a social network, written in a text ("linkedin.com/in/ayesharahman", "instagram.com/…")
+    ("USERNAME", 0.85, re.compile(r"(?i)\b(?:linkedin\.com/in|instagram\.com|facebook\.com|twitter\.com|x\.com|"
+                                  r"tiktok\.com/@|threads\.net/@)/?\K[A-Za-z0-9_.\-]{2,60}(?![\w/])")),
     # a place after its field label ("City: Leeds") — the label needs its colon: "City Council submitted …" is a
     # council — or after "lives in" / "based in", up to the end of the clause (a comma ends it: "lives in Kayseri,
     # was a student …")

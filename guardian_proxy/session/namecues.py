@@ -131,6 +131,8 @@ _LISTED_PAIR = re.compile(r"(?<![\w'’-])([A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ]+(?:-[A
 #: an organisation's word right after a pair of names ("Maria Hospital", "Fernández Group")
 _ORG_AFTER = re.compile(r" (?:Inc|Ltd|LLC|GmbH|AG|SA|Group|Bank|University|College|School|Hospital|Clinic|Foundation|"
                         r"Institute|Street|Road|Avenue|Stadium|Park|Hall|Centre|Center)\b")
+#: a line of two or three words in capitals and nothing else
+_CAPS_LINE = re.compile(r"^[ \t]{0,8}([A-Z][A-Z'’-]{1,20}(?:[ \t][A-Z][A-Z'’-]{1,20}){1,2})[ \t]*$", re.M)
 #: a possessive, a kinship or role noun and up to three lower-case words: "my friend priya sharma"
 _KIN_LOWER = re.compile(r"\b(?:my|our|his|her|their)\s(?:best\s|old\s|new\s|little\s|big\s)?(?:daughter|son|wife|husband|"
                         r"mother|father|mom|mum|dad|brother|sister|friend|colleague|coworker|boss|manager|neighbou?r|"
@@ -442,6 +444,11 @@ def cued_names(text: str) -> list[tuple[int, int, str]]:
                 _zipf(first.casefold()) < 3.0 and _zipf(last.casefold()) < 3.0 and \
                 not (m.end() < len(text) and _ORG_AFTER.match(text, m.end())):
             out.append((m.start(), m.end(), "a given name and a surname of the name lists"))
+    for m in _CAPS_LINE.finditer(text):  # a CV's or a letter's heading: "AYESHA RAHMAN" on a line of its own
+        words = m.group(1).split()
+        if words[0].casefold() in given and words[-1].casefold() in faker_names("last_names", locales=WORLD) and \
+                not any(w.casefold() in _ORG_WORDS for w in words):
+            out.append((m.start(1), m.end(1), "a name in capitals on a line of its own"))
     for m in _KIN_LOWER.finditer(text):  # "my friend priya sharma said …": typed without capitals
         words = list(re.finditer(r"[a-z][a-z'’-]*", m.group(1)))
         if not words or words[0].group(0) not in given or _zipf(words[0].group(0)) >= 3.5:

@@ -283,3 +283,19 @@ def test_a_birth_date_gets_a_date():
         out = standins.render("DATE_OF_BIRTH", "3 April 1987", random.Random(seed))
         day, month, year = out.split()
         assert 1 <= int(day) <= 28 and month in standins._MONTHS and re.fullmatch(r"19[89]\d", year), out
+
+
+def test_an_nhs_numbers_stand_in_is_a_test_number_no_patient_holds():
+    """"943 476 5919" had become "486 617 2621", which may be someone's: the 999 range is never issued."""
+    import random
+
+    from guardian_proxy.standins import is_standin, nhs, render
+
+    for seed in range(200):
+        sur = nhs("943 476 5919", random.Random(seed))
+        digits = sur.replace(" ", "")
+        assert sur[3] == " " and sur[7] == " " and digits.startswith("999") and len(digits) == 10, sur
+        check = 11 - sum(int(d) * (10 - i) for i, d in enumerate(digits[:9])) % 11
+        assert int(digits[9]) == (0 if check == 11 else check) and is_standin(sur), sur
+    assert render("UK_NHS", "9434765919", random.Random(1)).startswith("999")
+    assert not is_standin("943 476 5919")

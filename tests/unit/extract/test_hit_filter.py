@@ -489,3 +489,10 @@ def test_an_employer_named_after_at_is_an_organisation_whatever_ner_typed():
     text = "we worked at London Bridge station"  # a place of two words stays a place
     a = text.index("London Bridge")
     assert keep(text, (a, a + 13, "LOCATION", 0.85))[2] == "LOCATION"
+
+
+def test_a_date_inside_a_name_is_no_name():
+    """"DOB 03/07/1949" typed an organisation hid the birth date from the date recognizers."""
+    text = "Lab results for my dad (Gerhard Huber, DOB 03/07/1949):"
+    a = text.index("DOB")
+    assert keep(text, (a, a + 14, "ORGANIZATION", 0.85)) is None

@@ -264,3 +264,12 @@ def test_european_titles_say_the_sex_and_stay():
 
     assert kin_sex("Meine Frau Katharina Vogel", "Katharina Vogel") == "f"
     assert kin_sex("un mail à Monsieur Théo Marchand", "Théo Marchand") == "m"
+
+
+def test_a_name_in_capitals_on_its_own_line():
+    """A CV's heading "AYESHA RAHMAN" had left as typed."""
+    from guardian_proxy.session.namecues import cued_names
+
+    text = "Improve my CV:\n\nAYESHA RAHMAN\nLondon | ayesha.rahman@outlook.com\n"
+    assert [text[a:b] for a, b, _ in cued_names(text)] == ["AYESHA RAHMAN"]
+    assert cued_names("TERMS AND CONDITIONS\nRead them.") == [] and cued_names("JOHN SMITH INC\n") == []
