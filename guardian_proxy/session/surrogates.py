@@ -137,21 +137,31 @@ def street_line(value: str) -> list[tuple[int, int, str]]:
     as one street part, so its stand-in is made like a composite's street line (no flat added, the number's length
     kept); [] otherwise."""
     v = value.strip()
-    if "," in v or "\n" in v or not _STREET.match(v) or not _HOUSE.search(v):
+    if "," in v or "\n" in v or not _STREET.match(v) or not street_name(v):
         return []
     a = value.index(v)
     return [(a, a + len(v), "street")]
 
 
-#: a street line's house number, first or last ("417 Larkspur Lane", "Calle de Alcalá 48", "Rue des Lilas 5bis")
-_HOUSE = re.compile(r"^\d+[a-zA-Z]?\s+(?=\S)|\s+\d+[a-zA-Z]{0,3}$")
+#: a street line's house number, first or last ("417 Larkspur Lane", "Calle de Alcalá 48", "Rue des Lilas 5bis"),
+#: matched on one word at a time (a pattern searched over the line was quadratic on a long run of spaces)
+_HOUSE_FIRST = re.compile(r"\d{1,6}[a-zA-Z]?")
+_HOUSE_LAST = re.compile(r"\d{1,6}[a-zA-Z]{0,3}")
 
 
 def street_name(line: str) -> str:
     """The street's name in a street line, without its house number: "Larkspur Lane" of "417 Larkspur Lane",
     "Rue des Lilas" of "5 Rue des Lilas" ("" when no number is there to take off)."""
-    name = _HOUSE.sub("", line.strip(), count=1).strip()
-    return name if name != line.strip() and any(c.isalpha() for c in name) else ""
+    words = line.split()
+    if len(words) < 2:
+        return ""
+    if _HOUSE_FIRST.fullmatch(words[0]):
+        name = words[1:]
+    elif _HOUSE_LAST.fullmatch(words[-1]):
+        name = words[:-1]
+    else:
+        return ""
+    return " ".join(name) if any(c.isalpha() for w in name for c in w) else ""
 
 
 #: the particles of a surname, kept as written between a stand-in's names
