@@ -46,11 +46,22 @@ the value, its part or its surroundings, never of one service):
 from __future__ import annotations
 
 import re
-from functools import cache, lru_cache
+from functools import cache
 
 from ..chatapi import ChatRequest, Slot
 from ..placeholders import no_ones, role_mailbox
 from ..types import CONTAINER_ENTITIES
+from .keyed import (
+    NAME_WORD,
+    NOT_NAME_COLUMNS,
+    assigned_names,
+    json_values,
+    keyed_names,
+    named_value,
+    table_cells,
+    table_column,
+    tabled_names,
+)
 from .namecues import (
     PERSON_WORDS,
     annotation,
@@ -94,7 +105,6 @@ _LABEL = re.compile(r"(?m)^[ \t>*\-•]*([A-Za-z][\w ()/&'’.-]{0,40}?)[ \t]*:(
 #: a run of five or more Han, kana or Hangul characters: Chinese, Japanese and Korean names are two to four
 _CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]{5,}")
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
-_NAME_WORD = re.compile(r"[^\W\d_]+(?:[-'’][^\W\d_]+)*")
 _SPLIT = re.compile(r"[A-Z]?[a-z]+\d*|[A-Z]+\d*(?![a-z])|\d+|[^\W_]+")
 _INNER_CAP = re.compile(r"[a-z][A-Z]")
 #: a length of time, not a point in it ("for two months", "50 years"), unless the words after make it one ("50
@@ -175,9 +185,6 @@ _CODE_BEFORE = re.compile(r"\b[A-Z]{2,3}\s$")
 _UK_POSTCODE = re.compile(r"\b[A-Z]{1,2}\d[A-Z\d]?\s?\d[A-Z]{2}\b")
 _POSTCODE_AFTER = re.compile(r"[ ,]{0,3}\d{4,5}(?:-\d{4})?\b")
 _VERSION = re.compile(r"[vV]\d{1,3}(?:\.\d{1,4}){0,3}(?:[-.]?(?:alpha|beta|rc)\d{0,3})?")
-#: a JSON string (group 1); an escape outside a string is matched alone so that a search after an unclosed quote stays
-#: aligned and linear (the plain string pattern restarts at every escaped quote: quadratic on '\\"' * n)
-_JSON_STRING = re.compile(r'\\.|("(?:[^"\\]++|\\.)*+")')
 _SENTENCE_END = re.compile(r"[.!?\n]")
 
 
@@ -323,29 +330,6 @@ def vocabulary(data) -> set[str]:
     return out
 
 
-def _json_values(text: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]] | None:
-    """The character ranges of the string values and of the keys of a JSON text (inside the quotes), or
-    None when the text is not a JSON object or array."""
-    s = text.lstrip()
-    if not s or s[0] not in "{[":
-        return None
-    import json
-
-    try:
-        json.loads(text)
-    except ValueError:
-        return None
-    values, keys = [], []
-    for m in _JSON_STRING.finditer(text):
-        if m.group(1) is None:
-            continue
-        j = m.end()
-        while j < len(text) and text[j] in " \t\r\n":
-            j += 1
-        (keys if j < len(text) and text[j] == ":" else values).append((m.start() + 1, m.end() - 1))
-    return values, keys
-
-
 #: how a system prompt tells the assistant who it is: "You are a support agent for Acme Cloud", "You work for …"
 _YOU_ARE = re.compile(r"(?:you\s+are|you['’]re|you\s+work|you\s+represent|you\s+answer|as\s+an?\s+\w+\s+"
                       r"(?:for|at|of))\b", re.I)
@@ -389,150 +373,6 @@ _TECH_TERMS = frozenset({
     "mp3", "mp4", "zip", "xlsx", "docx", "txt", "llm", "ocr", "ide", "smtp", "imap", "ftp", "sftp", "ci", "cd", "sla",
     "kpi", "okr", "faq", "orm", "cms", "cdn", "vm", "os", "ui", "ux", "qa", "seo", "b2b", "b2c", "saas", "iot",
 })
-#: JSON keys whose value is a person's name whatever its words ("first_name": "Oluwaseun")
-_PERSON_KEYS = frozenset({"first_name", "firstname", "given_name", "givenname", "last_name", "lastname", "surname",
-                          "family_name", "familyname", "full_name", "fullname", "customer_name", "contact_name",
-                          "author_name", "sender_name", "recipient_name", "patient_name", "employee_name",
-                          "display_name", "displayname", "user_full_name"})
-#: JSON keys whose value may be a person's name or anything else's ("name": "Olga Ivanova" or "Export job")
-_MAYBE_PERSON_KEYS = frozenset({"name", "author", "customer", "contact", "sender", "recipient", "owner", "assignee",
-                                "reporter", "patient", "employee", "user", "from", "to", "cc"})
-
-
-def _named_value(key: str, value: str) -> bool:
-    """Whether `value` under `key` (a JSON key or a table's column) is a person's name: any capitalised name words
-    under a key that means one, two to four under a key that may (a given name first or a surname last, no ordinary
-    word)."""
-    words = value.split()
-    if "\\" in value or not 1 <= len(words) <= 4 or not all(_NAME_WORD.fullmatch(w) and w[:1].isupper() for w in words):
-        return False
-    return key in _PERSON_KEYS and not all(ordinary(w) for w in words) or key in _MAYBE_PERSON_KEYS and \
-        len(words) >= 2 and not any(ordinary(w) for w in words) and (listed_name(words[0]) or listed_name(words[-1]))
-
-
-#: a table's column name: "name", "first_name", "E-mail", "Customer Name"
-_COLUMN = re.compile(r"[A-Za-z_][\w .-]{0,30}")
-#: the separators of a pasted table, tried in this order
-_TABLE_SEPS = (",", "\t", ";", "|")
-
-
-@lru_cache(maxsize=16)  # read once per text: each hit of a part asks it again
-def table_cells(text: str) -> tuple[tuple[tuple[str, ...], tuple[tuple[tuple[int, int], ...], ...]], ...]:
-    """The tables pasted in `text` (CSV, TSV, semicolon- or pipe-separated): a header line of column names and at
-    least two rows with as many cells, no quotes. Each as (the columns' keys, each row's cell spans, stripped)."""
-    lines, pos = [], 0
-    for line in text.split("\n"):
-        lines.append((pos, line))
-        pos += len(line) + 1
-    out, k = [], 0
-    while k < len(lines):
-        for sep in _TABLE_SEPS:
-            head = lines[k][1].strip().strip("|")
-            n = head.count(sep)
-            piped = sep == "|" and lines[k][1].strip().startswith("|")  # "| Name | Role |": a Markdown table
-            if n < (1 if piped else 2) or '"' in head or not all(_COLUMN.fullmatch(c.strip()) for c in head.split(sep)):
-                continue
-            j = k + 1
-            while j < len(lines) and lines[j][1].strip().strip("|").count(sep) == n and '"' not in lines[j][1]:
-                j += 1
-            if j - k < 3:
-                continue
-            keys = [c.strip().casefold().replace(" ", "_").replace("-", "_") for c in head.split(sep)]
-            rows = []
-            for start, line in lines[k + 1:j]:
-                cells, at = [], start
-                for cell in line.split(sep):
-                    a = at + len(cell) - len(cell.lstrip())
-                    cells.append((a, a + len(cell.strip())))
-                    at += len(cell) + 1
-                if line.strip().startswith("|"):
-                    cells = cells[1:]  # a Markdown table's leading pipe
-                rows.append(tuple(cells))
-            out.append((tuple(keys), tuple(rows)))
-            k = j - 1
-            break
-        k += 1
-    return tuple(out)
-
-
-#: a table's columns that hold no one's name: a word NER calls a person there is the column's value ("| Efua Mensah |
-#: Dispatcher |" under "Role")
-_NOT_NAME_COLUMNS = frozenset({"role", "roles", "title", "job", "job_title", "position", "status", "state", "type",
-                               "kind", "category", "plan", "tier", "team", "department", "dept", "city", "country",
-                               "region", "product", "item", "sku", "priority", "stage", "level", "tag", "tags",
-                               "label", "group", "source", "channel", "method", "currency", "unit", "language"})
-
-
-def table_column(text: str, start: int, end: int) -> str | None:
-    """The column's key when `start`..`end` is a whole cell of a pasted table, else None."""
-    for keys, rows in table_cells(text):
-        for cells in rows:
-            for key, (a, b) in zip(keys, cells, strict=False):
-                if a == start and b == end:
-                    return key
-    return None
-
-
-def tabled_names(text: str) -> list[tuple[int, int, str]]:
-    """Person names a pasted table gives in a name column ("id,name,email" then "1042,Ingrid Halvorsen,…"): the
-    same rule as a JSON key's (`_named_value`). NER cannot read a row whose cells have no space after the comma."""
-    out = []
-    for keys, rows in table_cells(text):
-        for cells in rows:
-            for key, (a, b) in zip(keys, cells, strict=False):
-                if b > a and _named_value(key, text[a:b]):
-                    out.append((a, b, f"a person's name in the table's column {key!r}"))
-    return out
-
-
-#: a key and its quoted value in code or a config ("last_name=\"Kiprono\"", "lastName: 'Kiprono'", a YAML line
-#: "last_name: Kiprono")
-_ASSIGNED = re.compile(r"\b([A-Za-z_]\w{1,30})\s{0,3}[=:]\s{0,3}([\"'])([^\"'\n\\]{1,60})\2")
-_YAML_LINE = re.compile(r"^[ \t]{0,12}-?[ \t]{0,3}([A-Za-z_]\w{1,30}):[ \t]{1,3}([^\n#\"'{}\[\]]{1,60}?)[ \t]*$", re.M)
-
-
-def _snake(key: str) -> str:
-    """"lastName" → "last_name", "First-Name" → "first_name"."""
-    return re.sub(r"(?<=[a-z])(?=[A-Z])", "_", key).casefold().replace("-", "_")
-
-
-def assigned_names(text: str) -> list[tuple[int, int, str]]:
-    """Person names that code or a config gives under a name key: a quoted value after "=" or ":" (a keyword
-    argument, a JavaScript object, a dict) or a YAML line's value, by the JSON keys' rule (`_named_value`):
-    `User(first_name="Amani", last_name="Kiprono")` had kept the surname."""
-    out = []
-    for m in _ASSIGNED.finditer(text):
-        if _named_value(_snake(m.group(1)), m.group(3)):
-            out.append((m.start(3), m.end(3), f"a person's name under the key {_snake(m.group(1))!r}"))
-    for m in _YAML_LINE.finditer(text):
-        if _named_value(_snake(m.group(1)), m.group(2)):
-            out.append((m.start(2), m.end(2), f"a person's name under the key {_snake(m.group(1))!r}"))
-    return out
-
-
-def keyed_names(text: str) -> list[tuple[int, int, str]]:
-    """Person names a JSON text (a tool's output, a pasted record) gives under a name key: any capitalised words
-    under a key that means a person's name ("first_name", "customer_name"), two to four words under a key that may
-    mean one ("name", "author", "assignee") when a given name starts them or a surname ends them and none is an
-    ordinary word ("name": "Olga Ivanova", not "Export job", "Grace Hopper Poster" nor "support-bot"). Values with escapes are left to the detector. Each as
-    (start, end, cue)."""
-    found = _json_values(text)
-    if found is None:
-        return []
-    values, keys = found
-    out = []
-    k = 0
-    for a, b in values:
-        while k < len(keys) and keys[k][1] < a:
-            k += 1
-        if not k:
-            continue
-        key = text[keys[k - 1][0]:keys[k - 1][1]].casefold().replace("-", "_")
-        if _named_value(key, text[a:b]):
-            out.append((a, b, f"a person's name under the JSON key {key!r}"))
-    return out
-
-
 def _inside(spans, start: int, end: int) -> bool:
     return any(a <= start and end <= b for a, b in spans)
 
@@ -714,7 +554,7 @@ class PartContext:
         name its words make one ("its capital is Saipan", "the island of Saipan", "Saipan is the capital of …"); ordinary
         words before a full name are not part of it ("Email Margaret Okafor" → "Margaret Okafor")."""
         if h.entity == "USERNAME" and not h.part and " " in h.text.strip() and \
-                text[h.start - 1:h.start] in ("'", '"') and _named_value("name", h.text.strip()):
+                text[h.start - 1:h.start] in ("'", '"') and named_value("name", h.text.strip()):
             h.entity = "PERSON"  # "{ name: 'Amani Kiprono' }": a quoted name under a name label, not a handle
         if not h.part and person_by_cue(text, h):
             h.entity = "PERSON"  # "my name is Darnell Okoro", "my daughter Sofia Marchand": NER's type slips
@@ -734,7 +574,7 @@ class PartContext:
                 _PLACE_BEFORE.search(text[max(0, h.start - 40):h.start]) or _PLACE_AFTER.match(text[h.end:h.end + 60])):
             h.entity = "LOCATION"
             return h
-        words = list(_NAME_WORD.finditer(h.text))  # a hyphenated name whole: "Min-jun Park" keeps "Min"
+        words = list(NAME_WORD.finditer(h.text))  # a hyphenated name whole: "Min-jun Park" keeps "Min"
         k = 0
         while len(words) - k > 2 and len(words[k].group(0)) > 1 and ordinary(words[k].group(0)) and \
                 words[k].group(0) not in _NAME_PARTICLES:  # "J." an initial; "van der Berg" keeps its particles
@@ -775,7 +615,7 @@ class PartContext:
         if h.entity == "EMAIL_ADDRESS" and role_mailbox(value):
             return "organisation's mailbox"  # "contact support@acme-widgets.com": a desk, not a person
         if i not in self._json:
-            self._json[i] = _json_values(text)
+            self._json[i] = json_values(text)
         found = self._json[i]
         if found is not None and not _inside(found[0], h.start, h.end):
             # a key, or the JSON's syntax; a key that is an e-mail address or a phone number is data by its shape
@@ -792,13 +632,13 @@ class PartContext:
         if _inside(hard, h.start, h.end) or (_inside(soft, h.start, h.end) and wordy(value)):
             return "field name"
         if h.entity == "PERSON" and not h.part and not known and "\n" in text and \
-                table_column(text, h.start, h.end) in _NOT_NAME_COLUMNS:
+                table_column(text, h.start, h.end) in NOT_NAME_COLUMNS:
             return "a table's value"  # "| Efua Mensah | Dispatcher |" under "Role": the column says what it is
         if h.entity in _NAMES and not h.part:
             why = _not_a_persons(text, h, persons, seen or known) if h.entity == "PERSON" else None
             if why is not None:
                 return why
-            words = _NAME_WORD.findall(value)  # a hyphenated name whole: "Min-jun"
+            words = NAME_WORD.findall(value)  # a hyphenated name whole: "Min-jun"
             if words and all(ordinary(w) for w in words) and not any(c.isdigit() for c in value):
                 return "ordinary word"
         if h.entity == "ORGANIZATION" and slot.role == "system" and _YOU_ARE.match(

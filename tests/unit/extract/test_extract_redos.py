@@ -22,12 +22,13 @@ from guardian_proxy.extract import (
 )
 from guardian_proxy.extract.detector import Detector
 from guardian_proxy.session import context as session_context
+from guardian_proxy.session import keyed as session_keyed
 from guardian_proxy.session import namecues as session_namecues
 from guardian_proxy.types import TextField
 
 N = 100_000
 MODULES = (bodies, embedded, graphql, jsondoc, jsonpath, multipart, pairs, basis, detector, extractor, health, keys,
-           patterns, purposes, recipients, secrets, session_context, session_namecues)
+           patterns, purposes, recipients, secrets, session_context, session_keyed, session_namecues)
 BUDGET_S = 1.5  # per pattern and input, on a shared CI core; linear patterns take a few milliseconds
 
 

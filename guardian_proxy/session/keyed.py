@@ -1,0 +1,187 @@
+"""The names a record gives by its keys, for the chat session's rules (`session/context.py`): a JSON text's keys (a
+tool's output, a pasted record), a key in code or a config (a keyword argument, a JavaScript object, a YAML line),
+and a pasted table's columns (CSV, TSV, semicolons, a Markdown table). One rule judges each value under its key
+(`named_value`): any capitalised name words under a key that means a person's name ("first_name", "customer_name"),
+two to four under a key that may mean one ("name", "author") when a given name starts them or a surname ends them
+and none is an ordinary word. Every pattern is bounded (tests/unit/extract/test_extract_redos.py, the security
+suite's 100 KB probe)."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from .namecues import listed_name, ordinary
+
+#: a word of a name (a hyphenated or an apostrophe's name whole: "Min-jun", "O'Connor")
+NAME_WORD = re.compile(r"[^\W\d_]+(?:[-'’][^\W\d_]+)*")
+#: a JSON string (group 1); an escape outside a string is matched alone so that a search after an unclosed quote stays
+#: aligned and linear (the plain string pattern restarts at every escaped quote: quadratic on '\\"' * n)
+_JSON_STRING = re.compile(r'\\.|("(?:[^"\\]++|\\.)*+")')
+
+
+def json_values(text: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]] | None:
+    """The character ranges of the string values and of the keys of a JSON text (inside the quotes), or
+    None when the text is not a JSON object or array."""
+    s = text.lstrip()
+    if not s or s[0] not in "{[":
+        return None
+    import json
+
+    try:
+        json.loads(text)
+    except ValueError:
+        return None
+    values, keys = [], []
+    for m in _JSON_STRING.finditer(text):
+        if m.group(1) is None:
+            continue
+        j = m.end()
+        while j < len(text) and text[j] in " \t\r\n":
+            j += 1
+        (keys if j < len(text) and text[j] == ":" else values).append((m.start() + 1, m.end() - 1))
+    return values, keys
+
+
+#: JSON keys whose value is a person's name whatever its words ("first_name": "Oluwaseun")
+_PERSON_KEYS = frozenset({"first_name", "firstname", "given_name", "givenname", "last_name", "lastname", "surname",
+                          "family_name", "familyname", "full_name", "fullname", "customer_name", "contact_name",
+                          "author_name", "sender_name", "recipient_name", "patient_name", "employee_name",
+                          "display_name", "displayname", "user_full_name"})
+#: JSON keys whose value may be a person's name or anything else's ("name": "Olga Ivanova" or "Export job")
+_MAYBE_PERSON_KEYS = frozenset({"name", "author", "customer", "contact", "sender", "recipient", "owner", "assignee",
+                                "reporter", "patient", "employee", "user", "from", "to", "cc"})
+
+
+def named_value(key: str, value: str) -> bool:
+    """Whether `value` under `key` (a JSON key or a table's column) is a person's name: any capitalised name words
+    under a key that means one, two to four under a key that may (a given name first or a surname last, no ordinary
+    word)."""
+    words = value.split()
+    if "\\" in value or not 1 <= len(words) <= 4 or not all(NAME_WORD.fullmatch(w) and w[:1].isupper() for w in words):
+        return False
+    return key in _PERSON_KEYS and not all(ordinary(w) for w in words) or key in _MAYBE_PERSON_KEYS and \
+        len(words) >= 2 and not any(ordinary(w) for w in words) and (listed_name(words[0]) or listed_name(words[-1]))
+
+
+#: a table's column name: "name", "first_name", "E-mail", "Customer Name"
+_COLUMN = re.compile(r"[A-Za-z_][\w .-]{0,30}")
+#: the separators of a pasted table, tried in this order
+_TABLE_SEPS = (",", "\t", ";", "|")
+
+
+@lru_cache(maxsize=16)  # read once per text: each hit of a part asks it again
+def table_cells(text: str) -> tuple[tuple[tuple[str, ...], tuple[tuple[tuple[int, int], ...], ...]], ...]:
+    """The tables pasted in `text` (CSV, TSV, semicolon- or pipe-separated): a header line of column names and at
+    least two rows with as many cells, no quotes. Each as (the columns' keys, each row's cell spans, stripped)."""
+    lines, pos = [], 0
+    for line in text.split("\n"):
+        lines.append((pos, line))
+        pos += len(line) + 1
+    out, k = [], 0
+    while k < len(lines):
+        for sep in _TABLE_SEPS:
+            head = lines[k][1].strip().strip("|")
+            n = head.count(sep)
+            piped = sep == "|" and lines[k][1].strip().startswith("|")  # "| Name | Role |": a Markdown table
+            if n < (1 if piped else 2) or '"' in head or not all(_COLUMN.fullmatch(c.strip()) for c in head.split(sep)):
+                continue
+            j = k + 1
+            while j < len(lines) and lines[j][1].strip().strip("|").count(sep) == n and '"' not in lines[j][1]:
+                j += 1
+            if j - k < 3:
+                continue
+            keys = [c.strip().casefold().replace(" ", "_").replace("-", "_") for c in head.split(sep)]
+            rows = []
+            for start, line in lines[k + 1:j]:
+                cells, at = [], start
+                for cell in line.split(sep):
+                    a = at + len(cell) - len(cell.lstrip())
+                    cells.append((a, a + len(cell.strip())))
+                    at += len(cell) + 1
+                if line.strip().startswith("|"):
+                    cells = cells[1:]  # a Markdown table's leading pipe
+                rows.append(tuple(cells))
+            out.append((tuple(keys), tuple(rows)))
+            k = j - 1
+            break
+        k += 1
+    return tuple(out)
+
+
+#: a table's columns that hold no one's name: a word NER calls a person there is the column's value ("| Efua Mensah |
+#: Dispatcher |" under "Role")
+NOT_NAME_COLUMNS = frozenset({"role", "roles", "title", "job", "job_title", "position", "status", "state", "type",
+                               "kind", "category", "plan", "tier", "team", "department", "dept", "city", "country",
+                               "region", "product", "item", "sku", "priority", "stage", "level", "tag", "tags",
+                               "label", "group", "source", "channel", "method", "currency", "unit", "language"})
+
+
+def table_column(text: str, start: int, end: int) -> str | None:
+    """The column's key when `start`..`end` is a whole cell of a pasted table, else None."""
+    for keys, rows in table_cells(text):
+        for cells in rows:
+            for key, (a, b) in zip(keys, cells, strict=False):
+                if a == start and b == end:
+                    return key
+    return None
+
+
+def tabled_names(text: str) -> list[tuple[int, int, str]]:
+    """Person names a pasted table gives in a name column ("id,name,email" then "1042,Ingrid Halvorsen,…"): the
+    same rule as a JSON key's (`named_value`). NER cannot read a row whose cells have no space after the comma."""
+    out = []
+    for keys, rows in table_cells(text):
+        for cells in rows:
+            for key, (a, b) in zip(keys, cells, strict=False):
+                if b > a and named_value(key, text[a:b]):
+                    out.append((a, b, f"a person's name in the table's column {key!r}"))
+    return out
+
+
+#: a key and its quoted value in code or a config ("last_name=\"Kiprono\"", "lastName: 'Kiprono'", a YAML line
+#: "last_name: Kiprono")
+_ASSIGNED = re.compile(r"\b([A-Za-z_]\w{1,30})\s{0,3}[=:]\s{0,3}([\"'])([^\"'\n\\]{1,60})\2")
+_YAML_LINE = re.compile(r"^[ \t]{0,12}-?[ \t]{0,3}([A-Za-z_]\w{1,30}):[ \t]{1,3}([^\n#\"'{}\[\]]{1,60}?)[ \t]*$", re.M)
+
+
+def _snake(key: str) -> str:
+    """"lastName" → "last_name", "First-Name" → "first_name"."""
+    return re.sub(r"(?<=[a-z])(?=[A-Z])", "_", key).casefold().replace("-", "_")
+
+
+def assigned_names(text: str) -> list[tuple[int, int, str]]:
+    """Person names that code or a config gives under a name key: a quoted value after "=" or ":" (a keyword
+    argument, a JavaScript object, a dict) or a YAML line's value, by the JSON keys' rule (`named_value`):
+    `User(first_name="Amani", last_name="Kiprono")` had kept the surname."""
+    out = []
+    for m in _ASSIGNED.finditer(text):
+        if named_value(_snake(m.group(1)), m.group(3)):
+            out.append((m.start(3), m.end(3), f"a person's name under the key {_snake(m.group(1))!r}"))
+    for m in _YAML_LINE.finditer(text):
+        if named_value(_snake(m.group(1)), m.group(2)):
+            out.append((m.start(2), m.end(2), f"a person's name under the key {_snake(m.group(1))!r}"))
+    return out
+
+
+def keyed_names(text: str) -> list[tuple[int, int, str]]:
+    """Person names a JSON text (a tool's output, a pasted record) gives under a name key: any capitalised words
+    under a key that means a person's name ("first_name", "customer_name"), two to four words under a key that may
+    mean one ("name", "author", "assignee") when a given name starts them or a surname ends them and none is an
+    ordinary word ("name": "Olga Ivanova", not "Export job", "Grace Hopper Poster" nor "support-bot"). Values with escapes are left to the detector. Each as
+    (start, end, cue)."""
+    found = json_values(text)
+    if found is None:
+        return []
+    values, keys = found
+    out = []
+    k = 0
+    for a, b in values:
+        while k < len(keys) and keys[k][1] < a:
+            k += 1
+        if not k:
+            continue
+        key = text[keys[k - 1][0]:keys[k - 1][1]].casefold().replace("-", "_")
+        if named_value(key, text[a:b]):
+            out.append((a, b, f"a person's name under the JSON key {key!r}"))
+    return out

@@ -1,0 +1,45 @@
+"""guardian_proxy/session/keyed.py: the names a record gives by its keys (JSON, code and configs, pasted tables)."""
+
+import json
+
+
+def test_a_tool_outputs_json_names_its_people_by_their_keys():
+    from guardian_proxy.session.keyed import keyed_names
+
+    text = json.dumps({"customer": {"name": "Olga Ivanova", "first_name": "Oluwaseun", "email": "o@x.org"},
+                       "items": [{"name": "Blue Widget"}, {"name": "Grace Hopper Poster"}], "assignee": "support-bot",
+                       "subject": "Export to CSV fails"})
+    assert [text[a:b] for a, b, _ in keyed_names(text)] == ["Olga Ivanova", "Oluwaseun"]
+    assert keyed_names("not json: {\"name\": \"Olga Ivanova\"") == []
+
+
+def test_a_pasted_tables_name_column_names_people():
+    """A CSV pasted into a chat ("1042,Ingrid Halvorsen,ingrid.h@…") reached the model with every name: NER reads
+    "1043,Mateus" as one token. The table's columns say what each cell is."""
+    from guardian_proxy.session.keyed import table_cells, table_column, tabled_names
+
+    text = ("Here's a sample of our customers.csv:\nid,name,email,city\n1042,Ingrid Halvorsen,ingrid.h@fjordmail.no,"
+            "Bergen\n1043,Mateus Carvalho,mateus.c@uol.com.br,Recife\nWrite a pandas snippet.")
+    assert [text[a:b] for a, b, _ in tabled_names(text)] == ["Ingrid Halvorsen", "Mateus Carvalho"]
+    (keys, rows), = table_cells(text)
+    assert keys == ("id", "name", "email", "city") and [text[a:b] for a, b in rows[1]][1:] == [
+        "Mateus Carvalho", "mateus.c@uol.com.br", "Recife"]
+    md = "| Name | Role |\n|---|---|\n| Tomasz Wójcik | Driver |\n| Efua Mensah | Dispatcher |"
+    a = md.index("Dispatcher")
+    assert table_column(md, a, a + 10) == "role" and [md[a:b] for a, b, _ in tabled_names(md)] == [
+        "Tomasz Wójcik", "Efua Mensah"]
+    # one line with commas, or prose, is no table
+    assert table_cells("I met Ana, Bea, Cy and Dee, all from work.") == ()
+    assert tabled_names("id,status,amount\n1,paid,20\n2,open,35") == []
+
+
+def test_a_name_key_in_code_or_a_config():
+    """`User(first_name="Amani", last_name="Kiprono")` had kept the surname; a YAML owner's full_name too."""
+    from guardian_proxy.session.keyed import assigned_names
+
+    text = 'user = User(first_name="Amani", last_name="Kiprono", email="amani.k@gmail.com")'
+    assert [text[a:b] for a, b, _ in assigned_names(text)] == ["Amani", "Kiprono"]
+    text = "owner:\n  full_name: Wairimu Njoroge\n  team: Platform\n"
+    assert [text[a:b] for a, b, _ in assigned_names(text)] == ["Wairimu Njoroge"]
+    text = "const job = { name: 'Export Job', lastName: 'Kiprono', status: 'Open' };"
+    assert [text[a:b] for a, b, _ in assigned_names(text)] == ["Kiprono"]
