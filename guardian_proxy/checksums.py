@@ -24,3 +24,15 @@ def luhn(digits: str) -> bool:
 def card_number(digits: str) -> bool:
     """13–19 digits that pass Luhn and are not one digit repeated."""
     return 13 <= len(digits) <= 19 and luhn(digits) and len(set(digits)) > 1
+
+
+def nhs_check_digit(body: str) -> int | None:
+    """The modulus-11 check digit of an NHS number's first nine digits, or None when no number has this body
+    (the remainder gives 10)."""
+    check = 11 - sum(int(d) * w for d, w in zip(body, range(10, 1, -1), strict=True)) % 11
+    return None if check == 10 else 0 if check == 11 else check
+
+
+def nhs_number(digits: str) -> bool:
+    """Ten digits whose last is the NHS modulus-11 check digit of the first nine."""
+    return len(digits) == 10 and digits.isdigit() and nhs_check_digit(digits[:9]) == int(digits[9])

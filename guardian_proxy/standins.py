@@ -31,6 +31,8 @@ import random
 import re
 import string
 
+from .checksums import nhs_check_digit, nhs_number
+
 _KEY = os.urandom(16)  # the process's key for stand-ins drawn without a caller's key (writers' fallbacks)
 
 RESERVED_EMAIL_DOMAINS = ("example.com", "example.net", "example.org")
@@ -240,9 +242,9 @@ def nhs(value: str, rng: random.Random) -> str:
         return shaped(value, rng)
     while True:
         body = "999" + _digits(rng, 6)
-        check = 11 - sum(int(d) * (10 - i) for i, d in enumerate(body)) % 11
-        if check != 10:  # 10: no number has this body
-            return _reshape(value, body + str(0 if check == 11 else check))
+        check = nhs_check_digit(body)
+        if check is not None:  # some bodies have no number
+            return _reshape(value, body + str(check))
 
 
 #: length of the bank code at the start of the BBAN (IBAN registry); otherwise its leading letters, or 4
@@ -530,11 +532,6 @@ def date(value: str, rng: random.Random, years: int | None = None) -> str:
 _FICTION_PHONE = re.compile(r"(?:1?[2-9]\d{2}55501\d{2}|(?:44|0)(?:7700900|2079460|1632960)\d{3})")
 
 
-def _nhs_ok(d: str) -> bool:
-    check = 11 - sum(int(x) * (10 - i) for i, x in enumerate(d[:9])) % 11
-    return check != 10 and int(d[9]) == (0 if check == 11 else check)
-
-
 def is_standin(value: str) -> bool:
     """A value of a kind no one holds: an e-mail on a reserved domain, a documentation IP, a phone in a fiction
     range (555-01xx, Ofcom's drama ranges), a card on a test BIN. For the adversary and the benchmarks: guessing
@@ -547,7 +544,7 @@ def is_standin(value: str) -> bool:
     d = "".join(c for c in v if c.isdigit())
     if not d or re.search(r"[A-Za-z]", v):
         return False
-    if _FICTION_PHONE.fullmatch(d) or len(d) == 10 and d.startswith("999") and _nhs_ok(d):
+    if _FICTION_PHONE.fullmatch(d) or d.startswith("999") and nhs_number(d):
         return True  # a fiction phone, an NHS test number
     return 12 <= len(d) <= 19 and luhn_ok(d) and any(d.startswith(b) for bins in _TEST_BINS.values() for b in bins)
 

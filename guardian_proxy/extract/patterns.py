@@ -12,7 +12,7 @@ import re
 
 import phonenumbers
 
-from ..checksums import card_number
+from ..checksums import card_number, nhs_number
 
 Hit = tuple[int, int, str, float]
 _WINDOW = 40
@@ -198,9 +198,7 @@ class NhsRecognizer(Recognizer):
     NEEDS_CONTEXT = True
 
     def validate(self, value: str) -> bool:
-        d = [int(c) for c in value if c.isdigit()]
-        check = 11 - sum(x * w for x, w in zip(d[:9], range(10, 1, -1), strict=True)) % 11
-        return (0 if check == 11 else check) == d[9] and check != 10
+        return nhs_number("".join(c for c in value if c.isdigit()))
 
 
 class HomeDirRecognizer(Recognizer):
