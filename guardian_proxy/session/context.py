@@ -63,6 +63,7 @@ from .keyed import (
     tabled_names,
 )
 from .namecues import (
+    ORG_WORDS,
     PERSON_WORDS,
     annotation,
     asked_about,
@@ -78,6 +79,7 @@ from .namecues import (
     work_name,
 )
 from .rewrite import HARD_BLOCK, Hit
+from .surrogates import PARTICLES
 
 #: types whose values are numbers or codes: a text without a digit is not one
 _DIGITS = frozenset({"AMOUNT", "AGE", "PHONE_NUMBER", "IP_ADDRESS", "CASE_NUMBER", "US_PASSPORT", "US_DRIVER_LICENSE",
@@ -142,10 +144,8 @@ _TRIP_BEFORE = re.compile(r"\b(?:itinerary|itineraries|trip|trips|holiday|holida
                           r"restaurants?|museums?|flights?|beaches|hikes?|visit|visiting|explore|exploring|"
                           r"get|getting|party|parties|wedding|weddings|reception|celebration|venues?|events?|meetup|"
                           r"conference|dinner|brunch|picnic)\s+(?:in|to|of|around|near|from|at)?\s?$", re.I)
-#: a surname's particles, and the capitalised (hyphenated) word right before one, and a capitalised word right after
-#: a name (one space)
-_NAME_PARTICLES = frozenset({"van", "der", "den", "de", "da", "di", "del", "della", "la", "le", "von", "zu", "bin",
-                             "ibn", "al", "el", "dos", "das", "du", "ter", "ten"})
+#: the capitalised (hyphenated) word right before a surname's particle, and a capitalised word right after a name
+#: (one space)
 _NAME_BEFORE = re.compile(r"\b([^\W\d_]{2,20}(?:-[^\W\d_]{2,20})?) $")
 _NAME_NEXT = re.compile(r" ([^\W\d_]{2,20})\b(?![-'’]\w)")
 #: a verb of going before "to" or "from": what follows is a place unless it is a person's name
@@ -156,9 +156,6 @@ _WENT_TO = re.compile(r"\b(?:went|go|goes|going|gone|travel(?:l?ed|l?ing|s)?|fle
 _SETTLED_BEFORE = re.compile(r"\b(?:moved|moving|move|relocated|relocating|relocate|emigrated|immigrated)\s"
                              r"(?:back\s)?(?:(?:from|to)\s[^.?!\n,]{1,30}?\s)?(?:to|from)\s$|\b(?:live|lives|lived|living|"
                              r"grew\s+up|born|raised|settled|reside|resides|resided)\s+in\s$", re.I)
-#: words that end an organisation's name
-_ORG_ENDS = frozenset({"inc", "ltd", "llc", "corp", "plc", "gmbh", "group", "bank", "university", "college", "school",
-                       "hospital", "clinic", "company", "council", "ministry", "agency", "foundation"})
 #: a journey's ends: "my flight KL1408 from Amsterdam to Lagos", "the train from Lyon to", "flew to Denver via":
 #: where a trip goes, which a question about fares, delays or rights (EU261 covers flights leaving the EU) needs
 _ROUTE_BEFORE = re.compile(r"\b(?:flights?|train|trains|bus|buses|coach|ferry|ferries|route|fly|flew|flying|flown|"
@@ -471,7 +468,7 @@ class PartContext:
         for h in found:
             if h.entity != "PERSON" or h.part:
                 continue
-            if h.text[:1].islower() and h.text.split()[0] in _NAME_PARTICLES:
+            if h.text[:1].islower() and h.text.split()[0] in PARTICLES:
                 m = _NAME_BEFORE.search(text, max(0, h.start - 30), h.start)
                 if m and all(p[:1].isupper() and listed_name(p) for p in m.group(1).split("-")):
                     h.start, h.text = m.start(1), text[m.start(1):h.end]
@@ -559,7 +556,7 @@ class PartContext:
         if not h.part and person_by_cue(text, h):
             h.entity = "PERSON"  # "my name is Darnell Okoro", "my daughter Sofia Marchand": NER's type slips
         elif h.entity == "ORGANIZATION" and not h.part and _SETTLED_BEFORE.search(text, max(0, h.start - 40), h.start) \
-                and not any(w.casefold() in _ORG_ENDS for w in _WORD.findall(h.text)):
+                and not any(w.casefold() in ORG_WORDS for w in _WORD.findall(h.text)):
             h.entity = "LOCATION"  # "I moved from Leeds to Bristol": where someone moves or lives is a place
         if h.entity != "PERSON" or h.part:
             return h
@@ -577,7 +574,7 @@ class PartContext:
         words = list(NAME_WORD.finditer(h.text))  # a hyphenated name whole: "Min-jun Park" keeps "Min"
         k = 0
         while len(words) - k > 2 and len(words[k].group(0)) > 1 and ordinary(words[k].group(0)) and \
-                words[k].group(0) not in _NAME_PARTICLES:  # "J." an initial; "van der Berg" keeps its particles
+                words[k].group(0) not in PARTICLES:  # "J." an initial; "van der Berg" keeps its particles
             k += 1
         if not k and len(words) == 2 and ordinary(words[0].group(0)) and not ordinary(words[1].group(0)) and \
                 _sentence_start(text, h.start):

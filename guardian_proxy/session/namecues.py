@@ -125,6 +125,11 @@ def _zipf(word: str) -> float:
     return zipf_frequency(word, "en")
 
 
+#: the kinship and role nouns that say a name after them is of someone the user knows
+_KIN_NOUNS = (r"daughter|son|wife|husband|mother|father|mom|mum|dad|brother|sister|friend|colleague|coworker|boss|"
+              r"manager|neighbou?rs?|partner|boyfriend|girlfriend|fianc[ée]e?|cousin|aunt|uncle|niece|nephew|"
+              r"grandmother|grandfather|grandson|granddaughter|landlord|landlady|tenant|teacher|student|doctor|patient|"
+              r"client|roommate|flatmate")
 #: two capitalised words (a hyphen or an apostrophe inside), each a whole word: a given name and a surname, perhaps
 _LISTED_PAIR = re.compile(r"(?<![\w'’-])([A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ]+(?:-[A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ]+)?) "
                           r"([A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ]+(?:[-'’][A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ]+)?)(?![\w'’-])")
@@ -134,15 +139,10 @@ _ORG_AFTER = re.compile(r" (?:Inc|Ltd|LLC|GmbH|AG|SA|Group|Bank|University|Colle
 #: a line of two or three words in capitals and nothing else
 _CAPS_LINE = re.compile(r"^[ \t]{0,8}([A-Z][A-Z'’-]{1,20}(?:[ \t][A-Z][A-Z'’-]{1,20}){1,2})[ \t]*$", re.M)
 #: a possessive, a kinship or role noun and up to three lower-case words: "my friend priya sharma"
-_KIN_LOWER = re.compile(r"\b(?:my|our|his|her|their)\s(?:best\s|old\s|new\s|little\s|big\s)?(?:daughter|son|wife|husband|"
-                        r"mother|father|mom|mum|dad|brother|sister|friend|colleague|coworker|boss|manager|neighbou?r|"
-                        r"partner|boyfriend|girlfriend|cousin|aunt|uncle|niece|nephew|grandmother|grandfather|"
-                        r"landlord|landlady|tenant|roommate|flatmate)\s((?:[a-z][a-z'’-]{1,20}\s?){1,3})")
+_KIN_LOWER = re.compile(r"\b(?:my|our|his|her|their)\s(?:best\s|old\s|new\s|little\s|big\s)?(?:" + _KIN_NOUNS +
+                        r")\s((?:[a-z][a-z'’-]{1,20}\s?){1,3})")
 #: the last words before a name that say it is a person the user knows ("my daughter", "our neighbours, the")
-_KIN_BEFORE = re.compile(r"\b(?:daughter|son|wife|husband|mother|father|mom|mum|dad|brother|sister|friend|colleague|"
-                         r"coworker|boss|manager|neighbou?rs?|partner|boyfriend|girlfriend|fianc[ée]e?|cousin|aunt|"
-                         r"uncle|niece|nephew|grandmother|grandfather|grandson|granddaughter|landlord|landlady|tenant|"
-                         r"teacher|student|doctor|patient|client|roommate|flatmate)s?(?:,|\s)+(?:the\s+|mr\.?\s+|"
+_KIN_BEFORE = re.compile(r"\b(?:" + _KIN_NOUNS + r")s?(?:,|\s)+(?:the\s+|mr\.?\s+|"
                          r"mrs\.?\s+|ms\.?\s+|dr\.?\s+)?$"
                          r"|\b(?:married|wedding|engaged|engagement|marriage)\s+to\s+$|\bdivorced?\s+from\s+$", re.I)
 #: verbs that address a person ("reply to Gustavo", "remind Ines that …"): a given name after them is someone's
@@ -168,7 +168,7 @@ _CALENDAR = frozenset({"january", "february", "march", "april", "may", "june", "
                        "october", "november", "december", "monday", "tuesday", "wednesday", "thursday", "friday",
                        "saturday", "sunday"})
 #: words that end an organisation's name: never a person's
-_ORG_WORDS = frozenset({"inc", "ltd", "llc", "corp", "corporation", "company", "co", "gmbh", "ag", "sa", "plc", "bank",
+ORG_WORDS = frozenset({"inc", "ltd", "llc", "corp", "corporation", "company", "co", "gmbh", "ag", "sa", "plc", "bank",
                         "union", "university", "college", "school", "hospital", "clinic", "group", "foundation",
                         "association", "institute", "council", "ministry", "department", "agency", "services",
                         "solutions", "systems", "technologies", "partners", "studio", "studios", "labs"})
@@ -203,7 +203,7 @@ def _introduced(text: str, h, given: bool = True) -> bool:
     before = text[max(0, h.start - 30):h.start]
     words = _WORD.findall(h.text)
     if not words or len(words) > 4 or not all(w[:1].isupper() for w in words) or \
-            any(w.casefold() in _ORG_WORDS for w in words):
+            any(w.casefold() in ORG_WORDS for w in words):
         return False
     if _INTRO_ANY.search(before):
         return True
@@ -239,7 +239,7 @@ def _kin_name(text: str, h) -> bool:
         return True  # "our neighbours, the Abernathys": a family by its surname
     return bool(words) and len(words) <= 3 and all(
         w.casefold() in names or (w.endswith("s") and w[:-1].casefold() in names) or
-        (w[:1].isupper() and not w.isupper() and w.casefold() not in _ORG_WORDS and _zipf(w.casefold()) < 3.0)
+        (w[:1].isupper() and not w.isupper() and w.casefold() not in ORG_WORDS and _zipf(w.casefold()) < 3.0)
         for w in words)
 
 
@@ -249,7 +249,7 @@ def _addressed(text: str, h) -> bool:
     that addresses someone ("reply to Gustavo", "remind Ines that …")."""
     words = _WORD.findall(h.text)
     if not words or len(words) > 3 or not all(w[:1].isupper() for w in words) or \
-            any(w.casefold() in _ORG_WORDS for w in words):
+            any(w.casefold() in ORG_WORDS for w in words):
         return False
     m = _ADDRESS_AFTER.match(text[h.end:h.end + 90].lstrip())
     if m and any(len(w) >= 3 and w.casefold() in m.group(1).casefold() for w in words):
@@ -313,7 +313,7 @@ def _who_follows(text: str, h) -> bool:
     name ("a card for Siobhan O'Connor-Whitfield, who retires on Friday"): a person."""
     words = _WORD.findall(h.text)
     return 2 <= len(words) <= 4 and all(w[:1].isupper() for w in words) and \
-        words[0].casefold() in world_given_names() and not any(w.casefold() in _ORG_WORDS for w in words) and \
+        words[0].casefold() in world_given_names() and not any(w.casefold() in ORG_WORDS for w in words) and \
         re.match(r",?\s+who\b", text[h.end:h.end + 8]) is not None
 
 
@@ -385,7 +385,7 @@ def _name_word(w: str, after_name: bool = False) -> bool:
     English word (not an acronym, nor an organisation's word; a hyphenated name is read whole: "Min-jun"), or a
     surname that is not one of the most common words ("my teacher English class" names no one)."""
     key = re.sub(r"['’]s$", "", w).casefold()
-    if w.isupper() or key in _ORG_WORDS:
+    if w.isupper() or key in ORG_WORDS:
         return False
     if key in world_given_names():
         return True  # "my daughter Grace"
@@ -418,7 +418,7 @@ def _addressed_alone(text: str, start: int, end: int) -> bool:
     code or software, where such a word is a tool ("Ask Sourcery to refactor getUser()")."""
     w = text[start:end]
     key = w.casefold()
-    if not (3 <= len(w) <= 14 and w.isalpha() and w[1:].islower()) or key in _ORG_WORDS or _zipf(key) >= 3.0 or \
+    if not (3 <= len(w) <= 14 and w.isalpha() and w[1:].islower()) or key in ORG_WORDS or _zipf(key) >= 3.0 or \
             key in recognizer_data()["not_name_terms"]:
         return False  # "Ask Copilot to …": a product the recognizers' lists hold is no one's name
     after = text[end:end + 16]
@@ -447,7 +447,7 @@ def cued_names(text: str) -> list[tuple[int, int, str]]:
     for m in _CAPS_LINE.finditer(text):  # a CV's or a letter's heading: "AYESHA RAHMAN" on a line of its own
         words = m.group(1).split()
         if words[0].casefold() in given and words[-1].casefold() in faker_names("last_names", locales=WORLD) and \
-                not any(w.casefold() in _ORG_WORDS for w in words):
+                not any(w.casefold() in ORG_WORDS for w in words):
             out.append((m.start(1), m.end(1), "a name in capitals on a line of its own"))
     for m in _KIN_LOWER.finditer(text):  # "my friend priya sharma said …": typed without capitals
         words = list(re.finditer(r"[a-z][a-z'’-]*", m.group(1)))

@@ -165,7 +165,7 @@ def street_name(line: str) -> str:
 
 
 #: the particles of a surname, kept as written between a stand-in's names
-_PARTICLES = frozenset({"van", "der", "den", "de", "da", "di", "del", "della", "la", "le", "von", "zu", "bin", "ibn",
+PARTICLES = frozenset({"van", "der", "den", "de", "da", "di", "del", "della", "la", "le", "von", "zu", "bin", "ibn",
                         "al", "el", "dos", "das", "du", "ter", "ten", "af", "av", "y"})
 
 
@@ -252,7 +252,7 @@ class SurrogateMaker:
         for m in parts:
             out.append(value[pos:m.start()])
             tok = m.group(0)
-            if m not in real or (tok.islower() and tok in _PARTICLES and 0 < parts.index(m) < len(parts) - 1):
+            if m not in real or (tok.islower() and tok in PARTICLES and 0 < parts.index(m) < len(parts) - 1):
                 out.append(tok)  # a title, or a surname's particle between names ("Jan-Willem van der Berg")
             elif len(tok) == 1:  # an initial
                 out.append(random.Random(f"{seed}{tok}").choice("ABCDEFGHJKLMNPRSTW"))
