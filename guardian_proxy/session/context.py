@@ -55,10 +55,10 @@ from .keyed import (
     NAME_WORD,
     NOT_NAME_COLUMNS,
     assigned_names,
+    cut_at_cells,
     json_values,
     keyed_names,
     named_value,
-    table_cells,
     table_column,
     tabled_names,
 )
@@ -520,15 +520,10 @@ class PartContext:
         value adds nothing. Each new one is remembered with its cue
         (`self.cues`, by the hit's identity) for the decision's provenance."""
         out = []
-        for _keys, rows in table_cells(text):  # a table's cell ends every hit in it ("1043,Mateus" is an id)
-            for a, b in (c for cells in rows for c in cells):
-                for h in list(found):
-                    if a <= h.start < b < h.end:
-                        h.end, h.text = b, text[h.start:b]
-                    elif h.start < a < h.end <= b:
-                        found.remove(h)  # begins in the cell before: the cell before keeps it
-        keyed = keyed_names(text)
-        for a, b, cue in cued_names(text) + keyed + tabled_names(text) + (assigned_names(text) if not keyed else []):
+        found[:] = cut_at_cells(text, found)  # a table's cell ends every hit in it
+        # a JSON text's keys are read as JSON; code's and configs' keys only outside one (the same values twice)
+        by_key = keyed_names(text) if json_values(text) is not None else assigned_names(text)
+        for a, b, cue in cued_names(text) + by_key + tabled_names(text):
             over = [h for h in found if h.start < b and a < h.end]
             same = [h for h in over if (h.start, h.end) == (a, b) and h.entity in ("LOCATION", "ORGANIZATION", "NRP")]
             if same:

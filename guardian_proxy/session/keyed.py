@@ -9,6 +9,7 @@ suite's 100 KB probe)."""
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from functools import lru_cache
 
 from .namecues import listed_name, ordinary
@@ -20,7 +21,8 @@ NAME_WORD = re.compile(r"[^\W\d_]+(?:[-'’][^\W\d_]+)*")
 _JSON_STRING = re.compile(r'\\.|("(?:[^"\\]++|\\.)*+")')
 
 
-def json_values(text: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]] | None:
+@lru_cache(maxsize=16)  # the session's rules ask it several times of one text
+def json_values(text: str) -> tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]] | None:
     """The character ranges of the string values and of the keys of a JSON text (inside the quotes), or
     None when the text is not a JSON object or array."""
     s = text.lstrip()
@@ -40,7 +42,7 @@ def json_values(text: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]
         while j < len(text) and text[j] in " \t\r\n":
             j += 1
         (keys if j < len(text) and text[j] == ":" else values).append((m.start() + 1, m.end() - 1))
-    return values, keys
+    return tuple(values), tuple(keys)
 
 
 #: JSON keys whose value is a person's name whatever its words ("first_name": "Oluwaseun")
@@ -117,14 +119,36 @@ NOT_NAME_COLUMNS = frozenset({"role", "roles", "title", "job", "job_title", "pos
                                "label", "group", "source", "channel", "method", "currency", "unit", "language"})
 
 
+@lru_cache(maxsize=16)
+def _cells(text: str) -> tuple[dict[tuple[int, int], str], tuple[tuple[int, int], ...]]:
+    """Every cell of the tables in `text`: its column's key by its span, and the spans in order."""
+    keyed = {cell: key for keys, rows in table_cells(text) for cells in rows
+             for key, cell in zip(keys, cells, strict=False)}
+    spans = tuple(sorted(c for _, rows in table_cells(text) for cells in rows for c in cells))
+    return keyed, spans
+
+
 def table_column(text: str, start: int, end: int) -> str | None:
     """The column's key when `start`..`end` is a whole cell of a pasted table, else None."""
-    for keys, rows in table_cells(text):
-        for cells in rows:
-            for key, (a, b) in zip(keys, cells, strict=False):
-                if a == start and b == end:
-                    return key
-    return None
+    return _cells(text)[0].get((start, end))
+
+
+def cut_at_cells(text: str, found: list) -> list:
+    """The hits of `text` with a table's cell ending every hit in it ("1043,Mateus" is an id, not a number and a
+    name): one that starts in a cell ends with it, one that starts between cells and runs into one is dropped."""
+    spans = _cells(text)[1]
+    if not spans:
+        return found
+    out = []
+    for h in found:
+        k = bisect_right(spans, (h.start, len(text) + 1)) - 1  # the last cell starting at or before the hit
+        if k >= 0 and spans[k][0] <= h.start < spans[k][1]:
+            if h.end > spans[k][1]:
+                h.end, h.text = spans[k][1], text[h.start:spans[k][1]]
+        elif k + 1 < len(spans) and spans[k + 1][0] < h.end:
+            continue  # begins before a cell (a separator, the header) and runs into it
+        out.append(h)
+    return out
 
 
 def tabled_names(text: str) -> list[tuple[int, int, str]]:

@@ -597,6 +597,12 @@ _DECORATORS = frozenset({"property", "staticmethod", "classmethod", "dataclass",
                          "total_ordering", "final", "singledispatch", "singledispatchmethod", "setter", "getter"})
 
 
+#: the languages and frameworks that write annotations or attributes with "@", named in a sentence
+_ANNOTATED_LANGUAGE = re.compile(r"\b(?:Swift|Kotlin|Java|Python|TypeScript|Angular|Spring|Dart|Flutter|JUnit|C#)\b")
+#: words that credit a handle right before it ("thanks @maria", "by @JohnSmith")
+_CREDITED = re.compile(r"\b(?:by|from|cc|thanks|via)\s+$", re.I)
+
+
 def annotation(text: str, h) -> bool:
     """An "@" word with a capital first ("@MainActor", "@Override", "@SpringBootApplication"), one of Python's
     decorators ("@dataclass") or one a call or a dot follows ("@app.route(", "@pytest.fixture") in a sentence about
@@ -609,11 +615,10 @@ def annotation(text: str, h) -> bool:
         return False  # "@dataclass", "@app.route(…)", "@pytest.fixture": Python's decorators are lower case
     at = h.start - (not value.startswith("@"))
     sentence = _sentence(text, at, h.end).replace("@" + word, " ")  # the word itself says nothing of its sentence
-    if not (_CODE_TOKEN.search(sentence) or _TECH_SENTENCE.search(sentence) or
-            re.search(r"\b(?:Swift|Kotlin|Java|Python|TypeScript|Angular|Spring|Dart|Flutter|JUnit|C#)\b", sentence)):
+    if not (_CODE_TOKEN.search(sentence) or _TECH_SENTENCE.search(sentence) or _ANNOTATED_LANGUAGE.search(sentence)):
         return False
     before = text[max(0, at - 20):at]
-    return not _ADDRESSING.search(before) and not re.search(r"\b(?:by|from|cc|thanks|via)\s+$", before, re.I)
+    return not _ADDRESSING.search(before) and not _CREDITED.search(before)
 
 
 def code_product(text: str, h) -> bool:

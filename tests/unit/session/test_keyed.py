@@ -43,3 +43,17 @@ def test_a_name_key_in_code_or_a_config():
     assert [text[a:b] for a, b, _ in assigned_names(text)] == ["Wairimu Njoroge"]
     text = "const job = { name: 'Export Job', lastName: 'Kiprono', status: 'Open' };"
     assert [text[a:b] for a, b, _ in assigned_names(text)] == ["Kiprono"]
+
+
+def test_a_tables_cells_end_the_hits_in_them():
+    from guardian_proxy.session.keyed import cut_at_cells
+    from guardian_proxy.session.rewrite import Hit
+
+    text = "id,name,city\n1042,Ingrid Halvorsen,Bergen\n1043,Mateus Carvalho,Recife\n"
+    def at(value, entity):
+        a = text.index(value)
+        return Hit(0, a, a + len(value), entity, value)
+    found = cut_at_cells(text, [at("1043,Mateus", "QUANTITY"), at("Recife", "LOCATION"), at("city\n1042", "DATE")])
+    assert [(h.text, h.entity) for h in found] == [("1043", "QUANTITY"), ("Recife", "LOCATION")]
+    prose = [at("Bergen", "LOCATION")]
+    assert cut_at_cells("no table here, just prose", prose) is prose
