@@ -122,6 +122,9 @@ PATTERNS: list[tuple[str, float, re.Pattern]] = [
     ("STREET_ADDRESS", 0.85, re.compile(rf"\b\d{{1,5}}[A-Za-z]?,?\s+(?:{_CAP}\s+){{1,3}}(?:{lx.STREET_HEADS})\b\.?"
                                         rf"(?:,\s+{_CAP}(?:\s+{_CAP})?)?")),
     ("STREET_ADDRESS", 0.8, re.compile(rf"\b\d{{1,4}}(?:st|nd|rd|th)\s+(?:{lx.STREET_HEADS})\b")),
+    # a Japanese block address: chōme-ban-gō, then the district and perhaps the ward or city ("6-2-11 Roppongi,
+    # Minato-ku", "1-8-1 Marunouchi, Chiyoda-ku")
+    ("STREET_ADDRESS", 0.85, re.compile(rf"\b\d{{1,2}}-\d{{1,2}}-\d{{1,3}}\s+{_CAP}(?:,\s+{_CAP}-(?:ku|shi|cho|machi|gun)\b)?")),
     # an address line that ends in a city, a region and a postcode, the building number before or after the street
     # ("Mario Ridges 7248, Clarkview, South Carolina 66824", "12 Elm Grove, Leeds, West Yorkshire LS1 4AP")
     ("STREET_ADDRESS", 0.85, re.compile(rf"\b(?:\d{{1,5}}[A-Za-z]?\s+)?{_CAP}(?:\s+{_CAP}){{0,3}}(?:\s+\d{{1,5}}[A-Za-z]?)?"

@@ -50,6 +50,7 @@ from functools import cache
 
 from ..chatapi import ChatRequest, Slot
 from ..placeholders import no_ones, role_mailbox
+from ..recognizer_data import data as recognizer_data
 from ..types import CONTAINER_ENTITIES
 from .keyed import (
     NAME_WORD,
@@ -133,6 +134,28 @@ _CUE_BEFORE = re.compile(r"\b(?:daughter|son|wife|husband|mother|father|mom|mum|
                          r"name\s+is|dear|hi|hello)[ ,:]{1,3}$", re.I)
 #: a number after "#" is a reference (an issue, a pull request, a ticket), no amount: "pull request #412"
 _HASH_BEFORE = re.compile(r"#$")
+#: a word no list holds as a name between a determiner and a noun is a thing's name ("Our Grafana alert", "the
+#: Vaultwarden login page"); a person's name there is followed by a verb ("our Priyanka says", "my Kaveh is")
+_DETERMINER_BEFORE = re.compile(r"(?:^|[^\w'’])(?:the|our|my|your|their|this|that|its)\s$", re.I)
+_NOUN_AFTER = re.compile(r" ([a-z][a-z-]{1,20})\b(?!['’])")
+_VERBS_AFTER_NAME = frozenset({
+    "is", "was", "has", "had", "will", "would", "can", "could", "should", "must", "may", "might", "did", "does",
+    "do", "and", "or", "who", "which", "that", "just", "also", "always", "never", "still", "often", "sometimes",
+    "said", "says", "told", "asked", "went", "got", "made", "took", "came", "left", "wants", "needs", "loves",
+    "likes", "thinks", "knows", "isn't", "doesn't", "didn't", "won't", "can't", "hasn't", "wasn't", "keeps",
+    "finally", "really", "now", "too", "again", "here", "there", "at", "in", "on", "to", "from", "with", "for"})
+#: the user's own number, said so: "my PPS number is", "my card no.:", "our account number"
+_MINE_BEFORE = re.compile(r"\b(?:my|our)\s+(?:[\w-]+\s+){0,3}?(?:number|no\.?|nr|id|code|card)\s*(?:is|:|=)?\s*$", re.I)
+#: two small numbers with a slash: a ratio, a share or a rule's name ("the 90/180 rule", "24/7", "a 70/30 split"),
+#: unless a number's label is before it ("case no. 12/34")
+_RATIO = re.compile(r"[1-9]\d{0,2}/[1-9]\d{0,2}")
+_NUMBER_LABEL_BEFORE = re.compile(r"(?:\b(?:no|nr|ref|case|file|number|docket|claim|application)\.?|#)\s*$", re.I)
+#: a program's error code: after "error", "warning", "exit code", "status" ("error TS2345", "exit code 137"), or opening
+#: a quoted message ("'P3009: migrate found failed migrations'")
+_ERROR_BEFORE = re.compile(r"\b(?:error|errors|warning|warnings|exit\s+code|status\s+code|status|errno|lint\s+rule)"
+                           r"(?:\s+code)?\s*:?\s$", re.I)
+_QUOTES = frozenset("'\"‘“`")
+_ERROR_MESSAGE_AFTER = re.compile(r":\s[A-Za-z]")
 #: a year that begins a longer number is the number's: "invoice 2025-118", "INC-2024-0042"
 _NUMBER_GOES_ON = re.compile(r"[-/.]?\d")
 #: between an address and its town: a comma, perhaps a postcode ("Via Roma 12, Bologna", "Rue X 5, 69003 Lyon")
@@ -394,6 +417,9 @@ def _not_a_persons(text: str, h: Hit, persons, seen: bool = False) -> str | None
     if " " not in value.strip() and _LABEL_TO.match(text, h.end):
         return "field name"
     words = value.split()
+    if not seen and not listed_name(words[0]) and \
+            any(re.sub(r"['’]s$", "", w).casefold() in recognizer_data()["not_name_terms"] for w in words):
+        return "product"  # "Tailwind's dark mode", "Our Grafana alert": the recognizers' list of no one's names
     if len(words) >= 2 and ordinary(words[-1]) and not listed_name(words[0]):
         return "not a name's shape"  # "Acme Cloud", "Export Job": a dictionary word ends it, no given name starts it
     if " " not in value.strip() and not listed_name(value):
@@ -403,6 +429,10 @@ def _not_a_persons(text: str, h: Hit, persons, seen: bool = False) -> str | None
             return "not a name's shape"  # "$ npm test": a command; lower case with no cue names no one
         if _sentence_start(text, h.start) and _OBJECT_AFTER.match(text, h.end):
             return "ordinary word"  # "Summarise this email", "Proofread my essay": the ask's verb
+        if _DETERMINER_BEFORE.search(text, max(0, h.start - 8), h.start) and \
+                (m := _NOUN_AFTER.match(text, h.end)) and m.group(1).casefold() not in _VERBS_AFTER_NAME and \
+                not m.group(1).endswith("ed") and not (m.group(1).endswith("s") and not m.group(1).endswith("ss")):
+            return "product"  # "Our Grafana alert", "the Vaultwarden login": a name before a noun names a thing
     if product(text, h) or code_product(text, h):
         return "product"  # "my Django app", "Docker's COPY", "push to a Vec", "Pandas warns SettingWithCopyWarning"
     if work_name(text, h, persons) or not seen and asked_about(text, h):
@@ -555,9 +585,14 @@ class PartContext:
             h.entity = "LOCATION"  # "I moved from Leeds to Bristol": where someone moves or lives is a place
         if h.entity != "PERSON" or h.part:
             return h
-        if " " not in h.text.strip() and not listed_name(h.text) and _WENT_TO.search(text, max(0, h.start - 30), h.start) \
-                and not re.match(r"['’]s\b", text[h.end:h.end + 3]):
-            h.entity = "LOCATION"  # "me and Dmitri went to Kraków": where someone goes is a place
+        if len(words := _WORD.findall(h.text)) >= 2 and words[-1].casefold() in ORG_WORDS:
+            h.entity = "ORGANIZATION"  # "Regards, Sakura Estates.": a firm's word ends the name
+            return h
+        if " " not in h.text.strip() and not listed_name(h.text) and (
+                _WENT_TO.search(text, max(0, h.start - 30), h.start) or
+                _ROUTE_BEFORE.search(text, max(0, h.start - 80), h.start)) and \
+                not re.match(r"['’]s\b", text[h.end:h.end + 3]):
+            h.entity = "LOCATION"  # "me and Dmitri went to Kraków", "drive from Cape Town to Windhoek": a place
             return h
         words = _WORD.findall(h.text)
         named = len(words) >= 2 and words[0].casefold() in given_and_surnames()  # "Rosa Tinoco": a full name
@@ -602,8 +637,9 @@ class PartContext:
             return None
         if h.entity in CONTAINER_ENTITIES:
             return "container"
-        if no_ones(h.entity, value):
-            return "stock example"
+        if no_ones(h.entity, value) and not (h.entity in _DIGITS and
+                                             _MINE_BEFORE.search(text, max(0, h.start - 40), h.start)):
+            return "stock example"  # "e.g. 123-45-6789" (not "My PPS number is 1234567TA": the user says it is theirs)
         if h.entity == "EMAIL_ADDRESS" and role_mailbox(value):
             return "organisation's mailbox"  # "contact support@acme-widgets.com": a desk, not a person
         if i not in self._json:
@@ -649,6 +685,12 @@ class PartContext:
                 (_inner_cap(value) or " " not in value.strip() and product_after(text, h)
                  if h.entity == "LOCATION" else product_after(text, h)):
             return "product"  # "a LinkedIn message", "the Flask server" (an employer stays: "I work at PayPal")
+        if h.entity == "CASE_NUMBER" and _RATIO.fullmatch(value) and \
+                not _NUMBER_LABEL_BEFORE.search(text, max(0, h.start - 16), h.start):
+            return "ratio"  # "the Schengen 90/180 rule", "24/7 support": two small numbers, no one's reference
+        if h.entity == "CASE_NUMBER" and (_ERROR_BEFORE.search(text, max(0, h.start - 24), h.start) or
+                                          text[h.start - 1:h.start] in _QUOTES and _ERROR_MESSAGE_AFTER.match(text, h.end)):
+            return "error code"  # "fails with 'P3009: migrate found …'", "error TS2345": a program's, no one's
         if h.entity == "CASE_NUMBER" and _LAW_BEFORE.search(text, max(0, h.start - 30), h.start):
             return "law or standard"  # "compensation under EU261", "compliant with ISO 27001", "per RFC 9110"
         if h.entity in ("CASE_NUMBER", "DATE", "DATE_TIME") and _next_year(value):

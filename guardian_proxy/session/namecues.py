@@ -77,7 +77,8 @@ _PUBLIC_BEFORE = re.compile(r"\b(?:biography|biographies|life|legacy|reign|presi
 #: computing?", "Tesla invented …", "Euler's theorem", "Newton's contributions to optics")
 _PUBLIC_AFTER = re.compile(r"^(?:\s+(?:invented|invent|pioneered|pioneer|contributed|contribute)\b|['’]s\s+(?:"
                            r"contributions?|theorem|theorems|legacy|inventions?|discoveries|symphonies|philosophy|"
-                           r"scientific|famous|greatest|best-known)\b)", re.I)
+                           r"scientific|famous|greatest|best-known)\b|(?:['’]s)?\s+(?-i:[A-Z][\w-]{1,30}\s+)?(?:"
+                           r"books|novels|trilogy|saga|films|movies|albums|discography|filmography)\b)", re.I)
 #: from a name to the "by" of its work's maker: "Dune by ", "Harry Potter and the Philosopher's Stone by "
 #: (not after a verb that hands something to the name: "Email John Smith the Q3 Report by Dana"); it starts after a
 #: name's last letter, so a run of spaces is not tried from every position
@@ -161,6 +162,8 @@ _ADDRESS_AFTER = re.compile(r"[(<]\s*(?:mailto:)?([^\s@()<>]{1,64})@")
 _INTRO_ANY = re.compile(r"(?:\bmy\s+(?:full\s+)?name\s+is|\bmy\s+name['’]s|\bname\s*:|\bcall\s+me|"
                         r"\bin\s+my\s+(?:full\s+)?name,|\bunder\s+my\s+(?:full\s+)?name,)\s+$", re.I)
 _INTRO_GIVEN = re.compile(r"(?:\bi\s+am|\bi['’]m|\bthis\s+is|\bit['’]s)\s+$", re.I)
+#: what follows a writer's given name that NER took for a place: "I'm Kaveh, 35", "I'm Kaveh and …", "I'm Kaveh."
+_SELF_NAMED_AFTER = re.compile(r",| (?:and|from|here)\b| ?[.!](?:\s|$)")
 #: "I'm Hugo", "this is Ines" (not "it's": "it's April")
 _INTRO_SELF = re.compile(r"(?:\bi\s+am|\bi['’]m|\bthis\s+is)\s+$", re.I)
 #: months and days that are given names too are not read as one after "this is" or "I'm" ("this is May's invoice")
@@ -171,7 +174,9 @@ _CALENDAR = frozenset({"january", "february", "march", "april", "may", "june", "
 ORG_WORDS = frozenset({"inc", "ltd", "llc", "corp", "corporation", "company", "co", "gmbh", "ag", "sa", "plc", "bank",
                         "union", "university", "college", "school", "hospital", "clinic", "group", "foundation",
                         "association", "institute", "council", "ministry", "department", "agency", "services",
-                        "solutions", "systems", "technologies", "partners", "studio", "studios", "labs"})
+                        "solutions", "systems", "technologies", "partners", "studio", "studios", "labs", "estates",
+                        "properties", "lettings", "realty", "holdings", "associates", "enterprises", "industries",
+                        "consulting", "logistics", "insurance"})
 
 
 #: a letter's sign-off on the line before: the next line is its writer's name ("Best,\nAoife Gallagher")
@@ -327,6 +332,9 @@ def person_by_cue(text: str, h) -> bool:
     place = h.entity == "LOCATION"
     if place and _INTRO_GIVEN.search(text[max(0, h.start - 30):h.start]):  # "I'm Haruto Sato", not "I'm in Sydney"
         words = re.findall(r"\S+", h.text)
+        if len(words) == 1 and _INTRO_SELF.search(text[max(0, h.start - 30):h.start]) and \
+                _SELF_NAMED_AFTER.match(text, h.end) and _name_word(words[0]) and words[0][1:].islower():
+            return True  # "I'm Kaveh, 35, a pharmacist in Shiraz": the writer is no place
         return 2 <= len(words) <= 3 and all(w[:1].isupper() and _name_word(w, after_name=k > 0)
                                             for k, w in enumerate(words))
     nationality = h.entity == "NRP" and " " not in h.text.strip()  # "I'm German": no one named Germán

@@ -304,12 +304,12 @@ def test_the_person_is_pseudonymised_the_question_is_not(gateway):
 def test_values_left_as_typed_are_counted_by_rule_in_the_decision(gateway):
     """Every decision explains itself: a found value the session leaves as typed is counted by the rule that
     judged it no one's (`kept` in the decision log, never the value), and the explanation says so."""
-    said = "Explain ECONNREFUSED when my Django app starts; the regex must match user@example.com."
+    said = "Explain ECONNREFUSED when my Falcon app starts; the regex must match user@example.com."
     body = {"model": "gpt-4o", "messages": [{"role": "user", "content": said}]}
     d, sent = send(gateway, "https://api.openai.com/v1/chat/completions", body, "sk-ctx-kept")
     assert sent == body and d.rule == "chat-session"
     assert d.extra["kept"] == {"product": 1, "stock example": 1}, d.extra.get("kept")
-    assert "left as typed: " in d.explanation and "product 1" in d.explanation and "Django" not in d.explanation
+    assert "left as typed: " in d.explanation and "product 1" in d.explanation and "Falcon" not in d.explanation
 
 
 def test_a_feature_named_after_someone_is_a_place_and_a_sentences_first_word_no_name():
@@ -385,12 +385,12 @@ def test_an_organisations_mailbox_is_left_a_persons_is_not():
 
 
 def test_an_asks_verb_a_command_a_reference_and_an_id_that_begins_with_a_year_are_no_ones():
-    text = "Summarise this email. $ npm test fails since pull request #412; invoice 2025-118 is due in 2026."
+    text = "Summarise this email. $ tox test fails since pull request #412; invoice 2025-118 is due in 2026."
     chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
     part = PartContext(chat)
     slot = chat.slots[0]
     assert part.why_not(0, slot, hit_at(chat, 0, "Summarise", "PERSON")) == "ordinary word"
-    assert part.why_not(0, slot, hit_at(chat, 0, "npm", "PERSON")) == "not a name's shape"
+    assert part.why_not(0, slot, hit_at(chat, 0, "tox", "PERSON")) == "not a name's shape"
     assert part.why_not(0, slot, hit_at(chat, 0, "412", "AMOUNT")) == "reference number"
     assert part.why_not(0, slot, hit_at(chat, 0, "2025", "DATE")) == "reference number"
     assert part.why_not(0, slot, hit_at(chat, 0, "2026", "DATE")) != "reference number"
@@ -571,3 +571,37 @@ def test_a_names_particles_and_a_place_someone_went_to():
     text = "me and Dmitri went to Kraków last week"
     a = text.index("Kraków")
     assert PartContext.tidy(Hit(0, a, a + 6, "PERSON", "Kraków"), text).entity == "LOCATION"
+
+
+def test_a_ratio_an_error_code_and_a_number_the_user_calls_theirs():
+    text = ("Explain the 70/30 rule and case no. 12/34. tsc fails with 'TS2345: Argument of type string' and exit "
+            "code 137. My tax ID is 123456789.")
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
+    part, slot = PartContext(chat), chat.slots[0]
+    assert part.why_not(0, slot, hit_at(chat, 0, "70/30", "CASE_NUMBER")) == "ratio"
+    assert part.why_not(0, slot, hit_at(chat, 0, "12/34", "CASE_NUMBER")) != "ratio"  # a number's label before it
+    assert part.why_not(0, slot, hit_at(chat, 0, "TS2345", "CASE_NUMBER")) == "error code"
+    assert part.why_not(0, slot, hit_at(chat, 0, "137", "CASE_NUMBER")) == "error code"
+    assert part.why_not(0, slot, hit_at(chat, 0, "123456789", "CASE_NUMBER")) is None  # "my … ID is": theirs
+
+
+def test_a_listed_product_and_a_name_between_a_determiner_and_a_noun_are_things():
+    text = "Why does Xcode hang? Our Vaultwarden login page fails. Our Priyanka says it works; the Kestrel alert too."
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
+    part, slot = PartContext(chat), chat.slots[0]
+    assert part.why_not(0, slot, hit_at(chat, 0, "Xcode", "PERSON")) == "product"  # the recognizers' list
+    assert part.why_not(0, slot, hit_at(chat, 0, "Vaultwarden", "PERSON")) == "product"
+    assert part.why_not(0, slot, hit_at(chat, 0, "Kestrel", "PERSON")) == "product"
+    assert part.why_not(0, slot, hit_at(chat, 0, "Priyanka", "PERSON")) is None  # a verb follows a person
+
+
+def test_a_routes_end_a_writers_name_a_firm_and_a_series_by_their_words():
+    text = ("How long is the drive from Lusaka to Lilongwe? I'm Dariush, 41, a nurse. Regards, Harbourview Lettings. "
+            "Which of Octavia Butler's Xenogenesis novels comes first?")
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
+    part, slot = PartContext(chat), chat.slots[0]
+    assert PartContext.tidy(hit_at(chat, 0, "Lilongwe", "PERSON"), text).entity == "LOCATION"
+    assert PartContext.tidy(hit_at(chat, 0, "Dariush", "LOCATION"), text).entity == "PERSON"
+    assert PartContext.tidy(hit_at(chat, 0, "Harbourview Lettings", "PERSON"), text).entity == "ORGANIZATION"
+    assert part.why_not(0, slot, hit_at(chat, 0, "Octavia Butler", "PERSON")) == "work or public person"
+    assert part.why_not(0, slot, hit_at(chat, 0, "Xenogenesis", "PERSON")) == "work or public person"
