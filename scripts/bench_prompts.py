@@ -9,7 +9,7 @@ decides it. The prompt's words are compared with what would leave (difflib on wo
 - leaks: `personal` values that leave as typed;
 - partly: `personal` values replaced but for a capitalised word of theirs that leaves as typed.
 
-    .venv/bin/python scripts/bench_prompts.py [--set dev|holdout|holdout2|holdout3|holdout4|holdout5|holdout6|holdout7|all] [--api openai|anthropic|gemini|each]
+    .venv/bin/python scripts/bench_prompts.py [--set dev|holdout|holdout2|…|holdout13|all] [--api openai|anthropic|gemini|each]
         [--show] [--only REGEX]
 
 With `--api each` every prompt is also sent in Anthropic's and Gemini's framing, and the report counts the prompts
@@ -21,7 +21,9 @@ was written after those fixes and scored once, then its one leak was fixed; `hol
 scored once, then its three leaks (names NER missed or typed as organisations) were fixed; `holdout4.yaml` was
 written after that and scored once as it stood (needless 5/30, precision 0.793, leaks 3/14), then the general
 faults it showed were fixed; `holdout5.yaml` (4/30, 0.739, 3/12) and `holdout6.yaml` (4/30, 0.583, 2/11)
-likewise. `holdout7.yaml` was written at the end of that session and not scored: score it first.
+likewise. Later rounds (docs/benchmarks.md) wrote holdout7 … holdout13 the same way: each scored once as it stood
+before its faults were fixed; holdout12 and holdout13 were scored in the tenth round. Every set is scored now: a set
+written later goes into `UNSCORED` until its first score.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from guardian_proxy.session.surrogates import KIND_FIRST  # noqa: E402
 from guardian_proxy.types import RawRequest  # noqa: E402
 
 CORPORA = {"dev": ROOT / "tests" / "fixtures" / "prompts" / "prompts.yaml",
@@ -54,14 +57,16 @@ CORPORA = {"dev": ROOT / "tests" / "fixtures" / "prompts" / "prompts.yaml",
            "holdout9": ROOT / "tests" / "fixtures" / "prompts" / "holdout9.yaml",
            "holdout10": ROOT / "tests" / "fixtures" / "prompts" / "holdout10.yaml",
            "holdout11": ROOT / "tests" / "fixtures" / "prompts" / "holdout11.yaml",
-           "holdout12": ROOT / "tests" / "fixtures" / "prompts" / "holdout12.yaml"}
+           "holdout12": ROOT / "tests" / "fixtures" / "prompts" / "holdout12.yaml",
+           "holdout13": ROOT / "tests" / "fixtures" / "prompts" / "holdout13.yaml"}
 #: sets not yet scored: `--set all` leaves them out, so that scoring every set does not score them by the way
 UNSCORED: frozenset[str] = frozenset()
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
 
-#: the words of an address's flat, suite or floor line
-_UNIT_WORDS = frozenset({"unit", "apt", "apartment", "flat", "suite", "floor", "room", "level", "building"})
+#: the words of an address's flat, suite or floor line, and a street's kind written before its name ("27 Rue
+#: Oberkampf" → "11 Rue Smith"): they say what the part is, of anyone's address
+_UNIT_WORDS = frozenset({"unit", "apt", "apartment", "flat", "suite", "floor", "room", "level", "building"}) | KIND_FIRST
 
 def load(which: str = "dev") -> list[dict]:
     import yaml

@@ -149,11 +149,17 @@ _MINE_BEFORE = re.compile(r"\b(?:my|our)\s+(?:[\w-]+\s+){0,3}?(?:number|no\.?|nr
 #: two small numbers with a slash: a ratio, a share or a rule's name ("the 90/180 rule", "24/7", "a 70/30 split"),
 #: unless a number's label is before it ("case no. 12/34")
 _RATIO = re.compile(r"[1-9]\d{0,2}/[1-9]\d{0,2}")
+#: a three-way split that adds up to 100 ("the 50/30/20 rule", "a 60/20/20 split"), not a date
+_SPLIT = re.compile(r"([1-9]\d?)/([1-9]\d?)/([1-9]\d?)")
 _NUMBER_LABEL_BEFORE = re.compile(r"(?:\b(?:no|nr|ref|case|file|number|docket|claim|application)\.?|#)\s*$", re.I)
 #: a program's error code: after "error", "warning", "exit code", "status" ("error TS2345", "exit code 137"), or opening
 #: a quoted message ("'P3009: migrate found failed migrations'")
 _ERROR_BEFORE = re.compile(r"\b(?:error|errors|warning|warnings|exit\s+code|status\s+code|status|errno|lint\s+rule)"
                            r"(?:\s+code)?\s*:?\s$", re.I)
+#: a linter's rule turned off or on by its code: "make Ruff ignore E501", "# noqa: F401", "disable SC2086"
+_RULE_VERB_BEFORE = re.compile(r"\b(?:ignore|ignores|ignoring|disable|disables|suppress|silence|noqa|select|enable)"
+                               r":?\s$", re.I)
+_RULE_CODE = re.compile(r"[A-Z]{1,4}\d{2,5}")
 _QUOTES = frozenset("'\"‘“`")
 _ERROR_MESSAGE_AFTER = re.compile(r":\s[A-Za-z]")
 #: a year that begins a longer number is the number's: "invoice 2025-118", "INC-2024-0042"
@@ -685,10 +691,13 @@ class PartContext:
                 (_inner_cap(value) or " " not in value.strip() and product_after(text, h)
                  if h.entity == "LOCATION" else product_after(text, h)):
             return "product"  # "a LinkedIn message", "the Flask server" (an employer stays: "I work at PayPal")
-        if h.entity == "CASE_NUMBER" and _RATIO.fullmatch(value) and \
+        if h.entity == "CASE_NUMBER" and (_RATIO.fullmatch(value) or (m := _SPLIT.fullmatch(value)) and
+                                          sum(int(g) for g in m.groups()) == 100) and \
                 not _NUMBER_LABEL_BEFORE.search(text, max(0, h.start - 16), h.start):
             return "ratio"  # "the Schengen 90/180 rule", "24/7 support": two small numbers, no one's reference
         if h.entity == "CASE_NUMBER" and (_ERROR_BEFORE.search(text, max(0, h.start - 24), h.start) or
+                                          _RULE_CODE.fullmatch(value) and
+                                          _RULE_VERB_BEFORE.search(text, max(0, h.start - 12), h.start) or
                                           text[h.start - 1:h.start] in _QUOTES and _ERROR_MESSAGE_AFTER.match(text, h.end)):
             return "error code"  # "fails with 'P3009: migrate found …'", "error TS2345": a program's, no one's
         if h.entity == "CASE_NUMBER" and _LAW_BEFORE.search(text, max(0, h.start - 30), h.start):

@@ -71,6 +71,7 @@ _WORK = r"(?:book|books|novel|novels|poem|poems|poetry|play|plays|song|songs|alb
         r"bestseller|textbook)"
 #: what is asked about a public life: "a biography of Marie Curie", "the paintings of …", "who was …"
 _PUBLIC_BEFORE = re.compile(r"\b(?:biography|biographies|life|legacy|reign|presidency|assassination|paintings|poems|"
+                            r"plot|synopsis|ending|themes|sequel|"
                             r"novels|songs|symphonies|quotes|speeches|theories|discoveries|inventions|philosophy)\s+of"
                             r"\s+$|\bwho\s+was\s+$", re.I)
 #: what follows a public life's name: a contribution to a field, an invention ("What did Ada Lovelace contribute to

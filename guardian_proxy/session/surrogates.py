@@ -164,6 +164,14 @@ def street_name(line: str) -> str:
     return " ".join(name) if any(c.isalpha() for w in name for c in w) else ""
 
 
+#: the words of a street's kind that come before its name ("27 Rue Oberkampf", "Calle de Alcalá 48", "Via Roma 12"):
+#: a stand-in keeps the word and the order ("44 Rue Barker"); Faker's English street names would put a kind after
+#: the name ("Barker Rue")
+KIND_FIRST = frozenset({"rue", "avenue", "boulevard", "bd", "chemin", "place", "allée", "quai", "impasse", "route",
+                        "calle", "avenida", "av", "paseo", "plaza", "camino", "carrer", "rua", "travessa", "largo",
+                        "via", "viale", "piazza", "corso", "vicolo", "strada", "ulica", "ul", "aleja", "str"})
+
+
 #: the particles of a surname, kept as written between a stand-in's names
 PARTICLES = frozenset({"van", "der", "den", "de", "da", "di", "del", "della", "la", "le", "von", "zu", "bin", "ibn",
                         "al", "el", "dos", "das", "du", "ter", "ten", "af", "av", "y"})
@@ -223,7 +231,9 @@ class SurrogateMaker:
                 if kind == "street":
                     num = re.match(r"\d+", value)
                     n = len(num.group(0)) if num else 0
-                    street = f.street_name()
+                    kind_first = street_name(value).split()[:1]
+                    street = f"{kind_first[0]} {f.last_name()}" if kind_first and \
+                        kind_first[0].casefold().rstrip(".") in KIND_FIRST else f.street_name()
                     house = rng.randint(10 ** (n - 1), 10 ** n - 1) if n else 0
                     if num and house == int(num.group(0)):  # the real house number never stays
                         house = house + 1 if house + 1 < 10 ** n else 10 ** (n - 1)

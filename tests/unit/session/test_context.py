@@ -605,3 +605,14 @@ def test_a_routes_end_a_writers_name_a_firm_and_a_series_by_their_words():
     assert PartContext.tidy(hit_at(chat, 0, "Harbourview Lettings", "PERSON"), text).entity == "ORGANIZATION"
     assert part.why_not(0, slot, hit_at(chat, 0, "Octavia Butler", "PERSON")) == "work or public person"
     assert part.why_not(0, slot, hit_at(chat, 0, "Xenogenesis", "PERSON")) == "work or public person"
+
+
+def test_a_split_that_adds_up_to_100_a_linters_rule_and_a_works_plot():
+    text = ("How does the 50/30/20 rule work, unlike 12/10/25? Make Ruff ignore E501. "
+            "Summarise the plot of Amara Okafor-Bright's The Salt Road.")
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
+    part, slot = PartContext(chat), chat.slots[0]
+    assert part.why_not(0, slot, hit_at(chat, 0, "50/30/20", "CASE_NUMBER")) == "ratio"
+    assert part.why_not(0, slot, hit_at(chat, 0, "12/10/25", "CASE_NUMBER")) != "ratio"  # 47: a date's shape
+    assert part.why_not(0, slot, hit_at(chat, 0, "E501", "CASE_NUMBER")) == "error code"
+    assert part.why_not(0, slot, hit_at(chat, 0, "Amara Okafor-Bright", "PERSON")) == "work or public person"

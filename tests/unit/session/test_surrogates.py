@@ -133,3 +133,16 @@ def test_a_surnames_particles_stay_between_the_stand_ins_names():
         words = sur.split()
         assert words[1:3] == ["van", "der"] and len(words) == 4 and words[3] != "Berg", sur
         assert given_name_sex(words[0]) != "f", sur  # "Jan" says a man
+
+
+def test_a_street_whose_kind_comes_first_keeps_its_word_and_order():
+    """"27 Rue Oberkampf" → "44 Rue Barker", "Calle de Alcalá 48" → "Calle Soto 312": Faker's English street names
+    would put the kind after the name ("Barker Rue")."""
+    m = SurrogateMaker()
+    for value in ("27 Rue Oberkampf", "Calle de Alcalá 48", "Via Roma 12"):
+        kind = value.split()[1] if value[0].isdigit() else value.split()[0]
+        for seed in range(5):
+            out = m.address_part("street", value, seed, lambda _: False)
+            words = out.split()
+            assert kind in words and words.index(kind) == (1 if value[0].isdigit() else 0), out
+            assert out != value and not set(words) & (set(value.split()) - {kind}), out
