@@ -58,9 +58,11 @@ CORPORA = {"dev": ROOT / "tests" / "fixtures" / "prompts" / "prompts.yaml",
            "holdout10": ROOT / "tests" / "fixtures" / "prompts" / "holdout10.yaml",
            "holdout11": ROOT / "tests" / "fixtures" / "prompts" / "holdout11.yaml",
            "holdout12": ROOT / "tests" / "fixtures" / "prompts" / "holdout12.yaml",
-           "holdout13": ROOT / "tests" / "fixtures" / "prompts" / "holdout13.yaml"}
+           "holdout13": ROOT / "tests" / "fixtures" / "prompts" / "holdout13.yaml",
+           "holdout14": ROOT / "tests" / "fixtures" / "prompts" / "holdout14.yaml",
+           "holdout15": ROOT / "tests" / "fixtures" / "prompts" / "holdout15.yaml"}
 #: sets not yet scored: `--set all` leaves them out, so that scoring every set does not score them by the way
-UNSCORED: frozenset[str] = frozenset()
+UNSCORED: frozenset[str] = frozenset({"holdout14", "holdout15"})
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
 
