@@ -80,7 +80,7 @@ from .namecues import (
     work_name,
 )
 from .rewrite import HARD_BLOCK, Hit
-from .surrogates import PARTICLES
+from .surrogates import PARTICLES, TITLES
 
 #: types whose values are numbers or codes: a text without a digit is not one
 _DIGITS = frozenset({"AMOUNT", "AGE", "PHONE_NUMBER", "IP_ADDRESS", "CASE_NUMBER", "US_PASSPORT", "US_DRIVER_LICENSE",
@@ -125,7 +125,10 @@ _LANGUAGE_AFTER = re.compile(r"(?:translations?|version|subtitles|speakers?|gram
 _POINT_AFTER = re.compile(r"^[\s-]*(?:ago|old|earlier|later|before|after|from\s+now|since|prior)\b", re.I)
 #: what follows a sentence's first word when it is the ask's verb, not a name: "Summarise this email", "Proofread my
 #: essay", "Tabulate the results"
-_OBJECT_AFTER = re.compile(r"[ \t]{1,3}(?:this|that|these|those|the|my|our|your|his|her|their|its|it|me|us|them|a|an)\b",
+_OBJECT_AFTER = re.compile(r"[ \t]{1,3}(?:this|that|these|those|the|my|our|your|his|her|their|its|it|me|us|them|a|an|"
+                           # the same in French, Spanish, Italian, Portuguese and German ("Écris un message à …")
+                           r"un|une|le|la|les|des|du|mon|ma|mes|ton|ta|notre|votre|el|los|las|una|mi|mis|tu|su|sus|"
+                           r"ein|eine|einen|einem|den|dem|das|der|mein|meine|meinen|il|lo|gli|uno|um|uma|meu|minha)\b",
                            re.I)
 #: words just before a lower-case name that make it one: a kinship or role noun, a verb that addresses someone
 _CUE_BEFORE = re.compile(r"\b(?:daughter|son|wife|husband|mother|father|mom|mum|dad|brother|sister|friend|colleague|"
@@ -519,7 +522,8 @@ class PartContext:
     def regroup(text: str, found: list[Hit]) -> list[Hit]:
         """The detector's hits of one part, regrouped where the words around them say more: a postcode joins its
         street address (`join_postcodes`); a single word NER took for a person right after an address and a comma
-        is the address's town ("Via Roma 12, Bologna"); a number of one or two digits typed a date after a
+        is the address's town ("Via Roma 12, Bologna"); an ordinary word NER typed an organisation right before a job
+        is the job title's first word ("a Data analyst"); a number of one or two digits typed a date after a
         person's name and a comma, or after "I'm", is their age ("I'm Ana Ruiz, 34"); a user name a label gave a whole "Name <e-mail>" to
         ("Author: Marcus Lindholm <marcus@…>") is a person's name and the e-mail address found inside it."""
         found = PartContext.join_postcodes(text, found)
@@ -537,6 +541,13 @@ class PartContext:
                     o.entity in ("STREET_ADDRESS", "LOCATION") and _TOWN_GAP.fullmatch(text, o.end, h.start)
                     for o in found):
                 h.entity = "LOCATION"
+        for h in [h for h in found if h.entity == "OCCUPATION"]:
+            for o in found:  # "a Data analyst": NER's organisation "Data" is the job title's first word
+                if o.entity in ("ORGANIZATION", "NRP", "LOCATION", "PERSON") and o.end + 1 == h.start and \
+                        text[o.end] == " " and " " not in o.text.strip() and ordinary(o.text.strip()):
+                    found.remove(o)
+                    h.start, h.text = o.start, text[o.start:h.end]
+                    break
         out = []
         for h in found:
             inner = [o for o in found if o is not h and o.entity == "EMAIL_ADDRESS" and h.start <= o.start and
@@ -566,8 +577,9 @@ class PartContext:
                 for h in same:
                     h.entity = "PERSON"
                 continue
-            if over and all(a <= h.start and h.end <= b and h.entity in ("LOCATION", "ORGANIZATION", "NRP")
-                            for h in over):
+            titled = cue == "after a title"  # "Sra. Ortega": a name found inside takes its title (a surname then)
+            if over and all(h.entity in ("LOCATION", "ORGANIZATION", "NRP") and (a <= h.start and h.end <= b or titled)
+                            or titled and h.entity == "PERSON" and a <= h.start and h.end <= b for h in over):
                 for h in over:  # "my neighbour Gintaras Petrauskas", NER's place "Gintaras": the cue's name whole
                     found.remove(h)
                 over = []
@@ -610,10 +622,10 @@ class PartContext:
         words = list(NAME_WORD.finditer(h.text))  # a hyphenated name whole: "Min-jun Park" keeps "Min"
         k = 0
         while len(words) - k > 2 and len(words[k].group(0)) > 1 and ordinary(words[k].group(0)) and \
-                words[k].group(0) not in PARTICLES:  # "J." an initial; "van der Berg" keeps its particles
+                words[k].group(0) not in PARTICLES and words[k].group(0).casefold() not in TITLES:  # "J." an initial; "van der Berg" keeps its particles
             k += 1
         if not k and len(words) == 2 and ordinary(words[0].group(0)) and not ordinary(words[1].group(0)) and \
-                _sentence_start(text, h.start):
+                words[0].group(0).casefold().rstrip(".") not in TITLES and _sentence_start(text, h.start):
             k = 1  # "Email Wanjiku (…)": a sentence's first word is capitalised for the sentence, not the name
         if k:
             cut = words[k].start()
@@ -668,6 +680,9 @@ class PartContext:
         if h.entity == "PERSON" and not h.part and not known and "\n" in text and \
                 table_column(text, h.start, h.end) in NOT_NAME_COLUMNS:
             return "a table's value"  # "| Efua Mensah | Dispatcher |" under "Role": the column says what it is
+        if h.entity in ("ORGANIZATION", "LOCATION", "NRP") and not known and not h.part and " " not in value.strip() \
+                and not listed_name(value) and _sentence_start(text, h.start) and _OBJECT_AFTER.match(text, h.end):
+            return "ordinary word"  # "Schreib eine kurze Nachricht …": the ask's verb, whatever NER typed it
         if h.entity in _NAMES and not h.part:
             why = _not_a_persons(text, h, persons, seen or known) if h.entity == "PERSON" else None
             if why is not None:

@@ -165,7 +165,9 @@ def tabled_names(text: str) -> list[tuple[int, int, str]]:
 
 #: a key and its quoted value in code or a config ("last_name=\"Kiprono\"", "lastName: 'Kiprono'", a YAML line
 #: "last_name: Kiprono")
-_ASSIGNED = re.compile(r"\b([A-Za-z_]\w{1,30})\s{0,3}[=:]\s{0,3}([\"'])([^\"'\n\\]{1,60})\2")
+_ASSIGNED = re.compile(r"\b([A-Za-z_]\w{1,30})[\"']?\s{0,3}[=:]\s{0,3}([\"'])([^\"'\n\\]{1,60})\2")
+#: a record typed on one line, its values unquoted: "first_name: Lucía, last_name: Márquez"
+_INLINE_PAIR = re.compile(r"\b([A-Za-z_]\w{1,30}):[ \t]{1,3}([^\n,;:\"'{}\[\]]{1,60}?)(?=[ \t]{0,3}(?:[,;]|$))", re.M)
 _YAML_LINE = re.compile(r"^[ \t]{0,12}-?[ \t]{0,3}([A-Za-z_]\w{1,30}):[ \t]{1,3}([^\n#\"'{}\[\]]{1,60}?)[ \t]*$", re.M)
 
 
@@ -176,14 +178,19 @@ def _snake(key: str) -> str:
 
 def assigned_names(text: str) -> list[tuple[int, int, str]]:
     """Person names that code or a config gives under a name key: a quoted value after "=" or ":" (a keyword
-    argument, a JavaScript object, a dict) or a YAML line's value, by the JSON keys' rule (`named_value`):
-    `User(first_name="Amani", last_name="Kiprono")` had kept the surname."""
+    argument, a JavaScript object, a dict, a JSON record pasted into prose), a YAML line's value, or an unquoted
+    value of a key that means a name in a record typed on one line ("first_name: Lucía, last_name: Márquez"), by the
+    JSON keys' rule (`named_value`): `User(first_name="Amani", last_name="Kiprono")` had kept the surname."""
     out = []
     for m in _ASSIGNED.finditer(text):
         if named_value(_snake(m.group(1)), m.group(3)):
             out.append((m.start(3), m.end(3), f"a person's name under the key {_snake(m.group(1))!r}"))
     for m in _YAML_LINE.finditer(text):
         if named_value(_snake(m.group(1)), m.group(2)):
+            out.append((m.start(2), m.end(2), f"a person's name under the key {_snake(m.group(1))!r}"))
+    for m in _INLINE_PAIR.finditer(text):
+        if _snake(m.group(1)) in _PERSON_KEYS and named_value(_snake(m.group(1)), m.group(2)) and \
+                not any(a <= m.start(2) < b for a, b, _ in out):
             out.append((m.start(2), m.end(2), f"a person's name under the key {_snake(m.group(1))!r}"))
     return out
 

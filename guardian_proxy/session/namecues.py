@@ -381,6 +381,10 @@ _NAME_RUN = re.compile(r"[A-Z][^\W\d_]*(?:[-'’][^\W\d_]+)*(?:[ \t]+[A-Z][^\W\d
 
 #: an initial and a surname: "J. Kowalczyk", "A. N. Okafor"
 _INITIAL_NAME = re.compile(r"[A-Z]\.(?:[ \t]?[A-Z]\.)?[ \t]+([A-Z][^\W\d_]{2,}(?:[-'’][A-Z][^\W\d_]+)?)")
+#: a title or an honorific of several languages, then the person's name: "Herrn Vogel", "Madame Girard", "Sra. Ortega"
+_TITLED = re.compile(r"(?<![\w.])(?:Mr|Mrs|Ms|Mx|Dr|Prof|Herr|Herrn|Frau|Madame|Mme|Mlle|Monsieur|Señor|Señora|Sr|"
+                     r"Sra|Srta|Signor|Signora|Sig|Senhor|Senhora|Mevrouw|Meneer|Dhr|Mevr)\.?[ \t]+"
+                     r"([A-ZÀ-ÖØ-Þ][^\W\d_]{1,30}(?:[-'’][A-ZÀ-ÖØ-Þ][^\W\d_]{1,30})?)")
 
 
 def world_given_names() -> frozenset[str]:
@@ -442,10 +446,12 @@ def cued_names(text: str) -> list[tuple[int, int, str]]:
     kinship or role noun or a marriage ("my niece Amara", "my colleague Min-jun Park") that may be a name, and a
     given name of the lists after a verb that addresses someone ("reply to Siobhan", "Email Wanjiku") or after
     "I'm" ("Hi, I'm Hugo"), a letter's signature ("Best,\nAoife Gallagher"), a name introduced ("my name is Oluwaseun Adeyemi"), and a surname after an initial
-    ("J. Kowalczyk"). A possessive "'s" is left out. Each as (start, end, the cue in a few
+    ("J. Kowalczyk") or a title of several languages ("Herrn Vogel", "Madame Girard"). A possessive "'s" is left out. Each as (start, end, the cue in a few
     words), for the decision's provenance."""
     out = [(m.start(), m.end(), "after an initial") for m in _INITIAL_NAME.finditer(text)
            if _name_word(m.group(1), after_name=True) and (m.start() == 0 or not text[m.start() - 1].isalnum())]
+    out += [(m.start(), m.end(1), "after a title") for m in _TITLED.finditer(text)
+            if _name_word(m.group(1), after_name=True) and not ordinary(m.group(1))]
     given = world_given_names()
     for m in _LISTED_PAIR.finditer(text):  # "Lucía Fernández", "Katharina Vogel": in any language, no cue needed
         first, last = m.group(1), m.group(2)

@@ -40,10 +40,12 @@ from ..person_names import WORLD, faker_names
 WOMEN_TITLES = frozenset({"mrs", "ms", "miss", "madam", "dame", "lady", "frau", "madame", "mme", "mlle",
                           "mademoiselle", "señora", "sra", "señorita", "srta", "signora", "senhora", "mevrouw",
                           "mevr"})
-MEN_TITLES = frozenset({"mr", "sir", "lord", "herr", "monsieur", "señor", "sr", "signor", "sig", "senhor", "meneer",
+MEN_TITLES = frozenset({"mr", "sir", "lord", "herr", "herrn", "monsieur", "señor", "sr", "signor", "sig", "senhor", "meneer",
                         "dhr"})
 _TITLES = {"mr", "mrs", "ms", "miss", "mx", "dr", "prof", "sir", "madam", "dame", "lord", "lady", "rev"} | \
     WOMEN_TITLES | MEN_TITLES
+#: every title a name may carry, read by the session's name rules too (a title is never cut off a name)
+TITLES = frozenset(_TITLES)
 _SUFFIXES = {"jr", "sr", "ii", "iii", "iv", "phd", "md"}
 #: name parts that are also everyday English words: never used as a surrogate part (de-masking must not
 #: mistake "will" or "Hope" in a reply for a name)

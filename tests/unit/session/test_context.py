@@ -616,3 +616,16 @@ def test_a_split_that_adds_up_to_100_a_linters_rule_and_a_works_plot():
     assert part.why_not(0, slot, hit_at(chat, 0, "12/10/25", "CASE_NUMBER")) != "ratio"  # 47: a date's shape
     assert part.why_not(0, slot, hit_at(chat, 0, "E501", "CASE_NUMBER")) == "error code"
     assert part.why_not(0, slot, hit_at(chat, 0, "Amara Okafor-Bright", "PERSON")) == "work or public person"
+
+
+def test_a_job_titles_first_word_a_title_before_a_name_and_a_foreign_asks_verb():
+    text = "I work as a Data analyst. Schreib eine Nachricht an Herrn Vogel. Écris à Madame Girard. Mr Okonkwo called."
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
+    part, slot = PartContext(chat), chat.slots[0]
+    found = PartContext.regroup(text, [hit_at(chat, 0, "Data", "ORGANIZATION"), hit_at(chat, 0, "analyst", "OCCUPATION")])
+    assert [(h.entity, h.text) for h in found] == [("OCCUPATION", "Data analyst")]
+    assert part.why_not(0, slot, hit_at(chat, 0, "Schreib", "ORGANIZATION")) == "ordinary word"
+    girard = hit_at(chat, 0, "Écris à Madame Girard", "ORGANIZATION")
+    names = part.cued(0, text, [girard])
+    assert girard.text not in [h.text for h in names] and {"Herrn Vogel", "Madame Girard"} <= {h.text for h in names}
+    assert PartContext.tidy(hit_at(chat, 0, "Mr Okonkwo", "PERSON"), text).text == "Mr Okonkwo"  # the title stays

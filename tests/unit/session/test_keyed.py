@@ -57,3 +57,15 @@ def test_a_tables_cells_end_the_hits_in_them():
     assert [(h.text, h.entity) for h in found] == [("1043", "QUANTITY"), ("Recife", "LOCATION")]
     prose = [at("Bergen", "LOCATION")]
     assert cut_at_cells("no table here, just prose", prose) is prose
+
+
+def test_a_json_record_pasted_into_prose_and_a_record_on_one_line_name_their_people():
+    """'Format this record: {"first_name": "Lucía", …}' (not a JSON text, so the JSON keys' rule did not read it) and
+    "first_name: Lucía, last_name: Márquez" (unquoted) had left both names as typed."""
+    from guardian_proxy.session.keyed import assigned_names
+
+    text = 'Format this record: {"first_name": "Lucía", "last_name": "Márquez", "phone": "+34 612 48 93 07"}'
+    assert [text[a:b] for a, b, _ in assigned_names(text)] == ["Lucía", "Márquez"]
+    text = "Format this record: first_name: Lucía, last_name: Márquez; city: Sevilla"
+    assert [text[a:b] for a, b, _ in assigned_names(text)] == ["Lucía", "Márquez"]
+    assert assigned_names("Status: Done, Owner: Export Job") == []  # no key that means a name, no name words
