@@ -14,6 +14,9 @@ Each is no one's by a published reservation or by being the textbook example, ne
 - an organisation's role mailbox (`support@`, `info@`, `sales@`, `privacy@` … at the organisation's own domain,
   not at a consumer mailbox provider where anyone may hold that name): it reaches a desk, not a person, so a
   prompt that asks to translate a notice or draft a letter to it keeps it (`role_mailbox`);
+- a password that is a default or a placeholder of documentation and local setups (`changeme`, `password`,
+  `postgres`, `example`, `mysecretpassword`, or the service's own name like `app`, `db`, `root`: the Postgres and
+  MySQL images' documented examples and a docker-compose file's usual values), not a secret anyone holds;
 - a number whose digits are one digit repeated or a run counting up or down (`123456789012` and `111122223333`,
   AWS's documented example accounts; `0000000000`; `9876543210`): the shape of an example, not an issued number.
 """
@@ -45,6 +48,20 @@ _PLACEHOLDER_NAMES = frozenset({
     "joe public", "fred bloggs", "john smith doe", "max mustermann", "erika mustermann", "jan jansen",
     "jan modaal", "joe schmoe", "joe sixpack", "tommy atkins",
 })
+
+
+#: the default and placeholder passwords of documentation, images and local development setups
+_STOCK_PASSWORDS = frozenset({
+    "password", "passw0rd", "pass", "changeme", "change_me", "change-me", "secret", "mysecretpassword", "example",
+    "test", "testing", "demo", "sample", "guest", "admin", "root", "toor", "postgres", "mysql", "mariadb", "redis",
+    "app", "dev", "db", "user", "default", "letmein", "your_password", "yourpassword", "your-password", "<password>",
+    "xxx", "xxxx", "xxxxxx", "***", "****", "******", "12345", "123456", "1234", "qwerty", "rootpassword", "hunter2",
+})
+
+
+def stock_password(text: str) -> bool:
+    """A password that is a documented default or a local setup's placeholder (see the module's rules)."""
+    return text.strip().strip("'\"").casefold() in _STOCK_PASSWORDS
 
 
 def stock_email(text: str) -> bool:
@@ -136,6 +153,8 @@ def no_ones(entity: str, text: str) -> bool:
         return placeholder_name(text)
     if entity == "IP_ADDRESS":
         return local_ip(text)
+    if entity == "PASSWORD":
+        return stock_password(text)
     if any(c.isdigit() for c in text) and entity not in ("DATE", "DATE_TIME", "DATE_OF_BIRTH", "AGE", "AMOUNT"):
         return stock_number(text)
     return False

@@ -29,7 +29,7 @@ _STREET_WORDS = rf"(?:{_STREET_LINK}\s*)?{_CAP}(?:\s+(?:{_STREET_LINK}\s*)?{_CAP
 #: a number that counts something is no house number ("on Main Street 3 years ago", "Park Road 12 miles on")
 _NOT_A_COUNT = (r"(?!\s+(?:years?|months?|weeks?|days?|hours?|minutes?|times?|miles?|km|kilometres?|kilometers?|"
                 r"metres?|meters?|percent|people|more|of)\b)")
-_TOWN = r"(?:,\s+\d{4,5}(?=\s+\p{Lu}))?"
+_TOWN = r"(?:,\s+(?:\d{4,5}|\d{2}-\d{3})(?=\s+\p{Lu}))?"  # "69003 Lyon", "80-827 Gdańsk"
 _TZ = r"(?:UTC|GMT|IST|CET|CEST|EET|EEST|BST|EST|EDT|CST|CDT|MST|MDT|PST|PDT|AEST|AEDT|NZST|NZDT|PHT|SGT|JST)"
 _NUMW = lx.NUMBER_WORDS
 
@@ -133,7 +133,8 @@ PATTERNS: list[tuple[str, float, re.Pattern]] = [
     # the street's kind first, as French, Spanish, Italian, Portuguese and Catalan write it, the number before or
     # after, perhaps a postcode before the town ("5 Rue des Lilas, 69003 Lyon", "Calle de Alcalá 48, 28014 Madrid")
     ("STREET_ADDRESS", 0.85, re.compile(rf"\b\d{{1,4}}[A-Za-z]?,?\s+(?:{lx.STREET_FIRST})\s+{_STREET_WORDS}{_TOWN}")),
-    ("STREET_ADDRESS", 0.85, re.compile(rf"\b(?:{lx.STREET_FIRST})\s+{_STREET_WORDS},?\s+\d{{1,4}}[A-Za-z]?\b{_TOWN}")),
+    ("STREET_ADDRESS", 0.85, re.compile(rf"\b(?:{lx.STREET_FIRST})\s+{_STREET_WORDS},?\s+\d{{1,4}}[A-Za-z]?"
+                                        rf"(?:/\d{{1,4}}[A-Za-z]?)?\b{_TOWN}")),  # "ul. Długa 14/3": house / flat
     # the number after the street's name and kind, as German, Dutch, Nordic, Turkish and others write it
     # ("Bahariye Cd. 42", "Bahariye Caddesi No: 42", "Hauptstraße 12", "Kerkstraat 5a", "Storgatan 14")
     ("STREET_ADDRESS", 0.85, re.compile(rf"\b(?:{_CAP}\s+){{1,3}}(?:{lx.STREET_HEADS})\b\.?(?:\s+No[.:]?)?\s+\d{{1,4}}[A-Za-z]?\b"

@@ -77,10 +77,12 @@ from .namecues import (
     person_by_cue,
     product,
     product_after,
+    sibling_word,
     work_name,
+    world_given_names,
 )
 from .rewrite import HARD_BLOCK, Hit
-from .surrogates import PARTICLES, TITLES
+from .surrogates import PARTICLES, TITLES, address_parts
 
 #: types whose values are numbers or codes: a text without a digit is not one
 _DIGITS = frozenset({"AMOUNT", "AGE", "PHONE_NUMBER", "IP_ADDRESS", "CASE_NUMBER", "US_PASSPORT", "US_DRIVER_LICENSE",
@@ -137,6 +139,8 @@ _CUE_BEFORE = re.compile(r"\b(?:daughter|son|wife|husband|mother|father|mom|mum|
                          r"name\s+is|dear|hi|hello)[ ,:]{1,3}$", re.I)
 #: a number after "#" is a reference (an issue, a pull request, a ticket), no amount: "pull request #412"
 _HASH_BEFORE = re.compile(r"#$")
+#: a form's or a model's short name: one or two capitals, perhaps a hyphen, one to three digits ("W-2", "I-9", "P60")
+_FORM_NAME = re.compile(r"[A-Z]{1,2}-\d{1,3}|[A-Z]\d{1,2}")
 #: a word no list holds as a name between a determiner and a noun is a thing's name ("Our Grafana alert", "the
 #: Vaultwarden login page"); a person's name there is followed by a verb ("our Priyanka says", "my Kaveh is")
 _DETERMINER_BEFORE = re.compile(r"(?:^|[^\w'’])(?:the|our|my|your|their|this|that|its)\s$", re.I)
@@ -158,7 +162,7 @@ _NUMBER_LABEL_BEFORE = re.compile(r"(?:\b(?:no|nr|ref|case|file|number|docket|cl
 #: a program's error code: after "error", "warning", "exit code", "status" ("error TS2345", "exit code 137"), or opening
 #: a quoted message ("'P3009: migrate found failed migrations'")
 _ERROR_BEFORE = re.compile(r"\b(?:error|errors|warning|warnings|exit\s+code|status\s+code|status|errno|lint\s+rule)"
-                           r"(?:\s+code)?\s*:?\s$", re.I)
+                           r"(?:\s+code)?\s*:?\s$|\b(?:error|warning)\[$", re.I)  # rustc's "error[E0502]"
 #: a linter's rule turned off or on by its code: "make Ruff ignore E501", "# noqa: F401", "disable SC2086"
 _RULE_VERB_BEFORE = re.compile(r"\b(?:ignore|ignores|ignoring|disable|disables|suppress|silence|noqa|select|enable)"
                                r":?\s$", re.I)
@@ -175,13 +179,14 @@ _TRIP_BEFORE = re.compile(r"\b(?:itinerary|itineraries|trip|trips|holiday|holida
                           r"honeymoon|weekend|days|nights|tour|tours|things\s+to\s+do|sights|hotels?|hostels?|"
                           r"restaurants?|museums?|flights?|beaches|hikes?|visit|visiting|explore|exploring|"
                           r"get|getting|party|parties|wedding|weddings|reception|celebration|venues?|events?|meetup|"
-                          r"conference|dinner|brunch|picnic)\s+(?:in|to|of|around|near|from|at)?\s?$", re.I)
+                          r"conference|dinner|brunch|picnic|going|heading|travelling|traveling|flying)\s+"
+                          r"(?:in|to|of|around|near|from|at)?\s?$", re.I)
 #: the capitalised (hyphenated) word right before a surname's particle, and a capitalised word right after a name
 #: (one space)
 _NAME_BEFORE = re.compile(r"\b([^\W\d_]{2,20}(?:-[^\W\d_]{2,20})?) $")
 _NAME_NEXT = re.compile(r" ([^\W\d_]{2,20})\b(?![-'’]\w)")
 #: a verb of going before "to" or "from": what follows is a place unless it is a person's name
-_WENT_TO = re.compile(r"\b(?:went|go|goes|going|gone|travel(?:l?ed|l?ing|s)?|flew|fly|flying|drove|drive|driving|"
+_WENT_TO = re.compile(r"\b(?:went|go|goes|going|gone|heading|headed|travel(?:l?ed|l?ing|s)?|flew|fly|flying|drove|drive|driving|"
                       r"moved|move|moving|came|come|coming|returned|return|returning|trip|back)\s(?:back\s)?(?:to|from)\s$",
                       re.I)
 #: where someone moves, lives or grew up: an organisation's name there is a place's ("moved from Leeds to Bristol")
@@ -207,13 +212,29 @@ _WEEK_TIME = re.compile(r"(?i:(?:(?:on|next|this|last|by|until|before|after)\s)?
                         r"days?|today|tonight|tomorrow|yesterday)(?:\s(?:morning|afternoon|evening|night))?|"
                         r"(?:at\s)?\d{1,2}(?::\d{2})?\s?(?i:am|pm|a\.m\.|p\.m\.)|\d{1,2}:\d{2}")
 #: "Ana Ruiz, 34," "I'm 34": a bare number right after a person or "I'm" is their age
+#: greetings and a letter's openings in other languages (English ones are ordinary words): never part of a name
+_GREETINGS = frozenset({"hallo", "hola", "bonjour", "bonsoir", "salut", "ciao", "olá", "ola", "hej", "hei", "moin",
+                        "servus", "merhaba", "namaste", "salaam", "salam", "shalom", "hoi", "buongiorno", "buonasera",
+                        "buenas", "buenos", "bom", "boa", "guten", "liebe", "lieber", "caro", "cara", "querida",
+                        "querido", "cher", "chère", "estimado", "estimada", "gentile", "beste", "kære", "hyvä", "drogi",
+                        "droga", "szia", "ahoj", "salve", "yo"})
+#: ordinary words and a preposition that NER took into a name's span at its start ("Going to Kyoto", "Meeting with
+#: Ana Lima"): the name starts after them
+_LEAD_WORDS = re.compile(r"((?:[A-Z][a-z]{1,15}\s){1,2}?)(?:to|in|from|at|near|with|for)\s(?=[A-Z])")
+#: a label that makes the number after it someone's identifier ("employee no. 40718", "membership number 88213")
+_ID_LABEL_BEFORE = re.compile(r"\b(?:employee|staff|member|membership|customer|client|account|student|patient|policy|"
+                              r"payroll|badge|personnel|case|file|reference|ref)\s+(?:no\.?|nr\.?|number|id|#)\s{0,2}"
+                              r":?\s{0,2}$", re.I)
 _AGE_BEFORE = re.compile(r"(?:\b(?:i'?m|i\s+am|he'?s|she'?s|aged?|age:?)|,)\s?$", re.I)
 #: a code of two or three capitals before a number that might be read as a year: "LH 1234" is a flight
 _CODE_BEFORE = re.compile(r"\b[A-Z]{2,3}\s$")
 #: a British postcode ("LE2 3QT", "SW1A 1AA")
 _UK_POSTCODE = re.compile(r"\b[A-Z]{1,2}\d[A-Z\d]?\s?\d[A-Z]{2}\b")
 _POSTCODE_AFTER = re.compile(r"[ ,]{0,3}\d{4,5}(?:-\d{4})?\b")
-_VERSION = re.compile(r"[vV]\d{1,3}(?:\.\d{1,4}){0,3}(?:[-.]?(?:alpha|beta|rc)\d{0,3})?")
+_VERSION = re.compile(r"[vV]\d{1,3}(?:\.\d{1,4}){0,3}(?:[-.]?(?:alpha|beta|rc)\d{0,3})?|"
+                      r"(?:HTTP|HTTPS|TLS|SSL|SPDY|SMTP|IMAP|POP3|FTP|SSH|QUIC|SIP|RTSP|AMQP|MQTT|SOCKS)/\d(?:\.\d)?")
+#: a log's or an ISO-like date written with slashes, year first ("2026/11/28 14:02:17"): a date, not a case number
+_YEAR_FIRST_DATE = re.compile(r"(?:19|20)\d\d/(?:0?[1-9]|1[0-2])/(?:0?[1-9]|[12]\d|3[01])")
 _SENTENCE_END = re.compile(r"[.!?\n]")
 
 
@@ -251,6 +272,7 @@ _FEATURE = r"(?:route|routes|trail|trails|glacier|river|valley|tunnel|station|ai
            r"castle|palace|abbey|museum|square|tower|fort|fortress|temple|mosque|chapel|stadium|arena|gallery|" \
            r"monument|memorial|lighthouse|harbour|harbor|pier|canyon|zoo|theatre|theater|mountains|islands)"
 _FEATURE_AFTER = re.compile(r"^\s+" + _FEATURE + r"\b", re.I)
+_FEATURE_WORD = re.compile(r"\b" + _FEATURE + r"\b", re.I)
 #: …or the name's own last word ("Stirling Castle", "Tower Bridge" is not one: "bridge" is a surname too)
 _FEATURE_LAST = re.compile(r"\s" + _FEATURE + r"$", re.I)
 #: object pronouns of a request for information ("tell me", "show us") do not tie a place to anyone; "help me
@@ -502,8 +524,9 @@ class PartContext:
     @staticmethod
     def widen_names(text: str, found: list[Hit]) -> None:
         """A person's name NER cut short takes in its parts: a listed given name before a surname's particle
-        ("Jan-Willem" of "Jan-Willem van der Berg", where NER found "van der Berg") and capitalised listed names right
-        after it ("An" of "Nguyen Van An", where NER found "Nguyen Van")."""
+        ("Jan-Willem" of "Jan-Willem van der Berg", where NER found "van der Berg") or before the name ("Fergus" of
+        "Fergus MacAlister", where NER found "MacAlister") and capitalised listed names right after it ("An" of
+        "Nguyen Van An", where NER found "Nguyen Van")."""
         for h in found:
             if h.entity != "PERSON" or h.part:
                 continue
@@ -511,6 +534,11 @@ class PartContext:
                 m = _NAME_BEFORE.search(text, max(0, h.start - 30), h.start)
                 if m and all(p[:1].isupper() and listed_name(p) for p in m.group(1).split("-")):
                     h.start, h.text = m.start(1), text[m.start(1):h.end]
+            elif (m := _NAME_BEFORE.search(text, max(0, h.start - 30), h.start)) and m.group(1)[:1].isupper() and \
+                    m.group(1).casefold() in world_given_names() and not ordinary(m.group(1)) and \
+                    m.group(1).casefold() not in TITLES and not any(o is not h and o.start < h.start and
+                                                                    m.start(1) < o.end for o in found):
+                h.start, h.text = m.start(1), text[m.start(1):h.end]  # "Fergus MacAlister": NER found the surname
             while True:
                 m = _NAME_NEXT.match(text, h.end)
                 if not m or not m.group(1)[:1].isupper() or not listed_name(m.group(1)) or ordinary(m.group(1)) or \
@@ -522,7 +550,8 @@ class PartContext:
     def regroup(text: str, found: list[Hit]) -> list[Hit]:
         """The detector's hits of one part, regrouped where the words around them say more: a postcode joins its
         street address (`join_postcodes`); a single word NER took for a person right after an address and a comma
-        is the address's town ("Via Roma 12, Bologna"); an ordinary word NER typed an organisation right before a job
+        is the address's town ("Via Roma 12, Bologna"); a number typed a date or an amount after an identifier's label
+        is that identifier ("employee no. 40718"); an ordinary word NER typed an organisation right before a job
         is the job title's first word ("a Data analyst"); a number of one or two digits typed a date after a
         person's name and a comma, or after "I'm", is their age ("I'm Ana Ruiz, 34"); a user name a label gave a whole "Name <e-mail>" to
         ("Author: Marcus Lindholm <marcus@…>") is a person's name and the e-mail address found inside it."""
@@ -541,6 +570,14 @@ class PartContext:
                     o.entity in ("STREET_ADDRESS", "LOCATION") and _TOWN_GAP.fullmatch(text, o.end, h.start)
                     for o in found):
                 h.entity = "LOCATION"
+        for h in found:
+            if h.entity == "CASE_NUMBER" and _YEAR_FIRST_DATE.fullmatch(h.text):
+                h.entity = "DATE"  # "2026/11/28" in a log line
+            if h.entity == "LOCATION" and any(c.isdigit() for c in h.text) and address_parts(h.text):
+                h.entity = "STREET_ADDRESS"  # "Flat 2, 9 Linden Grove, Norwich NR2 3JS": an address keeps its shape
+            if h.entity in ("DATE", "DATE_TIME", "AMOUNT", "QUANTITY") and h.text.isdigit() and len(h.text) >= 3 and \
+                    _ID_LABEL_BEFORE.search(text, max(0, h.start - 30), h.start):
+                h.entity = "CASE_NUMBER"  # "employee no. 40718": a number after its label is an identifier
         for h in [h for h in found if h.entity == "OCCUPATION"]:
             for o in found:  # "a Data analyst": NER's organisation "Data" is the job title's first word
                 if o.entity in ("ORGANIZATION", "NRP", "LOCATION", "PERSON") and o.end + 1 == h.start and \
@@ -579,7 +616,8 @@ class PartContext:
                 continue
             titled = cue == "after a title"  # "Sra. Ortega": a name found inside takes its title (a surname then)
             if over and all(h.entity in ("LOCATION", "ORGANIZATION", "NRP") and (a <= h.start and h.end <= b or titled)
-                            or titled and h.entity == "PERSON" and a <= h.start and h.end <= b for h in over):
+                            or h.entity == "PERSON" and a <= h.start and h.end <= b and (a, b) != (h.start, h.end)
+                            for h in over):  # "Gráinne Ní Mhurchú" in a name column, NER's "Ní Mhurchú": the whole
                 for h in over:  # "my neighbour Gintaras Petrauskas", NER's place "Gintaras": the cue's name whole
                     found.remove(h)
                 over = []
@@ -601,6 +639,18 @@ class PartContext:
         elif h.entity == "ORGANIZATION" and not h.part and _SETTLED_BEFORE.search(text, max(0, h.start - 40), h.start) \
                 and not any(w.casefold() in ORG_WORDS for w in _WORD.findall(h.text)):
             h.entity = "LOCATION"  # "I moved from Leeds to Bristol": where someone moves or lives is a place
+        if h.entity == "PERSON" and not h.part and " " not in h.text.strip() and not listed_name(h.text) and \
+                (sib := sibling_word(text, h)) and not listed_name(sib) and \
+                _FEATURE_WORD.search(_sentence_of(text, h.start)):
+            h.entity = "LOCATION"  # "which route …, Machame or Lemosho?": the choices of a place's feature
+            return h
+        lead = _LEAD_WORDS.match(h.text) if h.entity in ("PERSON", "ORGANIZATION", "LOCATION") and not h.part else None
+        if lead and all(ordinary(w) for w in _WORD.findall(lead.group(1))):
+            going = _WENT_TO.search(text[max(0, h.start - 30):h.start] + lead.group(0))
+            h.start, h.text = h.start + lead.end(), h.text[lead.end():]  # "Going to Kyoto": NER took the verb in
+            if going:
+                h.entity = "LOCATION"
+                return h
         if h.entity != "PERSON" or h.part:
             return h
         if len(words := _WORD.findall(h.text)) >= 2 and words[-1].casefold() in ORG_WORDS:
@@ -624,6 +674,8 @@ class PartContext:
         while len(words) - k > 2 and len(words[k].group(0)) > 1 and ordinary(words[k].group(0)) and \
                 words[k].group(0) not in PARTICLES and words[k].group(0).casefold() not in TITLES:  # "J." an initial; "van der Berg" keeps its particles
             k += 1
+        if not k and len(words) >= 2 and words[0].group(0).casefold() in _GREETINGS:
+            k = 1  # "Hallo Emre,", "Querida Lucía": a greeting of another language opens the line, not the name
         if not k and len(words) == 2 and ordinary(words[0].group(0)) and not ordinary(words[1].group(0)) and \
                 words[0].group(0).casefold().rstrip(".") not in TITLES and _sentence_start(text, h.start):
             k = 1  # "Email Wanjiku (…)": a sentence's first word is capitalised for the sentence, not the name
@@ -675,7 +727,7 @@ class PartContext:
         if h.entity in _SHAPED:
             return None
         hard, soft = self._structure(i, text)
-        if _inside(hard, h.start, h.end) or (_inside(soft, h.start, h.end) and wordy(value)):
+        if _inside(hard, h.start, h.end) or (_inside(soft, h.start, h.end) and (wordy(value) or h.entity == "OCCUPATION")):
             return "field name"
         if h.entity == "PERSON" and not h.part and not known and "\n" in text and \
                 table_column(text, h.start, h.end) in NOT_NAME_COLUMNS:
@@ -717,6 +769,8 @@ class PartContext:
             return "error code"  # "fails with 'P3009: migrate found …'", "error TS2345": a program's, no one's
         if h.entity == "CASE_NUMBER" and _LAW_BEFORE.search(text, max(0, h.start - 30), h.start):
             return "law or standard"  # "compensation under EU261", "compliant with ISO 27001", "per RFC 9110"
+        if h.entity == "CASE_NUMBER" and _FORM_NAME.fullmatch(value):
+            return "form or model"  # "my W-2", "an I-9", "the P60": a form's or a model's name, everyone's
         if h.entity in ("CASE_NUMBER", "DATE", "DATE_TIME") and _next_year(value):
             return "tax or school year"  # "the tax on a salary for 2025/26"
         if h.entity == "AMOUNT" and _BUDGET_BEFORE.search(text, max(0, h.start - 40), h.start):

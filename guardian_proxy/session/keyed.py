@@ -167,8 +167,8 @@ def tabled_names(text: str) -> list[tuple[int, int, str]]:
 #: "last_name: Kiprono")
 _ASSIGNED = re.compile(r"\b([A-Za-z_]\w{1,30})[\"']?\s{0,3}[=:]\s{0,3}([\"'])([^\"'\n\\]{1,60})\2")
 #: a record typed on one line, its values unquoted: "first_name: Lucía, last_name: Márquez"
-_INLINE_PAIR = re.compile(r"\b([A-Za-z_]\w{1,30}):[ \t]{1,3}([^\n,;:\"'{}\[\]]{1,60}?)(?=[ \t]{0,3}(?:[,;]|$))", re.M)
-_YAML_LINE = re.compile(r"^[ \t]{0,12}-?[ \t]{0,3}([A-Za-z_]\w{1,30}):[ \t]{1,3}([^\n#\"'{}\[\]]{1,60}?)[ \t]*$", re.M)
+_INLINE_PAIR = re.compile(r"\b([A-Za-z_]\w{1,30}):[ \t]{1,3}([^\r\n,;:\"'{}\[\]]{1,60}?)(?=[ \t]{0,3}(?:[,;]|\r?$))", re.M)
+_YAML_LINE = re.compile(r"^[ \t]{0,12}-?[ \t]{0,3}([A-Za-z_]\w{1,30}):[ \t]{1,3}([^\r\n#\"'{}\[\]]{1,60}?)[ \t]*\r?$", re.M)
 
 
 def _snake(key: str) -> str:

@@ -323,6 +323,15 @@ def _who_follows(text: str, h) -> bool:
         re.match(r",?\s+who\b", text[h.end:h.end + 8]) is not None
 
 
+def _possessed_name(text: str, h) -> bool:
+    """A place's span of two or three words, a listed given name first and no ordinary word, that owns something
+    ("Priya Venkataraman's commit"): a person's name (not "Alice Springs's", "Victoria Falls's": ordinary words)."""
+    words = h.text.split()
+    return 2 <= len(words) <= 3 and words[0].casefold() in world_given_names() and \
+        not any(ordinary(w) for w in words) and all(_name_word(w, after_name=k > 0) for k, w in enumerate(words)) and \
+        re.match(r"['’]s\s+[a-z]", text[h.end:h.end + 5]) is not None
+
+
 def person_by_cue(text: str, h) -> bool:
     """A span NER typed as an organisation, a group or a place that its words make a person's name: introduced
     ("my name is Darnell Okoro"), after a kinship or role noun or a marriage with names for words ("my daughter
@@ -338,6 +347,8 @@ def person_by_cue(text: str, h) -> bool:
             return True  # "I'm Kaveh, 35, a pharmacist in Shiraz": the writer is no place
         return 2 <= len(words) <= 3 and all(w[:1].isupper() and _name_word(w, after_name=k > 0)
                                             for k, w in enumerate(words))
+    if place and _possessed_name(text, h):
+        return True  # "stopped at Priya Venkataraman's commit": NER's place is a given name and a surname
     nationality = h.entity == "NRP" and " " not in h.text.strip()  # "I'm German": no one named Germán
     return _introduced(text, h, given=not place and not nationality) or \
         (not place and (_kin_name(text, h) or _addressed(text, h) or signed(text, h.start, h.end) or
@@ -381,6 +392,19 @@ _NAME_RUN = re.compile(r"[A-Z][^\W\d_]*(?:[-'’][^\W\d_]+)*(?:[ \t]+[A-Z][^\W\d
 
 #: an initial and a surname: "J. Kowalczyk", "A. N. Okafor"
 _INITIAL_NAME = re.compile(r"[A-Z]\.(?:[ \t]?[A-Z]\.)?[ \t]+([A-Z][^\W\d_]{2,}(?:[-'’][A-Z][^\W\d_]+)?)")
+#: a person's role as a record's label, then the name: "Pupil: Amelie Fairweather-Obi", "Parent/carer: Nkechi …"
+_ROLE_LABEL = re.compile(r"(?im)^[ \t>*\-•]{0,4}(?:pupil|student|candidate|customer|client|patient|tenant|landlord|"
+                         r"employee|applicant|parent|guardian|carer|child|member|passenger|guest|resident|beneficiary|"
+                         r"claimant|defendant|witness|attendee|driver|contact|referee|next\s+of\s+kin|emergency\s+contact)"
+                         r"(?:['’]s\s+name|\s+name)?(?:/[a-z]{2,12})?[ \t]{0,3}:[ \t]{0,3}"
+                         r"((?-i:[A-ZÀ-ÖØ-Þ])[^\n]{0,60})")
+#: a given name joined to the reader or the writer: "Could you and Marguerite come", "Marguerite and I will"
+_WITH_ME = re.compile(r"\b(?:you|me|I|us)\s(?:and|&)\s([A-Z][^\W\d_]{2,20})\b|\b([A-Z][^\W\d_]{2,20})\s(?:and|&)\s(?:I|me)\b")
+#: one or two capitalised words that ask, tell or send the writer something, or are on the writer's team: a person
+_ACTS_ON_ME = re.compile(r"\b([A-Z][^\W\d_]{2,20}(?: [A-Z][^\W\d_]{2,20})?)(?:\s(?:on|in|from)\s(?:my|our)\s(?:team|squad|"
+                         r"class|group|department|floor|unit|crew|project)\b|\s(?:asked|told|sent|emailed|e-mailed|"
+                         r"messaged|texted|pinged|wants|wanted|needs|needed|invited|reminded|showed|gave|called|"
+                         r"promised|offered|owes|paid)\s(?:me|us)\b)")
 #: a title or an honorific of several languages, then the person's name: "Herrn Vogel", "Madame Girard", "Sra. Ortega"
 _TITLED = re.compile(r"(?<![\w.])(?:Mr|Mrs|Ms|Mx|Dr|Prof|Herr|Herrn|Frau|Madame|Mme|Mlle|Monsieur|Señor|Señora|Sr|"
                      r"Sra|Srta|Signor|Signora|Sig|Senhor|Senhora|Mevrouw|Meneer|Dhr|Mevr)\.?[ \t]+"
@@ -452,6 +476,25 @@ def cued_names(text: str) -> list[tuple[int, int, str]]:
            if _name_word(m.group(1), after_name=True) and (m.start() == 0 or not text[m.start() - 1].isalnum())]
     out += [(m.start(), m.end(1), "after a title") for m in _TITLED.finditer(text)
             if _name_word(m.group(1), after_name=True) and not ordinary(m.group(1))]
+    for m in _ROLE_LABEL.finditer(text):  # "Pupil: Amelie Fairweather-Obi", "Candidate: Jae-won Park"
+        words = [w for w in _HYPHENATED.finditer(m.group(1))]
+        n = 0
+        while n < len(words) and n < 4 and words[n].group(0)[:1].isupper() and \
+                (not n or m.group(1)[words[n - 1].end():words[n].start()] == " ") and \
+                _name_word(words[n].group(0), after_name=n > 0) and not ordinary(words[n].group(0)):
+            n += 1  # the name's words, one space apart: "Nkechi Fairweather-Obi, 07593 …" ends at the comma
+        if n >= 2 or n == 1 and words[0].group(0).casefold() in world_given_names():
+            out.append((m.start(1), m.start(1) + words[n - 1].end(), "a name after a person's role label"))
+    for m in _WITH_ME.finditer(text):  # "Could you and Marguerite come …", "Marguerite and I"
+        w = m.group(1) or m.group(2)
+        if w.casefold() in world_given_names() and not ordinary(w):
+            a = m.start(1) if m.group(1) else m.start(2)
+            out.append((a, a + len(w), "a given name beside the writer or the reader"))
+    for m in _ACTS_ON_ME.finditer(text):  # "Ifeoma asked me to review her PR", "Tomasz on my team wants …"
+        words = m.group(1).split()
+        if all(_name_word(w, after_name=k > 0) and not ordinary(w) and
+               w.casefold() not in recognizer_data()["not_name_terms"] for k, w in enumerate(words)):
+            out.append((m.start(1), m.end(1), "a person who acts on the writer or is on their team"))
     given = world_given_names()
     for m in _LISTED_PAIR.finditer(text):  # "Lucía Fernández", "Katharina Vogel": in any language, no cue needed
         first, last = m.group(1), m.group(2)
@@ -502,7 +545,8 @@ def cued_names(text: str) -> list[tuple[int, int, str]]:
                     end -= 2
                 out.append((at, end, cue))
             break
-    return out
+    seen: set[tuple[int, int]] = set()  # one cue per span: "I'm Hugo and I …" is cued twice
+    return [x for x in out if (x[0], x[1]) not in seen and not seen.add((x[0], x[1]))]
 
 
 #: what marks a sentence as being about code: an identifier with an inner capital or an underscore
@@ -547,9 +591,8 @@ def asked_about(text: str, h) -> bool:
     person it knows, so the name is what the user asks about. Not in a message that speaks of its writer ("my",
     "we"; "tell me" is the asking), names a person noun ("colleague", "patient", "born") or runs past 280
     characters (a paragraph of context may be anyone's), nor a single word."""
-    words = _WORD.findall(h.text)
-    if len(words) < 2 or len(text) > 280 or not all(w[:1].isupper() for w in words) or not (
-            words[0].casefold() in world_given_names() or words[-1].casefold() in given_and_surnames()):
+    words = _HYPHENATED.findall(h.text)  # a hyphenated name whole: "Bong Joon-ho"
+    if len(words) < 2 or len(text) > 280 or not all(w[:1].isupper() for w in words) or all(ordinary(w) for w in words):
         return False
     sentence = _sentence(text, h.start, h.end).lstrip()
     if not (sentence.rstrip().endswith("?") and _QUESTION_START.match(sentence) or _TELL_ME_ABOUT.match(sentence)):
@@ -558,6 +601,9 @@ def asked_about(text: str, h) -> bool:
     return not any(w in PERSON_WORDS or (w in _FIRST_PERSON and not (w == "me" and k and said[k - 1] in _ASKING_ME))
                    for k, w in enumerate(said))
 
+
+#: a word with its hyphenated parts ("Joon-ho")
+_HYPHENATED = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
 
 #: the words that join things compared: "Compare Airflow and Prefect", "Prefect vs Dagster"
 _JOINERS = frozenset({"and", "or", "vs", "vs.", "versus", "&"})
@@ -576,19 +622,27 @@ def _unlisted_sibling(text: str, h) -> bool:
     """Whether `h` is joined ("and", "or", "vs", a comma) to a capitalised word that no list holds as a name
     either, in a sentence about software: two such words side by side are tools compared, not people ("Compare
     Airflow and Prefect for scheduling nightly ETL jobs"; not "Compare Kemi and Tunde for the team lead role")."""
+    sibling = sibling_word(text, h)
+    return bool(sibling) and not listed_name(sibling) and bool(_TECH_SENTENCE.search(_sentence(text, h.start, h.end)))
+
+
+def sibling_word(text: str, h) -> str:
+    """The capitalised word joined to `h` by "and", "or", "vs" or a comma ("Airflow and Prefect", "Machame or
+    Lemosho"), or ""."""
     before, after = text[max(0, h.start - 40):h.start].split(), text[h.end:h.end + 40]
+    candidates = []
     if before and before[-1].casefold() in _JOINERS and len(before) > 1:
-        sibling = before[-2]
+        candidates.append(before[-2])
     elif before and before[-1].endswith(",") and h.start > 0 and text[h.start - 1].isspace():
-        sibling = before[-1]
-    else:
-        words = after[1:].split() if after.startswith(",") else after.split()[1:] if after[:1].isspace() and \
-            after.split()[:1] and after.split()[0].casefold() in _JOINERS else []
-        sibling = words[0] if words else ""
-    sibling = sibling.strip(",.;:!?()")
-    if not sibling[:1].isupper() or not sibling.isalpha():
-        return False
-    return not listed_name(sibling) and bool(_TECH_SENTENCE.search(_sentence(text, h.start, h.end)))
+        candidates.append(before[-1])
+    words = after[1:].split() if after.startswith(",") else after.split()[1:] if after[:1].isspace() and \
+        after.split()[:1] and after.split()[0].casefold() in _JOINERS else []
+    candidates += words[:1]  # ", Machame or Lemosho": the word before is no sibling, the one after is
+    for sibling in candidates:
+        sibling = sibling.strip(",.;:!?()")
+        if sibling[:1].isupper() and sibling.isalpha():
+            return sibling
+    return ""
 
 
 #: a verb that reaches someone or posts something, then "on", "via" or "over" and a service: "message my husband on

@@ -97,7 +97,7 @@ _SEG = re.compile(r"[^,\n]+")
 _STREET = re.compile(r"^(?=.*\d)(?=.*[^\W\d_]{2})[\w .'’#/-]{3,80}$")
 _CITY = re.compile(r"^[^\W\d_]+(?:[ .'’-]+[^\W\d_]+)*\.?$")
 #: the last segment: an optional region (state, province, city) and a postcode (US, 4-digit, UK, Canadian)
-_TAIL = re.compile(r"^(?:(?P<region>[^\W\d_][^\W\d_ .'’-]*(?:[ .'’-]+[^\W\d_]+)*)\s+)?(?P<zip>\d{5}(?:-\d{4})?|\d{4}|"
+_TAIL = re.compile(r"^(?:(?P<region>[^\W\d_][^\W\d_ .'’-]*(?:[ .'’-]+[^\W\d_]+)*)\s+)?(?P<zip>\d{5}(?:-\d{4})?|\d{4}|\d{2}-\d{3}|"
                    r"[A-Z]{1,2}\d[A-Z\d]?\s?\d[A-Z]{2}|[A-Z]\d[A-Z]\s?\d[A-Z]\d)$")
 
 
@@ -113,7 +113,8 @@ def address_parts(value: str) -> list[tuple[int, int, str]]:
             for m in _SEG.finditer(value) if m.group(0).strip()]
     if len(segs) < 2 or not _STREET.match(value[segs[0][0]:segs[0][1]]):
         return []
-    out = [(segs[0][0], segs[0][1], "street")]
+    # "Flat 2, 9 Linden Grove, …": a flat's line first keeps its word (then a street line must follow)
+    out = [(segs[0][0], segs[0][1], "unit" if _UNIT.match(value[segs[0][0]:segs[0][1]]) else "street")]
     for k, (a, b) in enumerate(segs[1:], 1):
         seg = value[a:b]
         last = k == len(segs) - 1
@@ -148,7 +149,7 @@ def street_line(value: str) -> list[tuple[int, int, str]]:
 #: a street line's house number, first or last ("417 Larkspur Lane", "Calle de Alcalá 48", "Rue des Lilas 5bis"),
 #: matched on one word at a time (a pattern searched over the line was quadratic on a long run of spaces)
 _HOUSE_FIRST = re.compile(r"\d{1,6}[a-zA-Z]?")
-_HOUSE_LAST = re.compile(r"\d{1,6}[a-zA-Z]{0,3}")
+_HOUSE_LAST = re.compile(r"\d{1,6}[a-zA-Z]{0,3}(?:/\d{1,4}[a-zA-Z]?)?")  # "14/3": a house and its flat
 
 
 def street_name(line: str) -> str:

@@ -53,6 +53,7 @@ def test_labels_are_in_the_shared_vocabulary():
     ("ship to Zeynep Arslan, Bahariye Cd. 42, Kadıköy.", "Bahariye Cd. 42", "STREET_ADDRESS"),
     ("Send it to Atatürk Bulvarı No: 118, Ankara", "Atatürk Bulvarı No: 118", "STREET_ADDRESS"),
     ("my flat is at 1-8-1 Marunouchi, Chiyoda-ku, Tokyo", "1-8-1 Marunouchi, Chiyoda-ku", "STREET_ADDRESS"),
+    ("adres: ul. Polna 7/12, 61-245 Poznań", "ul. Polna 7/12, 61-245", "STREET_ADDRESS"),
     ("I live at Hauptstraße 12 in Berlin", "Hauptstraße 12", "STREET_ADDRESS"),
     ("London | ayesha@outlook.com | linkedin.com/in/ayesharahman\n", "ayesharahman", "USERNAME"),
     ("sign it with my name and address: 17 Admiralty Way, Lekki, Lagos.", "17 Admiralty Way, Lekki, Lagos",

@@ -629,3 +629,39 @@ def test_a_job_titles_first_word_a_title_before_a_name_and_a_foreign_asks_verb()
     names = part.cued(0, text, [girard])
     assert girard.text not in [h.text for h in names] and {"Herrn Vogel", "Madame Girard"} <= {h.text for h in names}
     assert PartContext.tidy(hit_at(chat, 0, "Mr Okonkwo", "PERSON"), text).text == "Mr Okonkwo"  # the title stays
+
+
+def test_holdout14_classes_an_id_after_its_label_a_going_verb_a_possessed_name_and_feature_choices():
+    text = ("Summarise: staff no. 55120 is off. Heading to Porto in May with my cousin Iria Souto. Which trail "
+            "is easier for beginners, Kalalau or Waimea? Merge Priya Raghunathan's branch. rustc says error[E0382].")
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
+    part, slot = PartContext(chat), chat.slots[0]
+    found = PartContext.regroup(text, [hit_at(chat, 0, "55120", "DATE")])
+    assert found[0].entity == "CASE_NUMBER"  # a number after an identifier's label
+    h = PartContext.tidy(hit_at(chat, 0, "Heading to Porto", "ORGANIZATION"), text)
+    assert (h.entity, h.text) == ("LOCATION", "Porto") and part.why_not(0, slot, h) == "trip asked about"
+    assert PartContext.tidy(hit_at(chat, 0, "Kalalau", "PERSON"), text).entity == "LOCATION"
+    assert PartContext.tidy(hit_at(chat, 0, "Priya Raghunathan", "LOCATION"), text).entity == "PERSON"
+    assert part.why_not(0, slot, hit_at(chat, 0, "E0382", "CASE_NUMBER")) == "error code"
+
+
+def test_holdout15_classes_a_log_date_a_protocol_a_form_a_stock_password_and_an_address_typed_a_place():
+    text = ('2026/11/28 14:02:17 "GET /v2/health HTTP/1.1". My W-2 is wrong. POSTGRES_PASSWORD: postgres\n'
+            "Home address: Flat 2, 9 Linden Grove, Norwich NR2 3JS")
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
+    part, slot = PartContext(chat), chat.slots[0]
+    found = PartContext.regroup(text, [hit_at(chat, 0, "2026/11/28", "CASE_NUMBER"),
+                                       hit_at(chat, 0, "Flat 2, 9 Linden Grove, Norwich NR2 3JS", "LOCATION")])
+    assert [h.entity for h in found] == ["DATE", "STREET_ADDRESS"]
+    assert part.why_not(0, slot, hit_at(chat, 0, "HTTP/1", "CASE_NUMBER")) == "version"
+    assert part.why_not(0, slot, hit_at(chat, 0, "W-2", "CASE_NUMBER")) == "form or model"
+    assert part.why_not(0, slot, hit_at(chat, 0, "postgres", "PASSWORD", nth=0)) == "stock example"
+
+
+def test_holdout15_a_greeting_of_another_language_and_a_given_name_before_a_surname_ner_found():
+    text = 'He wrote: "Hallo Emre, the rent goes up." My details: Fergus MacAlister, Team Leader.'
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
+    assert PartContext.tidy(hit_at(chat, 0, "Hallo Emre", "PERSON"), text).text == "Emre"
+    found = [hit_at(chat, 0, "MacAlister", "PERSON")]
+    PartContext.widen_names(text, found)
+    assert found[0].text == "Fergus MacAlister"

@@ -273,3 +273,17 @@ def test_a_name_in_capitals_on_its_own_line():
     text = "Improve my CV:\n\nAYESHA RAHMAN\nLondon | ayesha.rahman@outlook.com\n"
     assert [text[a:b] for a, b, _ in cued_names(text)] == ["AYESHA RAHMAN"]
     assert cued_names("TERMS AND CONDITIONS\nRead them.") == [] and cued_names("JOHN SMITH INC\n") == []
+
+
+def test_a_role_label_a_name_beside_the_reader_and_a_person_who_acts_on_the_writer():
+    from guardian_proxy.session.namecues import cued_names
+
+    def names(text):
+        return [text[a:b] for a, b, _ in cued_names(text)]
+
+    assert names("Pupil: Amelie Fairweather-Obi   Year 5\nParent/carer: Nkechi Fairweather-Obi, 07593 416 822") == \
+        ["Amelie Fairweather-Obi", "Nkechi Fairweather-Obi"]
+    assert names("Could you and Marguerite come on the 14th?") == ["Marguerite"]
+    assert names("Ifeoma asked me to review her PR") == ["Ifeoma"]
+    assert names("Tomasz on my team wants to move us to Vitest") == ["Tomasz"]
+    assert names("Google sent me a security alert. Customer: Acme Widgets") == []  # a product; ordinary words
