@@ -268,7 +268,8 @@ class SurrogateMaker:
             if m not in real or (tok.islower() and tok in PARTICLES and 0 < parts.index(m) < len(parts) - 1):
                 out.append(tok)  # a title, or a surname's particle between names ("Jan-Willem van der Berg")
             elif len(tok) == 1:  # an initial
-                out.append(random.Random(f"{seed}{tok}").choice("ABCDEFGHJKLMNPRSTW"))
+                # another letter, never the initial itself ("R. K. Iyer" → "W. S. Hensley", not "W. K. …")
+                out.append(random.Random(f"{seed}{tok}").choice([c for c in "ABCDEFGHJKLMNPRSTW" if c != tok.upper()]))
             else:
                 last = m is real[-1] and (len(real) > 1 or parts.index(m) > 0)
                 sex = "" if last else (given_name_sex(tok) or given_name_sex(tok.split("-")[0]) or title_sex)

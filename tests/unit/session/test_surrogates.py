@@ -146,3 +146,9 @@ def test_a_street_whose_kind_comes_first_keeps_its_word_and_order():
             words = out.split()
             assert kind in words and words.index(kind) == (1 if value[0].isdigit() else 0), out
             assert out != value and not set(words) & (set(value.split()) - {kind}), out
+
+
+def test_an_initials_stand_in_is_never_the_initial_itself():
+    for seed in range(60):
+        out = M.person("R. K. Iyer", seed, {}, lambda _: False)
+        assert out[0] != "R" and out[3] != "K" and "Iyer" not in out, out
