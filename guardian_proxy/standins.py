@@ -23,6 +23,7 @@ caller wants consistency) and returns a value of the same format:
 
 from __future__ import annotations
 
+import datetime as _dt
 import hashlib
 import hmac
 import ipaddress
@@ -436,7 +437,7 @@ _MONTHS = ["January", "February", "March", "April", "May", "June", "July", "Augu
            "November", "December"]
 _DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
 _MONTH_WORD = re.compile(r"\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?", re.I)
-_DAY_WORD = re.compile(r"\b(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day\b", re.I)
+_DAY_WORD = re.compile(r"\b(Mon|Tue|Wed|Thu|Fri|Sat|Sun)(?:day|sday|nesday|rsday|urday|s|r|rs)?\b\.?", re.I)
 _TIME = re.compile(r"(?<!\d)(\d{1,2}):(\d{2})(?::(\d{2}))?(?!\d)")
 _ISO = re.compile(r"(?<!\d)(\d{4})([-/.]?)(\d{2})\2(\d{2})(?!\d)")
 _DMY = re.compile(r"(?<!\d)(\d{1,2})([-/.])(\d{1,2})\2(\d{2}|\d{4})(?!\d)")
@@ -477,7 +478,8 @@ def date(value: str, rng: random.Random, years: int | None = None) -> str:
         return case_like(new if len(word.rstrip(".")) > 3 else new[:3] + ("." if word.endswith(".") else ""), word)
 
     def day(m):
-        return case_like(rng.choice([d for d in _DAYS if d.lower() != m.group(0).lower()]), m.group(0))
+        return _weekday_like(rng.choice([d for d in _DAYS if not d.lower().startswith(m.group(1).lower()[:3])]),
+                             m.group(0))
 
     named = _MONTH_WORD.search(value) is not None
     out = _MONTH_WORD.sub(month, value)
@@ -523,7 +525,38 @@ def date(value: str, rng: random.Random, years: int | None = None) -> str:
         spans.append((m.start(), m.end(), new))
     for a, b, new in sorted(spans, reverse=True):
         out = out[:a] + new + out[b:]
+    wd = _DAY_WORD.search(out)
+    when = _calendar_date(out[:wd.start()] + " " * (wd.end() - wd.start()) + out[wd.end():]) if wd else None
+    if when is not None:  # "Mon, 30 Nov 2026" → "Thu, 03 Oct 2024": the new date's own weekday, not a random one
+        out = out[:wd.start()] + _weekday_like(_DAYS[when.weekday()], wd.group(0)) + out[wd.end():]
     return out
+
+
+def _weekday_like(new: str, old: str) -> str:
+    """`new` (a weekday's full name) written as `old` is: full or abbreviated ("Mon", "Tues"), with its case."""
+    return case_like(new if old.lower().endswith("day") else new[:len(old.rstrip("."))] + ("." if old.endswith(".") else ""),
+                     old)
+
+
+def _calendar_date(text: str) -> _dt.date | None:
+    """The one calendar date `text` writes in full (a year, a month and a day: "03 Oct 2024", "October 3, 2024",
+    "2024-10-03"), or None."""
+    m = _ISO.search(text)
+    if m:
+        y, mo, d = int(m.group(1)), int(m.group(3)), int(m.group(4))
+    else:
+        year, mw = re.search(r"(?<!\d)(1\d{3}|2\d{3})(?!\d)", text), _MONTH_WORD.search(text)
+        if not year or not mw:
+            return None
+        days = [n for n in re.finditer(r"(?<![\d:])(\d{1,2})(?![\d:])", text)]
+        if len(days) != 1:
+            return None
+        y, d = int(year.group(1)), int(days[0].group(1))
+        mo = next(k for k, x in enumerate(_MONTHS, 1) if x.lower().startswith(mw.group(0).lower().rstrip(".")[:3]))
+    try:
+        return _dt.date(y, mo, d)
+    except ValueError:
+        return None
 
 
 # --------------------------------------------------------------------------- recognising a stand-in

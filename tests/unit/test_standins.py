@@ -299,3 +299,26 @@ def test_an_nhs_numbers_stand_in_is_a_test_number_no_patient_holds():
         assert int(digits[9]) == (0 if check == 11 else check) and is_standin(sur), sur
     assert render("UK_NHS", "9434765919", random.Random(1)).startswith("999")
     assert not is_standin("943 476 5919")
+
+
+def test_a_weekday_beside_a_full_date_is_the_new_dates_own():
+    """"Mon, 30 Nov 2026" had become "Mon, 03 Oct 2024" (the real weekday kept beside another date)."""
+    import datetime
+    import random
+    import re
+
+    from guardian_proxy.standins import date
+
+    for value in ("Mon, 30 Nov 2026", "Tuesday 14 October 2025", "Friday, March 3, 2026", "Thu 2026-11-26"):
+        for seed in range(8):
+            out = date(value, random.Random(seed))
+            wd = re.match(r"\w+", out).group(0)
+            y = int(re.search(r"\b(\d{4})\b", out).group(1))
+            if "-" in out:
+                _, mo, d = map(int, re.search(r"(\d{4})-(\d{2})-(\d{2})", out).groups())
+            else:
+                mo = next(k for k, n in enumerate(["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct",
+                                                   "nov", "dec"], 1) if re.search(n, out.lower()[len(wd):]))
+                d = int(re.search(r"(?<![\d])(\d{1,2})(?![\d])", out).group(1))
+            assert datetime.date(y, mo, d).strftime("%A").startswith(wd), (value, out)
+    assert date("Mon", random.Random(1)) != "Mon"  # a weekday alone is another one
