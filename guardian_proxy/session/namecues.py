@@ -369,6 +369,24 @@ _NAMED_BY_PRONOUN = re.compile(r"\b(her|his)\s+(?:full\s+|first\s+|real\s+|middl
                                r"(?:\s+is|,|:)?\s+$", re.I)
 
 
+#: a key or a label whose value is a surname alone: "last_name": "Márquez", surname=Okafor, Nachname: Vogel
+_SURNAME_KEY_BEFORE = re.compile(r"(?:last_?name|lastname|surname|family_?name|familyname|nachname|apellidos?|nom_de_famille|"
+                                 r"cognome|achternaam)[\"']?\s{0,3}[:=]\s{0,3}[\"']?$", re.I)
+
+
+def surname_alone(text: str, value: str) -> bool:
+    """Whether `value`, one word, stands in `text` under a key or a label that holds a surname alone ("last_name":
+    "Márquez"): its stand-in is a surname, not a given name."""
+    if " " in value.strip():
+        return False
+    start = text.find(value)
+    while start >= 0:
+        if _SURNAME_KEY_BEFORE.search(text, max(0, start - 24), start):
+            return True
+        start = text.find(value, start + 1)
+    return False
+
+
 def kin_sex(text: str, value: str) -> str:
     """'m' or 'f' when a kinship noun or a title right before `value` in `text` says the person's sex ("my husband
     Kenji Watanabe", "Mr. Baptiste Moreau"), else '': a stand-in for a name the lists do not know keeps the
@@ -398,6 +416,9 @@ _ROLE_LABEL = re.compile(r"(?im)^[ \t>*\-•]{0,4}(?:pupil|student|candidate|cus
                          r"claimant|defendant|witness|attendee|driver|contact|referee|next\s+of\s+kin|emergency\s+contact)"
                          r"(?:['’]s\s+name|\s+name)?(?:/[a-z]{2,12})?[ \t]{0,3}:[ \t]{0,3}"
                          r"((?-i:[A-ZÀ-ÖØ-Þ])[^\n]{0,60})")
+#: whom someone went or talked to for advice or help: "I went to Tomasz for advice", "talked to Ana about it"
+_TURNED_TO = re.compile(r"\b(?:went|go|going|turned|turn|talked|talk|spoke|speak|reached\s+out)\sto\s([A-Z][^\W\d_]{2,20})"
+                        r"\s(?:for\s(?:advice|help|support|guidance|feedback|a\schat)|about\b)")
 #: a given name joined to the reader or the writer: "Could you and Marguerite come", "Marguerite and I will"
 _WITH_ME = re.compile(r"\b(?:you|me|I|us)\s(?:and|&)\s([A-Z][^\W\d_]{2,20})\b|\b([A-Z][^\W\d_]{2,20})\s(?:and|&)\s(?:I|me)\b")
 #: one or two capitalised words that ask, tell or send the writer something, or are on the writer's team: a person
@@ -485,6 +506,9 @@ def cued_names(text: str) -> list[tuple[int, int, str]]:
             n += 1  # the name's words, one space apart: "Nkechi Fairweather-Obi, 07593 …" ends at the comma
         if n >= 2 or n == 1 and words[0].group(0).casefold() in world_given_names():
             out.append((m.start(1), m.start(1) + words[n - 1].end(), "a name after a person's role label"))
+    for m in _TURNED_TO.finditer(text):  # "I went to Tomasz for advice": a place gives no advice
+        if m.group(1).casefold() in world_given_names() and not ordinary(m.group(1)):
+            out.append((m.start(1), m.end(1), "a given name someone went to for advice or help"))
     for m in _WITH_ME.finditer(text):  # "Could you and Marguerite come …", "Marguerite and I"
         w = m.group(1) or m.group(2)
         if w.casefold() in world_given_names() and not ordinary(w):

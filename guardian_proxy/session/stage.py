@@ -33,7 +33,7 @@ from ..config import FactorTables, Settings
 from ..types import ENTITIES, Decision, RawRequest, Rewrite, Span, TextField, Verdict
 from . import files
 from .context import PartContext
-from .namecues import kin_sex
+from .namecues import kin_sex, surname_alone
 from .registry import SessionState, normalise
 from .reply import read_whole
 from .rewrite import (
@@ -415,8 +415,10 @@ class SessionStage:
             if parts:
                 sur = self._composite(st, e, parts, seed, avoid, added)
             else:
+                person = e.entity == "PERSON"
                 sur = self.maker.make(e.entity, e.original, seed, st.names, avoid, number,
-                                      kin_sex(typed, e.original) if e.entity == "PERSON" else "", years)
+                                      kin_sex(typed, e.original) if person else "", years,
+                                      surname=person and surname_alone(typed, e.original))
             st.set_surrogate(e, sur)
             taken.add(normalise(sur))
             for n in added:

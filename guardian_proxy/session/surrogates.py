@@ -205,13 +205,14 @@ class SurrogateMaker:
 
     def make(self, entity: str, value: str, seed: int, names: dict[str, str],
              avoid: Callable[[str], bool], placeholder_no: Callable[[], int], sex: str = "",
-             years: int | None = None) -> str:
+             years: int | None = None, surname: bool = False) -> str:
         """A stand-in for `value`; `sex` ('m', 'f'), what the words around a person's name say of the person's
         sex, when neither the given name nor a title does; `years`, how far the conversation moves every date's
-        years (so the years between two of its dates stay)."""
+        years (so the years between two of its dates stay); `surname`, a one-word name that is a surname alone
+        (under a `last_name` key)."""
         with self._lock:
             if entity == "PERSON":
-                return self.person(value, seed, names, avoid, sex)
+                return self.person(value, seed, names, avoid, sex, surname)
             for attempt in range(24):
                 rng = random.Random(seed * 31 + attempt)
                 self.faker().seed_instance(seed * 31 + attempt)
@@ -256,7 +257,7 @@ class SurrogateMaker:
     # ------------------------------------------------------------------ names
 
     def person(self, value: str, seed: int, names: dict[str, str], avoid: Callable[[str], bool],
-               sex: str = "") -> str:
+               sex: str = "", surname: bool = False) -> str:
         parts = list(_NAME_PART.finditer(value))
         real = [m for m in parts if m.group(0).lower().rstrip(".") not in _TITLES | _SUFFIXES]
         titles = {m.group(0).lower().rstrip(".") for m in parts if m not in real}
@@ -271,7 +272,7 @@ class SurrogateMaker:
                 # another letter, never the initial itself ("R. K. Iyer" → "W. S. Hensley", not "W. K. …")
                 out.append(random.Random(f"{seed}{tok}").choice([c for c in "ABCDEFGHJKLMNPRSTW" if c != tok.upper()]))
             else:
-                last = m is real[-1] and (len(real) > 1 or parts.index(m) > 0)
+                last = m is real[-1] and (len(real) > 1 or parts.index(m) > 0 or surname)
                 sex = "" if last else (given_name_sex(tok) or given_name_sex(tok.split("-")[0]) or title_sex)
                 out.append(standins.case_like(self.name_part(tok, last, seed, names, avoid, sex), tok))
             pos = m.end()

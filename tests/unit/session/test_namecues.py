@@ -287,3 +287,10 @@ def test_a_role_label_a_name_beside_the_reader_and_a_person_who_acts_on_the_writ
     assert names("Ifeoma asked me to review her PR") == ["Ifeoma"]
     assert names("Tomasz on my team wants to move us to Vitest") == ["Tomasz"]
     assert names("Google sent me a security alert. Customer: Acme Widgets") == []  # a product; ordinary words
+
+
+def test_a_given_name_someone_went_to_for_advice():
+    from guardian_proxy.session.namecues import cued_names
+
+    text = "I went to Tomasz for advice about my visa. We went to Paris for a holiday."
+    assert [text[a:b] for a, b, _ in cued_names(text)] == ["Tomasz"]

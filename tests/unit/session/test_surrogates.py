@@ -152,3 +152,15 @@ def test_an_initials_stand_in_is_never_the_initial_itself():
     for seed in range(60):
         out = M.person("R. K. Iyer", seed, {}, lambda _: False)
         assert out[0] != "R" and out[3] != "K" and "Iyer" not in out, out
+
+
+def test_a_surname_alone_under_its_key_gets_a_surname():
+    from faker.providers.person.en_US import Provider
+
+    from guardian_proxy.session.namecues import surname_alone
+
+    text = '{"first_name": "Lucía", "last_name": "Márquez"}'
+    assert surname_alone(text, "Márquez") and not surname_alone(text, "Lucía")
+    last = {n.casefold() for n in Provider.last_names}
+    for seed in range(10):
+        assert M.person("Márquez", seed, {}, lambda _: False, surname=True).casefold() in last
