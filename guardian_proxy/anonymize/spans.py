@@ -25,6 +25,7 @@ import regex as re
 from .. import self_disclosure
 from ..institutions import INSTITUTION_HEADS, SPECIALISED
 from ..livelihoods import is_livelihood
+from ..person_names import ENGLISH, faker_names
 from ..types import ENTITIES, Span, TextField
 
 #: entities whose exact value is searched for elsewhere in the request
@@ -66,6 +67,29 @@ _TITLE = re.compile(r"(?<![\w.])(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Sir|Dame)\.?[ \t]+$
 #: a title and the capitalised word(s) after it is a person's name even where NER missed it ("Mr Casey")
 _TITLED_NAME = re.compile(r"(?<![\w.])(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof)\.?[ \t]+(?:\p{Lu}\.[ \t]?)*"
                           r"\p{Lu}[\p{L}'’\-]+(?:[ \t]+\p{Lu}[\p{L}'’\-]+){0,2}")
+_CAP_WORD = re.compile(r"\p{Lu}[\p{L}'’\-]+")
+_COLON = re.compile(r"[ \t]*:(?![/\d])")
+#: a courtesy title that is a field's value on its own ("Title: Mrs. Name: …", "Salutation: Mr"): it says the sex, as
+#: a gender field does, with no name after it to be part of
+#: (its full stop stays: it may end the sentence too)
+_TITLE_VALUE = re.compile(r"(?<=:[ \t]{0,3})(?:Mr|Mrs|Ms|Miss)(?=\.?+[ \t]*(?:[.,;|\n]|$|\p{Lu}[\p{L}'’\-]*+[ \t]*:))")
+
+
+@lru_cache(maxsize=1)
+def _names() -> frozenset[str]:
+    return faker_names("first_names", "first_names_male", "first_names_female", "last_names", locales=ENGLISH)
+
+
+def _before_label(text: str, a: int, b: int) -> int | None:
+    """The end of a titled name at text[a:b] before a field label ("Title: Mrs. Name: Ashley Smith": "Name" is the
+    next field's label, a common word before a colon that is no one's name; "Mr Jones: …" is a speaker); None when
+    no name is left after the title."""
+    words = list(_CAP_WORD.finditer(text, a, b))[1:]  # the first is the title
+    for i, w in enumerate(words):
+        low = w.group().lower()
+        if _COLON.match(text, w.end()) and zipf(low) >= 3.0 and low not in _names():
+            return words[i - 1].end() if i else None
+    return b
 
 
 def titles(fields: list[TextField], spans: list[Span]) -> list[Span]:
@@ -86,8 +110,14 @@ def titles(fields: list[TextField], spans: list[Span]) -> list[Span]:
     for f in fields:
         for m in _TITLED_NAME.finditer(f.text):
             a, b = m.span()
-            if not any(x < b and a < y for x, y in covered[f.path]):
+            b = _before_label(f.text, a, b)
+            if b is not None and not any(x < b and a < y for x, y in covered[f.path]):
                 out.append(_span(f, a, b, "PERSON", 0.7))
+                covered[f.path].append((a, b))
+        for m in _TITLE_VALUE.finditer(f.text):
+            a, b = m.span()
+            if not any(x < b and a < y for x, y in covered[f.path]):
+                out.append(_span(f, a, b, "GENDER", 0.7))
     return out
 
 

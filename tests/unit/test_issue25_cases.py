@@ -200,9 +200,6 @@ def test_field_labels_stay_and_their_values_change(gateway):
         assert value not in out, out
 
 
-@pytest.mark.xfail(strict=True, reason="'Title: Mrs. Name: Ashley Smith.' — the title and the next label are found as "
-                                       "one PERSON ('Mrs. Name'): written 'Title: [PERSON_1]: [PERSON_2]' (L2-L3), "
-                                       "'Title: Thomas: Chad Pena' (L4); the label 'Name:' is lost")
 def test_a_label_after_a_title_field_stays(gateway):
     out = anonymized(gateway, "Gender: Female. Title: Mrs. Name: Ashley Smith. ID card: 4983-1207-7731.")
     assert "Ashley" not in out and "Smith" not in out and "4983-1207-7731" not in out, out
