@@ -35,7 +35,9 @@ Each rule is a property of the words of the hit and of the few characters around
 |                     | around it ("the Supreme Administrative Court", "the Turkish Government"); a named one keeps   |
 |                     | its span ("the Warsaw Regional Court", "Berlin Social Court"), and so does a specialised body |
 |                     | whose field says what the affair is about ("Social Insurance Authority", "Ministry of         |
-|                     | Defence", "Supreme Military Administrative Court"). Also an ORGANIZATION or a LOCATION that   |
+|                     | Defence", "Supreme Military Administrative Court"); criminal justice's bodies are no such     |
+|                     | field ("the Parole Board", "the Prison Service", "the Probation Service": the criminal        |
+|                     | process, like a criminal court). Also an ORGANIZATION or a LOCATION that                      |
 |                     | is one institution word ("Government", "Chamber"); never a country                           |
 | value's field name  | common words directly before a value with digits ("National ID CA-ID-…", "Driver's License …")|
 | country as topic    | a LOCATION that is a country asked about in a factual question ("the capital of France",     |
@@ -458,6 +460,16 @@ def law_name(text: str, start: int, end: int) -> bool:
         or _LAW_HEAD_AFTER.match(text, end) is not None
 
 
+#: the bodies of criminal justice after the court: a prison's, the parole board's, the probation service's field
+#: ("the Parole Board", "the Prison Service", "the Probation Service") is the criminal process every criminal case
+#: goes through, as the criminal court's and the prosecutor's ("criminal", "police", "prosecutor" are no specialised
+#: field either); named by its function alone such a body is the setting, an institution's name, not the person's
+#: affair. A named one keeps its span ("Wronki Prison", "the Warsaw Remand Centre Penitentiary Commission")
+_CRIMINAL_JUSTICE = frozenset({"prison", "prisons", "penitentiary", "probation", "parole"})
+#: the fields that say what a person's affair is about (institutions.SPECIALISED but criminal justice's)
+_AFFAIR_FIELDS = frozenset(SPECIALISED - _CRIMINAL_JUSTICE)
+
+
 def generic_institution(value: str) -> bool:
     words = [w for w in _WORD.findall(value) if w.lower() not in _STOP]
     if not words:
@@ -468,12 +480,12 @@ def generic_institution(value: str) -> bool:
         return bool({w, singular} & (INSTITUTION_HEADS | INSTITUTION_WORDS))
     if not any(w.lower() in INSTITUTION_HEADS for w in words):
         # a public body's field named alone, of its vocabulary only ("Director of Legal Affairs", "Foreign Affairs")
-        return len(words) <= 3 and all(w.lower() in INSTITUTION_WORDS and w.lower() not in SPECIALISED for w in words)
+        return len(words) <= 3 and all(w.lower() in INSTITUTION_WORDS and w.lower() not in _AFFAIR_FIELDS for w in words)
     # a body of a specialised field ("Social Insurance Authority", "Supreme Military Administrative Court",
     # "Ministry of Defence", "Employment Tribunal") tells what the person's affair is about: it stays (privacy
     # first); the state's general organs ("the Supreme Administrative Court", "the Court of Cassation", "the
     # Ministry of Foreign Affairs", "the Public Prosecutor") are the setting of any case
-    if any(w.lower() in SPECIALISED for w in words):
+    if any(w.lower() in _AFFAIR_FIELDS for w in words):
         return False
     rest = [w for w in words if w.lower() not in INSTITUTION_HEADS and w.lower() not in INSTITUTION_WORDS
             and not w.isdigit() and not re.fullmatch(r"\d+(?:st|nd|rd|th)", w) and not _nationality(w)]

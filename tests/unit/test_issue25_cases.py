@@ -184,8 +184,6 @@ def test_a_court_named_by_its_function_stays_alone(gateway):
     assert anonymized(gateway, text) == text
 
 
-@pytest.mark.xfail(strict=True, reason="beside a person's name the controller starts at L3, where the residue scan "
-                                       "removes 'Parole': 'The […] Board refused the request of [PERSON_1].'")
 def test_the_parole_board_stays_beside_a_persons_name(gateway):
     out = anonymized(gateway, "The Parole Board refused the request of Mr Tomasz Wiśniewski. The Government agreed.")
     assert "Wiśniewski" not in out and out.startswith("The Parole Board refused the request of "), out

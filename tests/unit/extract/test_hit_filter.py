@@ -70,6 +70,20 @@ def test_a_specialised_body_says_what_the_affair_is_about_and_stays(value):
     assert _kept(f"On appeal, {value} held that", value, "ORGANIZATION") == value[4:]
 
 
+@pytest.mark.parametrize("value", ["The Parole Board", "the Prison Service", "the Probation Service",
+                                   "the Penitentiary Administration"])
+def test_a_criminal_justice_body_named_by_its_function_is_the_setting(value):
+    # like a criminal court or the prosecutor: the criminal process, an institution's name, not the person's affair
+    assert _kept(f"{value} refused the request of Mr Tomasz Wiśniewski.", value, "ORGANIZATION") is None
+
+
+@pytest.mark.parametrize("value,expected", [("Wronki Prison", "Wronki Prison"),
+                                            ("the Warsaw Remand Centre Penitentiary Commission",
+                                             "Warsaw Remand Centre Penitentiary Commission")])
+def test_a_named_prison_or_penitentiary_body_stays(value, expected):
+    assert _kept(f"He was held by {value} until", value, "ORGANIZATION") == expected
+
+
 def test_headings_and_value_field_names_are_not_organisations():
     assert _kept("PROCEDURE\n\nTHE FACTS\n\nThe applicant", "THE FACTS", "ORGANIZATION") is None
     assert _kept("my National ID CA-ID-7995726 seems wrong", "National ID", "ORGANIZATION") is None
