@@ -9,6 +9,11 @@ In order:
     - no digit entity inside a decimal number or a longer digit run (`52.1234567890123` is a float, a timing);
     - a person found by NER that is a product, integration, role or UI word, or has digits ("Facebook Pixel",
       "Respond", "agent2") is not a person;
+    - a product's name is no one's data: a vendor's name (a word of the product vocabulary, `not_name_terms`, that the
+      tracker database names as a company: "Google", "Facebook", "Adobe") with capitalised product words of that
+      vocabulary beside it ("Google Tag Manager", "Facebook Pixel", "Adobe Analytics", "Google Admin"); no NER or
+      narrative name, organisation, place or job is found inside it ("[ORGANIZATION] Tag [OCCUPATION]"). A job word
+      alone beside a vendor ("Google Manager") makes no product, nor does a vendor alone ("I work at Google");
     - tracker identifiers (the rule): an advertising, device, anonymous or session id is pseudonymous protocol
       state; it is personal data only on its way to a tracker class (analytics, ad network, social, broker), where
       it links the person across sites. To the user's own site, a service provider, an AI service or any other
@@ -24,10 +29,12 @@ The winning result's recognizer and reason are recorded on the Span (never the v
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from ..types import CONTAINER_ENTITIES, ENTITIES, TRACKER_CLASSES, Span, TextField
 from . import keys, secrets, validators
 from .context import FieldContext
+from .quasi_lexicon import OCCUPATIONS
 from .registry import Result
 
 SKIP_ENTITIES = {"URL", "DATE_TIME"}  # too noisy to count as personal data on their own
@@ -128,10 +135,13 @@ def _context_rules(f: TextField, hits: list[Result], ctx: FieldContext | None) -
     value = text.strip()
     lower_digits, whole_decimal = _digit_rules(f, value)
     key_hits = [h for h in hits if h.recognizer in ("key", "cookie")]
+    products = _product_names(text) if any(_named_by_model(h) for h in hits) else []
     out: list[Result] = []
     for h in hits:
         if h.recognizer in ("key", "cookie"):
             continue
+        if products and _named_by_model(h) and any(a <= h.start and h.end <= b for a, b in products):
+            continue  # "Google Tag Manager": a product's name, no organisation or job
         if h.entity in DIGIT_ENTITIES and (lower_digits or whole_decimal or _inside_number(text, h.start, h.end)):
             continue
         if h.entity == "PERSON" and h.recognizer.startswith(("ner", "narrative")) and not _ner_person(text[h.start:h.end]):
@@ -206,6 +216,57 @@ def _site_account(value: str, sites: frozenset[str]) -> bool:
     """`HuffingtonPost` where the request names huffingtonpost.com: the site's own account, not the user's."""
     v = re.sub(r"[^a-z0-9]", "", value.lower())
     return len(v) >= 4 and v in sites
+
+
+#: what NER and the narrative recognizers name that a product's name holds the words of
+_NAMED = frozenset({"PERSON", "ORGANIZATION", "LOCATION", "NRP", "OCCUPATION"})
+#: a word: letters and digits, a letter first ("Google", "Auth0")
+_CAP_RUN_WORD = re.compile(r"[^\W\d_][^\W_]*")
+
+
+def _named_by_model(h: Result) -> bool:
+    return h.entity in _NAMED and h.recognizer.startswith(("ner", "narrative"))
+
+
+@lru_cache(maxsize=1)
+def vendor_names() -> frozenset[str]:
+    """The words of the product vocabulary (`not_name_terms`) that the tracker database (recipients.json) names as a
+    company, lower-cased: the vendors whose names products are made with ("google", "facebook", "adobe")."""
+    from .recipients import table
+
+    t = table()
+    owners = {v[1] for v in t["trackers"].values()} | set(t["owner_sites"].values())
+    suffix = re.compile(r"(?i)[ ,]+(?:inc|llc|ltd|gmbh|corp|corporation|ag|sa|limited|co)\.?$")
+    names = {suffix.sub("", o).strip().lower() for o in owners if isinstance(o, str)}
+    return frozenset(names & validators.data()["not_name_terms"])
+
+
+def _product_names(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each product's name in `text`: a run of capitalised words of the product vocabulary, one space
+    or hyphen apart, that holds a vendor's name and a product word that is neither a vendor nor a job ("Google Tag
+    Manager", "Facebook Pixel"; not "Google Manager", "Customer Service Manager")."""
+    terms = validators.data()["not_name_terms"]
+    vendors = vendor_names()
+    out: list[tuple[int, int]] = []
+    run: list[re.Match] = []
+
+    def close():
+        words = [m.group().lower() for m in run]
+        if len(words) >= 2 and any(w in vendors for w in words) and \
+                any(w not in vendors and w not in OCCUPATIONS for w in words):
+            out.append((run[0].start(), run[-1].end()))
+        run.clear()
+
+    for m in _CAP_RUN_WORD.finditer(text):
+        w = m.group()
+        if not (w[0].isupper() and w.lower() in terms):
+            close()
+            continue
+        if run and text[run[-1].end(): m.start()] not in (" ", "-"):
+            close()
+        run.append(m)
+    close()
+    return out
 
 
 def _ner_person(name: str) -> bool:

@@ -121,9 +121,6 @@ def test_an_integration_named_facebook_pixel_and_a_timing_float_stay_in_a_rewrit
     assert out["timing"] == SEGMENT["timing"]
 
 
-@pytest.mark.xfail(strict=True, reason="NER finds ORGANIZATION 'Google' and OCCUPATION 'Manager' in the integration "
-                                       "name 'Google Tag Manager' (json:$.context.integrations[1].name); from L3 it "
-                                       "is written '[ORGANIZATION] Tag [OCCUPATION]'")
 @pytest.mark.parametrize("level", [3, 4])
 def test_an_integration_named_google_tag_manager_stays_in_a_rewrite(gateway, level):
     out = _segment_rewritten(gateway, level)

@@ -1,10 +1,10 @@
-"""The resolver's context rules (extract/resolver.py): an acronym in a request's field."""
+"""The resolver's context rules (extract/resolver.py): an acronym in a request's field, a product's name."""
 
 import pytest
 
 from guardian_proxy.extract.context import RequestContext, field_context
 from guardian_proxy.extract.registry import Result
-from guardian_proxy.extract.resolver import people_organisation, resolve
+from guardian_proxy.extract.resolver import _product_names, people_organisation, resolve
 from guardian_proxy.types import TextField
 
 
@@ -39,3 +39,35 @@ def test_an_acronym_the_text_calls_a_body_of_people_is_an_organisation(text):
 def test_a_technologys_acronym_stays_no_ones_data(text, acronym):
     assert not people_organisation(text, text.index(acronym), text.index(acronym) + len(acronym))
     assert _orgs(text, acronym) == []
+
+
+def _found(text: str, *hits: tuple[str, str]) -> list[tuple[str, str]]:
+    """The spans the resolver makes of NER/narrative hits (value, entity) in a prose field."""
+    f = TextField(path="text:", text=text)
+    results = [Result(text.index(v), text.index(v) + len(v), e, 0.85, "ner" if e != "OCCUPATION" else "narrative", "")
+               for v, e in hits]
+    return [(s.text, s.entity) for s in resolve(f, results, None)]
+
+
+@pytest.mark.parametrize("text,hits", [
+    ("Google Tag Manager", [("Google", "ORGANIZATION"), ("Manager", "OCCUPATION")]),
+    ("We load Google Tag Manager and Adobe Analytics on every page.",
+     [("Google", "ORGANIZATION"), ("Manager", "OCCUPATION"), ("Adobe Analytics", "ORGANIZATION")]),
+    ("Open Google Admin and add the user.", [("Google Admin", "PERSON")]),
+])
+def test_a_products_name_made_with_a_vendors_name_is_no_ones_data(text, hits):
+    assert _found(text, *hits) == []
+
+
+@pytest.mark.parametrize("text,hits", [
+    ("I work at Google as a Manager.", [("Google", "ORGANIZATION"), ("Manager", "OCCUPATION")]),
+    ("She is a Google Manager now.", [("Google", "ORGANIZATION"), ("Manager", "OCCUPATION")]),  # a job, no product
+    ("He is our Customer Service Manager.", [("Customer Service Manager", "OCCUPATION")]),      # no vendor
+])
+def test_a_vendor_alone_or_a_job_beside_it_stays(text, hits):
+    assert _found(text, *hits) == hits
+
+
+def test_product_names_are_runs_of_the_product_vocabulary_with_a_vendor():
+    text = "Google Tag Manager, Facebook Pixel, Google, Tag Manager and Google\nAnalytics"
+    assert [text[a:b] for a, b in _product_names(text)] == ["Google Tag Manager", "Facebook Pixel"]
