@@ -177,8 +177,16 @@ class NerEngine:
     def analyze(self, texts: list[str]) -> list[list[Hit]]:
         """Hits per text. Short texts go through spaCy as one batch; a long one is cut into pieces of about
         `CHUNK` characters (at a line or sentence end) and the pipeline lock is taken per piece, so a 90 KB
-        body never holds the lock for seconds while small requests wait behind it (head-of-line)."""
+        body never holds the lock for seconds while small requests wait behind it (head-of-line). HTML markup is
+        read as a browser shows it (`unmarked`): the model sees the words, the hits keep the text's offsets and
+        never cover a tag."""
         engine = self.load()
+        marked = [tags(t) for t in texts]
+        texts = [unmarked(t, m) if m else t for t, m in zip(texts, marked, strict=True)]
+        out = self._analyze(engine, texts)
+        return [_outside(t, h, m) if m else h for t, h, m in zip(texts, out, marked, strict=True)]
+
+    def _analyze(self, engine, texts: list[str]) -> list[list[Hit]]:
         out: list[list[Hit]] = [[] for _ in texts]
         short = [i for i, t in enumerate(texts) if len(t) <= CHUNK]
         if short:
@@ -274,6 +282,72 @@ def _in_place_enhancer():
 
 
 CHUNK = 6000
+
+#: HTML's elements (and a custom element's hyphenated name): a tag is one of them between `<` and `>`, so "<Maria
+#: Gonzalez>" or "a < b > c" is text, not markup
+_ELEMENTS = ("a|abbr|address|article|aside|b|bdi|bdo|big|blockquote|body|br|button|caption|center|cite|code|col|"
+             "colgroup|dd|del|details|dfn|dialog|div|dl|dt|em|fieldset|figcaption|figure|font|footer|form|h[1-6]|"
+             "head|header|hr|html|i|img|input|ins|kbd|label|legend|li|main|mark|nav|ol|optgroup|option|p|pre|q|s|"
+             "samp|section|select|small|span|strike|strong|sub|summary|sup|table|tbody|td|textarea|tfoot|th|thead|"
+             "time|title|tr|tt|u|ul|var|wbr")
+_TAG = re.compile(rf"</?(?:(?:{_ELEMENTS})|[a-z][a-z0-9]*-[a-z0-9-]+)(?=[\s/>])[^<>]{{0,2000}}>", re.I)
+#: a block's tag ends a line where a browser shows it (a paragraph, a list item, a cell, a line break): the words on
+#: either side are not one name ("<li>Maria Gonzalez</li><li>London</li>")
+_BLOCK = re.compile(r"</?(?:address|article|aside|blockquote|body|br|caption|center|dd|details|dialog|div|dl|dt|"
+                    r"fieldset|figcaption|figure|footer|form|h[1-6]|head|header|hr|html|li|main|nav|ol|optgroup|option|"
+                    r"p|pre|section|select|summary|table|tbody|td|textarea|tfoot|th|thead|title|tr|ul)(?![a-z0-9-])", re.I)
+#: an attribute a person reads (an image's text, a tooltip, a field's label or value): its value is text, shown
+_SHOWN = re.compile(r"""(?<![\w-])(?:alt|title|aria-label|placeholder|label|value|content)[ \t]*=[ \t]*(?:"([^"<>]*)"|'([^'<>]*)')""",
+                    re.I)
+
+
+def tags(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each HTML tag in `text`, less the values of its attributes a person reads (`alt`, `title` …)."""
+    if "<" not in text:
+        return []
+    out = []
+    for m in _TAG.finditer(text):
+        pos = m.start()
+        for a in _SHOWN.finditer(text, m.start(), m.end()):
+            g = 1 if a.group(1) is not None else 2
+            out.append((pos, a.start(g)))
+            pos = a.end(g)
+        out.append((pos, m.end()))
+    return [(a, b) for a, b in out if b > a]
+
+
+def unmarked(text: str, marks: list[tuple[int, int]]) -> str:
+    """`text` with each tag blanked, of the same length: spaces, a line break first for a block's tag (so what NER
+    reads is the words a browser shows, each at its own offset: "<b>Maria Gonzalez</b>" is a name, not the tokens
+    "Gonzalez</b" and ">")."""
+    parts, pos = [], 0
+    for a, b in marks:
+        parts += [text[pos:a], ("\n" if _BLOCK.match(text, a) else " ") + " " * (b - a - 1)]
+        pos = b
+    parts.append(text[pos:])
+    return "".join(parts)
+
+
+def _outside(text: str, hits: list[Hit], marks: list[tuple[int, int]]) -> list[Hit]:
+    """The hits without the tags' characters: a hit across a tag ("Maria</b> <b>Gonzalez") becomes its parts
+    outside it, trimmed of spaces; a tag's own characters are no hit (the tags are written back as typed)."""
+    out = []
+    for start, end, label, score in hits:
+        pieces, pos = [], start
+        for a, b in marks:
+            if b <= pos or a >= end:
+                continue
+            pieces.append((pos, a))
+            pos = max(pos, b)
+        pieces.append((pos, end))
+        for a, b in pieces:
+            while a < b and text[a].isspace():
+                a += 1
+            while b > a and text[b - 1].isspace():
+                b -= 1
+            if b > a:
+                out.append((a, b, label, score))
+    return out
 _BREAK = re.compile(r"\n|[.!?]\s")
 
 

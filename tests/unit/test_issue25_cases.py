@@ -208,11 +208,30 @@ def test_html_tags_stay(gateway):
     assert out.startswith('<p>Contact ') and '<a href="mailto:' in out and out.endswith("</a></p><br/><div>Thanks</div>")
 
 
-@pytest.mark.xfail(strict=True, reason="a name inside an inline tag ('<b>Maria Gonzalez</b>', '<li>Call Tomasz "
-                                       "Wiśniewski') is not found by NER: it leaves as typed at L3")
 def test_a_name_inside_an_inline_tag_is_found(gateway):
     out = anonymized(gateway, "<p>Contact <b>Maria Gonzalez</b> at maria.g@gmail.com today.</p>")
     assert "Gonzalez" not in out and out.startswith("<p>Contact <b>") and "</b> at " in out, out
+
+
+def test_names_in_list_items_and_in_shown_attributes_are_found_and_the_tags_stay(gateway):
+    text = ('<ul><li>Please call Tomasz Wiśniewski tomorrow.</li><li>Ask for the manager.</li></ul>'
+            '<img src="team.jpg" alt="Photo of Maria Gonzalez at the office">')
+    out = anonymized(gateway, text)
+    assert "Wiśniewski" not in out and "Gonzalez" not in out, out
+    assert out.startswith("<ul><li>Please call ") and " tomorrow.</li><li>Ask for the manager.</li></ul>" in out, out
+    assert '<img src="team.jpg" alt="Photo of ' in out and out.endswith(' at the office">'), out
+
+
+def test_markup_is_blanked_for_the_model_at_the_same_offsets_and_no_hit_covers_a_tag():
+    from guardian_proxy.extract.ner import _outside, tags, unmarked
+
+    text = '<p>Hi <b>Maria</b> <i>Gonzalez</i></p><img alt="Ana Ruiz" src="a.png"> if a < b > c, <Maria Smith>'
+    marks = tags(text)
+    blank = unmarked(text, marks)
+    assert len(blank) == len(text) and blank.startswith("\n  Hi    Maria") and "Ana Ruiz" in blank
+    assert blank.endswith(" if a < b > c, <Maria Smith>")  # no HTML element: text
+    a, b = text.index("Maria"), text.index("Gonzalez") + len("Gonzalez")
+    assert [text[x:y] for x, y, _, _ in _outside(blank, [(a, b, "PERSON", 0.85)], marks)] == ["Maria", "Gonzalez"]
 
 
 def test_sex_titles_countries_and_id_numbers_are_not_kept(gateway):
