@@ -70,7 +70,16 @@ def stock_email(text: str) -> bool:
     if not at or not local:
         return False
     reserved = is_reserved_email(text.strip()) or domain.casefold().rstrip(".").rsplit(".", 1)[-1] in _RESERVED_TLD
-    return reserved and local.casefold().split("+", 1)[0] in _STOCK_LOCAL
+    if not reserved:
+        return False
+    base = local.casefold().split("+", 1)[0]
+    if base in _STOCK_LOCAL:
+        return True
+    # no piece of it a given name or a surname of the lists ("a+tag", "test.user", "qa-bot"): a sample, no one's
+    from .person_names import faker_names
+
+    names = faker_names("first_names", "last_names")
+    return not any(len(p) >= 3 and p in names for p in re.split(r"[._+\-\d]+", local.casefold()))
 
 
 def placeholder_name(text: str) -> bool:

@@ -77,6 +77,15 @@ PATTERNS: list[tuple[str, float, re.Pattern]] = [
                                     r"(?:\s+(?:reference|ref\.?|number|no\.?|code|id))?(?:\s+is)?\s*[:#]?\s*)\K"
                                     r"(?=[A-Z0-9]{0,9}\d)(?=[A-Z0-9]{0,9}[A-Z])[A-Z0-9]{5,10}\b")),
     ("GOVERNMENT_ID", 0.85, re.compile(r"\b\d{3}-\d{2}-\d{4}\b")),
+    # a national identity or tax number after its own label, in the label's country's form ("BSN 273951841", "NIE
+    # Y4829157E", "Steuer-ID 47 192 836 518", "codice fiscale BRNGLI85M52F205A", "T.C. Kimlik No: 38291746550",
+    # "my CPF is 382.914.675-28"): the label says what it is whatever its digits look like
+    ("GOVERNMENT_ID", 0.85, re.compile(
+        r"(?i:\b(?:BSN|NIE|DNI|NIF|NIR|NISS|PESEL|Steuer-?ID|Steuer-?Identifikationsnummer|codice\s+fiscale|"
+        r"T\.?\s?C\.?\s+Kimlik|Kimlik|CPF|CNPJ|PPSN?|National\s+Insurance|NINO|SIN|TFN|IRD|AHV|personnummer|"
+        r"henkilötunnus|CNP|EGN|JMBG|OIB|Aadhaar|NRIC|HKID|RUT|CURP|CUIL|CUIT|BVN|NIN)\b\.?"
+        r"(?:\s+(?:no|nr|number|n[º°o]))?\.?(?:\s+(?:is|es|est|ist|è|é|är|er|jest|is:))?)"
+        r"\s{0,3}[:#]?\s{0,3}\K(?=[A-Z0-9 .\-/]{0,24}\d)[A-Z0-9](?:[A-Z0-9]|[ .\-/](?=[A-Z0-9])){4,24}")),
     # money and quantities
     ("AMOUNT", 0.9, re.compile(rf"(?:(?:approximately|approx\.|about|some|around|over|nearly|almost)\s)?"
                                rf"(?:[{lx.CURRENCY_SYMBOLS}]\s?|\b(?:{lx.CURRENCY_CODES})\s?)\d(?:[\d,.' ]*\d)?"

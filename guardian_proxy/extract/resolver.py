@@ -314,10 +314,13 @@ def _not_a_name(word: str) -> bool:
 
 
 def _covers(g, h) -> bool:
-    """g (another kind of hit) covers h and is longer without being much weaker, or as long and stronger."""
+    """g (another kind of hit) covers h and is longer without being much weaker, or as long and stronger; a name,
+    an organisation or a place NER found never covers a direct identifier (a number it took into its span)."""
     if g is h or g[2] == h[2] or ENTITIES[g[2]][0] == ENTITIES[h[2]][0]:
         return False
     if not (g[0] <= h[0] and h[1] <= g[1]):
         return False
+    if h[4] and not g[4] and g[2] in ("ORGANIZATION", "PERSON", "LOCATION", "NRP"):
+        return False  # NER's "organisation" 'BSN 273951841' explains no identity number inside it
     glen, hlen = g[1] - g[0], h[1] - h[0]
     return (glen > hlen and g[3] >= h[3] - 0.05) or (glen == hlen and g[3] > h[3])

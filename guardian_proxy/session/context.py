@@ -49,7 +49,7 @@ import re
 from functools import cache
 
 from ..chatapi import ChatRequest, Slot
-from ..placeholders import no_ones, role_mailbox
+from ..placeholders import no_ones, role_mailbox, stock_email
 from ..recognizer_data import data as recognizer_data
 from ..types import CONTAINER_ENTITIES
 from .keyed import (
@@ -82,6 +82,7 @@ from .namecues import (
     world_given_names,
 )
 from .rewrite import HARD_BLOCK, Hit
+from .language import other_language
 from .surrogates import PARTICLES, TITLES, address_parts
 
 #: types whose values are numbers or codes: a text without a digit is not one
@@ -140,6 +141,18 @@ _CUE_BEFORE = re.compile(r"\b(?:daughter|son|wife|husband|mother|father|mom|mum|
 #: a number after "#" is a reference (an issue, a pull request, a ticket), no amount: "pull request #412"
 _HASH_BEFORE = re.compile(r"#$")
 #: a form's or a model's short name: one or two capitals, perhaps a hyphen, one to three digits ("W-2", "I-9", "P60")
+#: a spreadsheet's cell and the colon of its range ("D2:D500")
+_CELL = re.compile(r"\$?[A-Z]{1,3}\$?\d{1,7}")
+_CELL_BEFORE = re.compile(r"\$?[A-Z]{1,3}\$?\d{1,7}:$")
+_CELL_AFTER = re.compile(r":\$?[A-Z]{1,3}\$?\d")
+#: the strings a pattern is tested on, in a question about a pattern
+_PATTERN_SAMPLE = re.compile(r"\b(?:should(?:\s+not|n['’]t)?\s+match|must(?:\s+not)?\s+match|matches|test\s+strings?|"
+                             r"samples?|valid|invalid)\b", re.I)
+_PATTERN_TALK = re.compile(r"\b(?:regex|regexp|regular\s+expression|pattern|glob)\b", re.I)
+#: an issue tracker's key ("PAY-2291", "PROJ-12") in a text about a ticket or an issue
+_TICKET_KEY = re.compile(r"[A-Z][A-Z0-9]{1,9}-\d{1,6}")
+_TICKET_TALK = re.compile(r"\b(?:jira|ticket|issue|story|bug|epic|sprint|backlog|linear)\b", re.I)
+_HEX_LITERAL = re.compile(r"0x[0-9A-Fa-f]{1,16}")
 _FORM_NAME = re.compile(r"[A-Z]{1,2}-\d{1,3}|[A-Z]\d{1,2}")
 #: a word no list holds as a name between a determiner and a noun is a thing's name ("Our Grafana alert", "the
 #: Vaultwarden login page"); a person's name there is followed by a verb ("our Priyanka says", "my Kaveh is")
@@ -234,6 +247,8 @@ _POSTCODE_AFTER = re.compile(r"[ ,]{0,3}\d{4,5}(?:-\d{4})?\b")
 _VERSION = re.compile(r"[vV]\d{1,3}(?:\.\d{1,4}){0,3}(?:[-.]?(?:alpha|beta|rc)\d{0,3})?|"
                       r"(?:HTTP|HTTPS|TLS|SSL|SPDY|SMTP|IMAP|POP3|FTP|SSH|QUIC|SIP|RTSP|AMQP|MQTT|SOCKS)/\d(?:\.\d)?")
 #: a log's or an ISO-like date written with slashes, year first ("2026/11/28 14:02:17"): a date, not a case number
+#: a day, a month (either order) and a four-digit year with slashes: a date whatever recognizer found it
+_DAY_MONTH_YEAR = re.compile(r"(?:0?[1-9]|[12]\d|3[01])/(?:0?[1-9]|[12]\d|3[01])/(?:19|20)\d\d")
 _YEAR_FIRST_DATE = re.compile(r"(?:19|20)\d\d/(?:0?[1-9]|1[0-2])/(?:0?[1-9]|[12]\d|3[01])")
 _SENTENCE_END = re.compile(r"[.!?\n]")
 
@@ -306,6 +321,21 @@ def _next_year(value: str) -> bool:
     """A tax or school year: a year and the next one's last two digits or whole ("2025/26", "2024-2025")."""
     m = re.fullmatch(r"((?:19|20)\d\d)[/-](\d\d|\d{4})", value.strip())
     return bool(m) and int(m.group(2)) % 100 == (int(m.group(1)) + 1) % 100
+
+
+_EMAIL_IN_ROW = re.compile(r"[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){0,4}")
+
+
+def _sample_row(text: str, at: int) -> bool:
+    """Whether the line around `at` is a record (cells split by commas, tabs, semicolons or bars) whose e-mail is at
+    a reserved domain and a sample's (`placeholders.stock_email`): test data, whatever names it holds."""
+    a = text.rfind("\n", 0, at) + 1
+    b = text.find("\n", at)
+    line = text[a:b if b >= 0 else len(text)]
+    if len(line) > 400 or not any(sep in line for sep in (",", "\t", ";", "|")):
+        return False
+    mails = _EMAIL_IN_ROW.findall(line)
+    return bool(mails) and all(stock_email(m) for m in mails)
 
 
 def wordy(text: str) -> bool:
@@ -381,6 +411,8 @@ def vocabulary(data) -> set[str]:
     return out
 
 
+#: a system prompt pasted into a user's text: "System: You are …", "<system>", "### System"
+_SYSTEM_LABEL = re.compile(r"(?im)^[ \t#<\[]{0,6}system[\]>]?[ \t]{0,3}:?[ \t]{0,3}")
 #: how a system prompt tells the assistant who it is: "You are a support agent for Acme Cloud", "You work for …"
 _YOU_ARE = re.compile(r"(?:you\s+are|you['’]re|you\s+work|you\s+represent|you\s+answer|as\s+an?\s+\w+\s+"
                       r"(?:for|at|of))\b", re.I)
@@ -571,8 +603,8 @@ class PartContext:
                     for o in found):
                 h.entity = "LOCATION"
         for h in found:
-            if h.entity == "CASE_NUMBER" and _YEAR_FIRST_DATE.fullmatch(h.text):
-                h.entity = "DATE"  # "2026/11/28" in a log line
+            if h.entity == "CASE_NUMBER" and (_YEAR_FIRST_DATE.fullmatch(h.text) or _DAY_MONTH_YEAR.fullmatch(h.text)):
+                h.entity = "DATE"  # "2026/11/28" in a log line, "nata il 12/08/1985"
             if h.entity == "LOCATION" and any(c.isdigit() for c in h.text) and address_parts(h.text):
                 h.entity = "STREET_ADDRESS"  # "Flat 2, 9 Linden Grove, Norwich NR2 3JS": an address keeps its shape
             if h.entity in ("DATE", "DATE_TIME", "AMOUNT", "QUANTITY") and h.text.isdigit() and len(h.text) >= 3 and \
@@ -609,10 +641,12 @@ class PartContext:
         by_key = keyed_names(text) if json_values(text) is not None else assigned_names(text)
         for a, b, cue in cued_names(text) + by_key + tabled_names(text):
             over = [h for h in found if h.start < b and a < h.end]
-            same = [h for h in over if (h.start, h.end) == (a, b) and h.entity in ("LOCATION", "ORGANIZATION", "NRP")]
+            same = [h for h in over if (h.start, h.end) == (a, b) and h.entity in ("LOCATION", "ORGANIZATION", "NRP",
+                                                                                    "PERSON")]
             if same:
                 for h in same:
                     h.entity = "PERSON"
+                    self.cues.setdefault(id(h), cue)  # the cue vouches for it ("Author: Mei Lin Tan <…>")
                 continue
             titled = cue == "after a title"  # "Sra. Ortega": a name found inside takes its title (a surname then)
             if over and all(h.entity in ("LOCATION", "ORGANIZATION", "NRP") and (a <= h.start and h.end <= b or titled)
@@ -707,7 +741,7 @@ class PartContext:
             return None
         if h.entity in CONTAINER_ENTITIES:
             return "container"
-        if no_ones(h.entity, value) and not (h.entity in _DIGITS and
+        if no_ones(h.entity, value) and not ((h.entity in _DIGITS or h.entity == "GOVERNMENT_ID") and
                                              _MINE_BEFORE.search(text, max(0, h.start - 40), h.start)):
             return "stock example"  # "e.g. 123-45-6789" (not "My PPS number is 1234567TA": the user says it is theirs)
         if h.entity == "EMAIL_ADDRESS" and role_mailbox(value):
@@ -729,22 +763,32 @@ class PartContext:
         hard, soft = self._structure(i, text)
         if _inside(hard, h.start, h.end) or (_inside(soft, h.start, h.end) and (wordy(value) or h.entity == "OCCUPATION")):
             return "field name"
+        if h.entity in ("PERSON", "EMAIL_ADDRESS", "USERNAME") and not known and "\n" in text and \
+                _sample_row(text, h.start):
+            return "a sample record"  # "2,Jane,Doe,jane.doe@example.com,…": a row of test data on a reserved domain
         if h.entity == "PERSON" and not h.part and not known and "\n" in text and \
                 table_column(text, h.start, h.end) in NOT_NAME_COLUMNS:
             return "a table's value"  # "| Efua Mensah | Dispatcher |" under "Role": the column says what it is
+        if h.entity in ("PERSON", "ORGANIZATION", "LOCATION", "NRP") and not known and not seen and not h.part and \
+                id(h) not in self.cues and not any(c.isdigit() for c in value) and \
+                (other_language(_sentence_of(text, h.start)) or other_language(text)) and \
+                not any(listed_name(w) for w in NAME_WORD.findall(value) if w[:1].isupper()):
+            return "a word of another language"  # "Devo chiedere …", "der Bodensee", "Nagrodę Nobla": no listed name
         if h.entity in ("ORGANIZATION", "LOCATION", "NRP") and not known and not h.part and " " not in value.strip() \
                 and not listed_name(value) and _sentence_start(text, h.start) and _OBJECT_AFTER.match(text, h.end):
             return "ordinary word"  # "Schreib eine kurze Nachricht …": the ask's verb, whatever NER typed it
         if h.entity in _NAMES and not h.part:
             why = _not_a_persons(text, h, persons, seen or known) if h.entity == "PERSON" else None
+            if why in ("not a name's shape", "field name") and id(h) in self.cues:
+                why = None  # a name its cue found has a name's shape ("Author: Mei Lin Tan <…>"; "Tan" is a word)
             if why is not None:
                 return why
             words = NAME_WORD.findall(value)  # a hyphenated name whole: "Min-jun"
             if words and all(ordinary(w) for w in words) and not any(c.isdigit() for c in value):
                 return "ordinary word"
-        if h.entity == "ORGANIZATION" and slot.role == "system" and _YOU_ARE.match(
-                _sentence_of(text, h.start).lstrip()):
-            return "the assistant's own organisation"  # "You are a support agent for Acme Cloud."
+        if h.entity in ("ORGANIZATION", "OCCUPATION") and (slot.role == "system" or _SYSTEM_LABEL.search(text)) and \
+                _YOU_ARE.match(_SYSTEM_LABEL.sub("", _sentence_of(text, h.start).lstrip())):
+            return "the assistant's own organisation"  # "You are a support agent for Acme Cloud.", "System: You are …"
         if h.entity == "OCCUPATION" and (_ROLE_NOUN_AFTER.match(text, h.end) or
                                          _APPLIED_FOR_BEFORE.search(text, max(0, h.start - 60), h.start)):
             return "the role asked about"  # "a job interview … for a Senior Data Engineer role": what to prepare for
@@ -767,10 +811,22 @@ class PartContext:
                                           _RULE_VERB_BEFORE.search(text, max(0, h.start - 12), h.start) or
                                           text[h.start - 1:h.start] in _QUOTES and _ERROR_MESSAGE_AFTER.match(text, h.end)):
             return "error code"  # "fails with 'P3009: migrate found …'", "error TS2345": a program's, no one's
+        if h.entity == "CASE_NUMBER" and _CELL.fullmatch(value) and (
+                _CELL_BEFORE.search(text, max(0, h.start - 9), h.start) or _CELL_AFTER.match(text, h.end)):
+            return "cell reference"  # "=SUMIFS(D2:D500, …)": a spreadsheet's range
+        if h.entity == "CASE_NUMBER" and _PATTERN_SAMPLE.search(_sentence_of(text, h.start)) and \
+                _PATTERN_TALK.search(text):
+            return "a pattern's sample"  # "a regex … Should match: INV-2024-00017": the strings it is tested on
+        if h.entity == "CASE_NUMBER" and _TICKET_KEY.fullmatch(value) and _TICKET_TALK.search(text):
+            return "ticket key"  # "PAY-2291 Checkout fails …" in a Jira ticket: the tracker's key, no one's
+        if h.entity == "CASE_NUMBER" and _HEX_LITERAL.fullmatch(value):
+            return "code literal"  # "can't decode byte 0xe9", "0x7ffd": a byte or an address in a program
         if h.entity == "CASE_NUMBER" and _LAW_BEFORE.search(text, max(0, h.start - 30), h.start):
             return "law or standard"  # "compensation under EU261", "compliant with ISO 27001", "per RFC 9110"
         if h.entity == "CASE_NUMBER" and _FORM_NAME.fullmatch(value):
             return "form or model"  # "my W-2", "an I-9", "the P60": a form's or a model's name, everyone's
+        if h.entity == "CASE_NUMBER" and sum(c.isalnum() for c in value) <= 2:
+            return "too short to be anyone's"  # "3-D Secure"
         if h.entity in ("CASE_NUMBER", "DATE", "DATE_TIME") and _next_year(value):
             return "tax or school year"  # "the tax on a salary for 2025/26"
         if h.entity == "AMOUNT" and _BUDGET_BEFORE.search(text, max(0, h.start - 40), h.start):

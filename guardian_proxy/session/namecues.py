@@ -15,7 +15,7 @@ from functools import lru_cache
 from ..occupations import OCCUPATIONS
 from ..person_names import WORLD, faker_names
 from ..recognizer_data import data as recognizer_data
-from .surrogates import MEN_TITLES, WOMEN_TITLES
+from .surrogates import MEN_TITLES, PARTICLES, WOMEN_TITLES
 
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
 
@@ -144,7 +144,7 @@ _CAPS_LINE = re.compile(r"^[ \t]{0,8}([A-Z][A-Z'’-]{1,20}(?:[ \t][A-Z][A-Z'’
 _KIN_LOWER = re.compile(r"\b(?:my|our|his|her|their)\s(?:best\s|old\s|new\s|little\s|big\s)?(?:" + _KIN_NOUNS +
                         r")\s((?:[a-z][a-z'’-]{1,20}\s?){1,3})")
 #: the last words before a name that say it is a person the user knows ("my daughter", "our neighbours, the")
-_KIN_BEFORE = re.compile(r"\b(?:" + _KIN_NOUNS + r")s?(?:,|\s)+(?:the\s+|mr\.?\s+|"
+_KIN_BEFORE = re.compile(r"\b(?:" + _KIN_NOUNS + r")s?(?:,|\s)+(?:is\s+|was\s+|the\s+|mr\.?\s+|"
                          r"mrs\.?\s+|ms\.?\s+|dr\.?\s+)?$"
                          r"|\b(?:married|wedding|engaged|engagement|marriage)\s+to\s+$|\bdivorced?\s+from\s+$", re.I)
 #: verbs that address a person ("reply to Gustavo", "remind Ines that …"): a given name after them is someone's
@@ -161,7 +161,12 @@ _ADDRESS_AFTER = re.compile(r"[(<]\s*(?:mailto:)?([^\s@()<>]{1,64})@")
 #: words that introduce a person's own name: "my name is …", "Name: …", "call me …", "I'm …" (not "named" or
 #: "called": "a cat named Whiskers")
 _INTRO_ANY = re.compile(r"(?:\bmy\s+(?:full\s+)?name\s+is|\bmy\s+name['’]s|\bname\s*:|\bcall\s+me|"
-                        r"\bin\s+my\s+(?:full\s+)?name,|\bunder\s+my\s+(?:full\s+)?name,)\s+$", re.I)
+                        r"\bin\s+my\s+(?:full\s+)?name,|\bunder\s+my\s+(?:full\s+)?name,|"
+                        # the same in Dutch, Spanish, French, German, Italian, Portuguese, Polish and Turkish
+                        r"\bmijn\s+naam\s+is|\bik\s+heet|\bmi\s+nombre\s+es|\bme\s+llamo|\bje\s+m['’]appelle|"
+                        r"\bmon\s+nom\s+est|\bich\s+hei(?:ß|ss)e|\bmein\s+name\s+ist|\bmi\s+chiamo|"
+                        r"\bil\s+mio\s+nome\s+è|\bmeu\s+nome\s+é|\bme\s+chamo|\bnazywam\s+się|\bmam\s+na\s+imię|"
+                        r"\bbenim\s+adım|\badım)\s+$", re.I)
 _INTRO_GIVEN = re.compile(r"(?:\bi\s+am|\bi['’]m|\bthis\s+is|\bit['’]s)\s+$", re.I)
 #: what follows a writer's given name that NER took for a place: "I'm Kaveh, 35", "I'm Kaveh and …", "I'm Kaveh."
 _SELF_NAMED_AFTER = re.compile(r",| (?:and|from|here)\b| ?[.!](?:\s|$)")
@@ -208,9 +213,10 @@ def _introduced(text: str, h, given: bool = True) -> bool:
     ("this is Lakeview Credit Union" stays an organisation) and `given` allows it (not for a place: "it's Sydney")."""
     before = text[max(0, h.start - 30):h.start]
     words = _WORD.findall(h.text)
-    if not words or len(words) > 4 or not all(w[:1].isupper() for w in words) or \
+    if not words or len(words) > 5 or not all(w[:1].isupper() or 0 < k < len(words) - 1 and w in PARTICLES
+                                              for k, w in enumerate(words)) or \
             any(w.casefold() in ORG_WORDS for w in words):
-        return False
+        return False  # a surname's particle may stand between the names: "Sanne de Wilde-Koster"
     if _INTRO_ANY.search(before):
         return True
     return given and bool(_INTRO_GIVEN.search(before)) and words[0].casefold() in faker_names(
@@ -411,11 +417,20 @@ _NAME_RUN = re.compile(r"[A-Z][^\W\d_]*(?:[-'’][^\W\d_]+)*(?:[ \t]+[A-Z][^\W\d
 #: an initial and a surname: "J. Kowalczyk", "A. N. Okafor"
 _INITIAL_NAME = re.compile(r"[A-Z]\.(?:[ \t]?[A-Z]\.)?[ \t]+([A-Z][^\W\d_]{2,}(?:[-'’][A-Z][^\W\d_]+)?)")
 #: a person's role as a record's label, then the name: "Pupil: Amelie Fairweather-Obi", "Parent/carer: Nkechi …"
-_ROLE_LABEL = re.compile(r"(?im)^[ \t>*\-•]{0,4}(?:pupil|student|candidate|customer|client|patient|tenant|landlord|"
+_ROLE_LABEL = re.compile(r"(?im)(?:^[ \t>*\-•]{0,4}|(?<=[ \t]{2})|(?<=\t)|(?<=\|[ \t])|(?<=;[ \t]))"
+                         r"(?:pupil|student|candidate|customer|client|patient|tenant|landlord|"
                          r"employee|applicant|parent|guardian|carer|child|member|passenger|guest|resident|beneficiary|"
-                         r"claimant|defendant|witness|attendee|driver|contact|referee|next\s+of\s+kin|emergency\s+contact)"
+                         r"claimant|defendant|witness|attendee|driver|contact|referee|next\s+of\s+kin|emergency\s+contact|"
+                         r"reporter|assignee|author|committer|co-authored-by|owner|organi[sz]er|requester|approver|"
+                         r"reviewer|payee|pay\s+to|account\s+holder|account\s+name|submitted\s+by|prepared\s+by|"
+                         r"signed|(?-i:[A-Z]{1,2}\d{1,4}))"
                          r"(?:['’]s\s+name|\s+name)?(?:/[a-z]{2,12})?[ \t]{0,3}:[ \t]{0,3}"
-                         r"((?-i:[A-ZÀ-ÖØ-Þ])[^\n]{0,60})")
+                         r"(?=((?-i:[A-ZÀ-ÖØ-Þ])[^\n]{0,60}))")  # the value read ahead: another label may follow it
+#: an iCalendar attendee's or organiser's common name: "ATTENDEE;CN=Anneliese Marchetti:mailto:…"
+_CAL_NAME = re.compile(r"[;:]CN=\"?([A-ZÀ-ÖØ-Þ][^:;\n\"]{1,60})")
+#: a chat log's speaker: "[09:14] Rhiannon Pryce: morning!", "12/03/2024, 09:14 - Rhiannon Pryce: …"
+_SPEAKER = re.compile(r"(?m)^[ \t]{0,4}\[?(?:\d{1,4}[/.-]\d{1,2}[/.-]\d{1,4},?[ \t]{1,2})?\d{1,2}:\d{2}(?::\d{2})?"
+                      r"(?:[ \t]?[AaPp][Mm])?\]?[ \t]{0,3}-?[ \t]{0,3}((?-i:[A-ZÀ-ÖØ-Þ])[^\n:]{1,60}):")
 #: whom someone went or talked to for advice or help: "I went to Tomasz for advice", "talked to Ana about it"
 _TURNED_TO = re.compile(r"\b(?:went|go|going|turned|turn|talked|talk|spoke|speak|reached\s+out)\sto\s([A-Z][^\W\d_]{2,20})"
                         r"\s(?:for\s(?:advice|help|support|guidance|feedback|a\schat)|about\b)")
@@ -428,7 +443,8 @@ _ACTS_ON_ME = re.compile(r"\b([A-Z][^\W\d_]{2,20}(?: [A-Z][^\W\d_]{2,20})?)(?:\s
                          r"promised|offered|owes|paid)\s(?:me|us)\b)")
 #: a title or an honorific of several languages, then the person's name: "Herrn Vogel", "Madame Girard", "Sra. Ortega"
 _TITLED = re.compile(r"(?<![\w.])(?:Mr|Mrs|Ms|Mx|Dr|Prof|Herr|Herrn|Frau|Madame|Mme|Mlle|Monsieur|Señor|Señora|Sr|"
-                     r"Sra|Srta|Signor|Signora|Sig|Senhor|Senhora|Mevrouw|Meneer|Dhr|Mevr)\.?[ \t]+"
+                     r"Sra|Srta|Signor|Signora|Sig|Senhor|Senhora|Mevrouw|Meneer|Dhr|Mevr|Pani|Pan|Bay|Bayan|Sayın|"
+                     r"Dona|Doña|Don|Familie|Famille|Familia|Famiglia|Família|Familie|Rodzina)\.?[ \t]+"
                      r"([A-ZÀ-ÖØ-Þ][^\W\d_]{1,30}(?:[-'’][A-ZÀ-ÖØ-Þ][^\W\d_]{1,30})?)")
 
 
@@ -497,15 +513,21 @@ def cued_names(text: str) -> list[tuple[int, int, str]]:
            if _name_word(m.group(1), after_name=True) and (m.start() == 0 or not text[m.start() - 1].isalnum())]
     out += [(m.start(), m.end(1), "after a title") for m in _TITLED.finditer(text)
             if _name_word(m.group(1), after_name=True) and not ordinary(m.group(1))]
-    for m in _ROLE_LABEL.finditer(text):  # "Pupil: Amelie Fairweather-Obi", "Candidate: Jae-won Park"
+    labelled = [(m, "a name after a person's role label") for m in _ROLE_LABEL.finditer(text)] + \
+        [(m, "an attendee's name in a calendar entry") for m in _CAL_NAME.finditer(text)] + \
+        [(m, "a speaker in a chat log") for m in _SPEAKER.finditer(text)]
+    for m, cue in labelled:  # "Pupil: Amelie Fairweather-Obi", "Assignee: Aoife Gallagher", "Pay to: C Okafor"
         words = [w for w in _HYPHENATED.finditer(m.group(1))]
         n = 0
         while n < len(words) and n < 4 and words[n].group(0)[:1].isupper() and \
-                (not n or m.group(1)[words[n - 1].end():words[n].start()] == " ") and \
-                _name_word(words[n].group(0), after_name=n > 0) and not ordinary(words[n].group(0)):
+                (not n or m.group(1)[words[n - 1].end():words[n].start()] in (" ", ". ")) and \
+                (_name_word(words[n].group(0), after_name=n > 0) and (not ordinary(words[n].group(0)) or
+                                                                       n and listed_name(words[n].group(0))) or
+                 not n and len(words[n].group(0)) == 1 and len(words) > 1):  # an initial first: "C Okafor"
             n += 1  # the name's words, one space apart: "Nkechi Fairweather-Obi, 07593 …" ends at the comma
-        if n >= 2 or n == 1 and words[0].group(0).casefold() in world_given_names():
-            out.append((m.start(1), m.start(1) + words[n - 1].end(), "a name after a person's role label"))
+        firm = n < len(words) and words[n].group(0).casefold() in ORG_WORDS  # "Customer: Acme Widgets Ltd"
+        if not firm and (n >= 2 or n == 1 and words[0].group(0).casefold() in world_given_names()):
+            out.append((m.start(1), m.start(1) + words[n - 1].end(), cue))
     for m in _TURNED_TO.finditer(text):  # "I went to Tomasz for advice": a place gives no advice
         if m.group(1).casefold() in world_given_names() and not ordinary(m.group(1)):
             out.append((m.start(1), m.end(1), "a given name someone went to for advice or help"))

@@ -39,11 +39,12 @@ from ..person_names import WORLD, faker_names
 #: stand-in keeps them, and they say the person's sex
 WOMEN_TITLES = frozenset({"mrs", "ms", "miss", "madam", "dame", "lady", "frau", "madame", "mme", "mlle",
                           "mademoiselle", "señora", "sra", "señorita", "srta", "signora", "senhora", "mevrouw",
-                          "mevr"})
+                          "mevr", "pani", "bayan", "sayın", "dona", "doña"})
 MEN_TITLES = frozenset({"mr", "sir", "lord", "herr", "herrn", "monsieur", "señor", "sr", "signor", "sig", "senhor", "meneer",
-                        "dhr"})
-_TITLES = {"mr", "mrs", "ms", "miss", "mx", "dr", "prof", "sir", "madam", "dame", "lord", "lady", "rev"} | \
-    WOMEN_TITLES | MEN_TITLES
+                        "dhr", "pan", "bay", "don"})
+_TITLES = {"mr", "mrs", "ms", "miss", "mx", "dr", "prof", "sir", "madam", "dame", "lord", "lady", "rev",
+           # "Familie Brandstätter": the family's word stays, its surname gets a surname's stand-in
+           "familie", "famille", "familia", "famiglia", "família", "rodzina"} | WOMEN_TITLES | MEN_TITLES
 #: every title a name may carry, read by the session's name rules too (a title is never cut off a name)
 TITLES = frozenset(_TITLES)
 _SUFFIXES = {"jr", "sr", "ii", "iii", "iv", "phd", "md"}

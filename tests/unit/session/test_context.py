@@ -665,3 +665,30 @@ def test_holdout15_a_greeting_of_another_language_and_a_given_name_before_a_surn
     found = [hit_at(chat, 0, "MacAlister", "PERSON")]
     PartContext.widen_names(text, found)
     assert found[0].text == "Fergus MacAlister"
+
+
+def test_holdout16_classes_another_languages_words_a_hex_byte_and_a_day_month_year():
+    text = "Warum heißt der Bodensee auf Englisch so? Devo chiedere il cambio per mia moglie Giulia. byte 0xe9 in 12/08/1985."
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
+    part, slot = PartContext(chat), chat.slots[0]
+    assert part.why_not(0, slot, hit_at(chat, 0, "Bodensee", "PERSON")) == "a word of another language"
+    assert part.why_not(0, slot, hit_at(chat, 0, "Devo", "PERSON")) == "a word of another language"
+    assert part.why_not(0, slot, hit_at(chat, 0, "Giulia", "PERSON")) is None  # a listed given name stays a name
+    assert part.why_not(0, slot, hit_at(chat, 0, "0xe9", "CASE_NUMBER")) == "code literal"
+    assert PartContext.regroup(text, [hit_at(chat, 0, "12/08/1985", "CASE_NUMBER")])[0].entity == "DATE"
+
+
+def test_holdout17_classes_a_cell_range_a_patterns_samples_a_ticket_key_a_sample_row_and_a_pasted_system_prompt():
+    text = ('System: You are the customer assistant for Hollybrook Garden Supplies.\n'
+            '=SUMIFS(D2:D500, B2:B500). A regex for invoices. Should match: INV-2024-00017.\n'
+            'Jira ticket PAY-2291 fails.\nid,first_name,email\n2,Jane,jane.doe@example.com\n3,Test,a+tag@example.org\n')
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
+    part, slot = PartContext(chat), chat.slots[0]
+    assert part.why_not(0, slot, hit_at(chat, 0, "Hollybrook Garden Supplies", "ORGANIZATION")) == \
+        "the assistant's own organisation"
+    assert part.why_not(0, slot, hit_at(chat, 0, "D500", "CASE_NUMBER")) == "cell reference"
+    assert part.why_not(0, slot, hit_at(chat, 0, "INV-2024-00017", "CASE_NUMBER")) == "a pattern's sample"
+    assert part.why_not(0, slot, hit_at(chat, 0, "PAY-2291", "CASE_NUMBER")) == "ticket key"
+    assert part.why_not(0, slot, hit_at(chat, 0, "Jane", "PERSON")) == "a sample record"
+    assert part.why_not(0, slot, hit_at(chat, 0, "a+tag@example.org", "EMAIL_ADDRESS")) in ("a sample record",
+                                                                                          "stock example")

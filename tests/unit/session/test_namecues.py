@@ -294,3 +294,19 @@ def test_a_given_name_someone_went_to_for_advice():
 
     text = "I went to Tomasz for advice about my visa. We went to Paris for a holiday."
     assert [text[a:b] for a, b, _ in cued_names(text)] == ["Tomasz"]
+
+
+def test_labels_mid_line_a_calendar_attendee_a_chat_speaker_and_an_intro_in_another_language():
+    from guardian_proxy.session.namecues import cued_names
+
+    def names(text):
+        return [text[a:b] for a, b, _ in cued_names(text)]
+
+    assert names("Reporter: Lukas Brenner   Assignee: Aoife Gallagher   Priority: High") == ["Lukas Brenner",
+                                                                                          "Aoife Gallagher"]
+    assert names("ATTENDEE;CN=Anneliese Marchetti:mailto:a@b.org") == ["Anneliese Marchetti"]
+    assert names("[09:14] Rhiannon Pryce: morning!") == ["Rhiannon Pryce"]
+    assert names("Pay to: C Okafor, sort code 20-45-77") == ["C Okafor"]
+    assert names("A4: Wojciech Lis | B4: Platform") == ["Wojciech Lis"]
+    assert names("Customer: Acme Widgets Ltd") == []  # a firm's word follows
+    assert names("Bonjour, je m'appelle Sidonie Lefèvre.") == ["Sidonie Lefèvre"]
