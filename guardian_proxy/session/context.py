@@ -225,6 +225,11 @@ _WEEK_TIME = re.compile(r"(?i:(?:(?:on|next|this|last|by|until|before|after)\s)?
                         r"days?|today|tonight|tomorrow|yesterday)(?:\s(?:morning|afternoon|evening|night))?|"
                         r"(?:at\s)?\d{1,2}(?::\d{2})?\s?(?i:am|pm|a\.m\.|p\.m\.)|\d{1,2}:\d{2}")
 #: "Ana Ruiz, 34," "I'm 34": a bare number right after a person or "I'm" is their age
+_CLOSING_QUOTE = re.compile(r"[»”]")
+#: a work's noun, in several languages, before its quoted title
+_TITLE_NOUN_BEFORE = re.compile(r"\b(?:novel|book|film|movie|song|album|poem|play|series|show|painting|romanzo|libro|"
+                                r"canzone|novela|película|canción|roman|livre|chanson|Roman|Buch|Lied|boek|powieść|"
+                                r"książka|obra|filme)\s[«“\"]$", re.I)
 #: greetings and a letter's openings in other languages (English ones are ordinary words): never part of a name
 _GREETINGS = frozenset({"hallo", "hola", "bonjour", "bonsoir", "salut", "ciao", "olá", "ola", "hej", "hei", "moin",
                         "servus", "merhaba", "namaste", "salaam", "salam", "shalom", "hoi", "buongiorno", "buonasera",
@@ -678,6 +683,9 @@ class PartContext:
                 _FEATURE_WORD.search(_sentence_of(text, h.start)):
             h.entity = "LOCATION"  # "which route …, Machame or Lemosho?": the choices of a place's feature
             return h
+        cut = _CLOSING_QUOTE.search(h.text) if not h.part else None
+        if cut and cut.start() > 0:  # "Il Gattopardo» di": NER read across a title's closing quote
+            h.end, h.text = h.start + cut.start(), h.text[:cut.start()]
         lead = _LEAD_WORDS.match(h.text) if h.entity in ("PERSON", "ORGANIZATION", "LOCATION") and not h.part else None
         if lead and all(ordinary(w) for w in _WORD.findall(lead.group(1))):
             going = _WENT_TO.search(text[max(0, h.start - 30):h.start] + lead.group(0))
@@ -708,6 +716,9 @@ class PartContext:
         while len(words) - k > 2 and len(words[k].group(0)) > 1 and ordinary(words[k].group(0)) and \
                 words[k].group(0) not in PARTICLES and words[k].group(0).casefold() not in TITLES:  # "J." an initial; "van der Berg" keeps its particles
             k += 1
+        if not k and len(words) >= 3 and words[0].group(0).islower() and words[0].group(0) in PARTICLES and \
+                words[1].group(0).casefold() in world_given_names():
+            k = 1  # "Ich bin Jonas Weißenborn": a particle never comes before a given name
         if not k and len(words) >= 2 and words[0].group(0).casefold() in _GREETINGS:
             k = 1  # "Hallo Emre,", "Querida Lucía": a greeting of another language opens the line, not the name
         if not k and len(words) == 2 and ordinary(words[0].group(0)) and not ordinary(words[1].group(0)) and \
@@ -777,6 +788,9 @@ class PartContext:
         if h.entity in ("ORGANIZATION", "LOCATION", "NRP") and not known and not h.part and " " not in value.strip() \
                 and not listed_name(value) and _sentence_start(text, h.start) and _OBJECT_AFTER.match(text, h.end):
             return "ordinary word"  # "Schreib eine kurze Nachricht …": the ask's verb, whatever NER typed it
+        if h.entity in ("PERSON", "ORGANIZATION") and not known and text[h.start - 1:h.start] in ("«", "“", '"') and \
+                text[h.end:h.end + 1] in ("»", "”", '"') and _TITLE_NOUN_BEFORE.search(text, max(0, h.start - 40), h.start):
+            return "work or public person"  # "il romanzo «Il Gattopardo»", "the novel "Beloved"": a work's title
         if h.entity in _NAMES and not h.part:
             why = _not_a_persons(text, h, persons, seen or known) if h.entity == "PERSON" else None
             if why in ("not a name's shape", "field name") and id(h) in self.cues:

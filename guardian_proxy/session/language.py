@@ -29,7 +29,8 @@ _STOPWORDS = {
           "ook nog bent heeft hebben naar bij deze dit dat wat kun",
     "pl": "jest są nie się na do że dla jak czy ale mój moja moje twój nasz dlaczego kiedy gdzie który która "
           "co za od przez jego jej",
-    "tr": "ve bir bu için ile mı mi mu mü ne nasıl neden nerede hangi ben sen biz siz benim değil daha çok gibi",
+    "tr": "ve bir bu için ile mı mi mu mü ne nasıl neden nerede hangi ben sen biz siz benim değil daha çok gibi "
+          "mısın misin musun müsün olarak olan ama veya ise iki",
 }
 _WORDS = {lang: frozenset(words.split()) for lang, words in _STOPWORDS.items()}
 _TOKEN = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")

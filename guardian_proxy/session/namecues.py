@@ -15,6 +15,7 @@ from functools import lru_cache
 from ..occupations import OCCUPATIONS
 from ..person_names import WORLD, faker_names
 from ..recognizer_data import data as recognizer_data
+from .language import other_language
 from .surrogates import MEN_TITLES, PARTICLES, WOMEN_TITLES
 
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
@@ -76,7 +77,7 @@ _PUBLIC_BEFORE = re.compile(r"\b(?:biography|biographies|life|legacy|reign|presi
                             r"\s+$|\bwho\s+was\s+$", re.I)
 #: what follows a public life's name: a contribution to a field, an invention ("What did Ada Lovelace contribute to
 #: computing?", "Tesla invented …", "Euler's theorem", "Newton's contributions to optics")
-_PUBLIC_AFTER = re.compile(r"^(?:\s+(?:invented|invent|pioneered|pioneer|contributed|contribute)\b|['’]s\s+(?:"
+_PUBLIC_AFTER = re.compile(r"^(?:\s+(?:invented|invent|pioneered|pioneer|contributed|contribute)\b|['’]s\s+[«\"“]|['’]s\s+(?:"
                            r"contributions?|theorem|theorems|legacy|inventions?|discoveries|symphonies|philosophy|"
                            r"scientific|famous|greatest|best-known)\b|(?:['’]s)?\s+(?-i:[A-Z][\w-]{1,30}\s+)?(?:"
                            r"books|novels|trilogy|saga|films|movies|albums|discography|filmography)\b)", re.I)
@@ -95,7 +96,12 @@ _NOT_TITLE_WORD = re.compile(r"\b" + _NOT_TITLE + r"\b")
 _AUTHORED = re.compile(r"(?:\b" + _WORK + r"(?:\s+(?:written|composed|directed|performed|sung|recorded|painted|"
                        r"illustrated|narrated|produced))?|\b(?:authored|composed|painted|directed|sung|illustrated|"
                        r"narrated|choreographed|sculpted|starring|coined|invented|discovered)"
-                       r"|(?<=[a-z\d)\];:,])\s+(?!" + _NOT_TITLE + r"\b)[A-Z][a-z][\w'’:-]*|[\"”’*_])\s+by\s+$")
+                       r"|(?<=[a-z\d)\];:,])\s+(?!" + _NOT_TITLE + r"\b)[A-Z][a-z][\w'’:-]*|[\"”’*_])\s+by\s+$"
+                       # a work and its maker in other languages: "il romanzo «Il Gattopardo» di …", "il film di …",
+                       # "la novela de …", "le roman de …", "der Roman von …", "powieść …"
+                       r"|\b(?:romanzo|film|libro|opera|canzone|album|novela|película|pelicula|canción|cancion|roman|"
+                       r"livre|chanson|Roman|Buch|Lied|Gemälde|boek|powieść|książka|obra|filme|quadro|tableau)"
+                       r"(?:\s+[«\"“][^»\"”\n]{1,60}[»\"”])?\s+(?:di|de|del|du|von|van|door|przez|da|do)\s+$")
 
 
 
@@ -133,8 +139,8 @@ _KIN_NOUNS = (r"daughter|son|wife|husband|mother|father|mom|mum|dad|brother|sist
               r"grandmother|grandfather|grandson|granddaughter|landlord|landlady|tenant|teacher|student|doctor|patient|"
               r"client|roommate|flatmate")
 #: two capitalised words (a hyphen or an apostrophe inside), each a whole word: a given name and a surname, perhaps
-_LISTED_PAIR = re.compile(r"(?<![\w'’-])([A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ]+(?:-[A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ]+)?) "
-                          r"([A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ]+(?:[-'’][A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ]+)?)(?![\w'’-])")
+_LISTED_PAIR = re.compile(r"(?<![\w'’-])([A-ZÀ-ÖØ-ÞĀ-Ž][a-zß-öø-ÿā-ž]+(?:-[A-ZÀ-ÖØ-ÞĀ-Ž][a-zß-öø-ÿā-ž]+)?) "
+                          r"([A-ZÀ-ÖØ-ÞĀ-Ž][a-zß-öø-ÿā-ž]+(?:[-'’][A-ZÀ-ÖØ-ÞĀ-Ž][a-zß-öø-ÿā-ž]+)?)(?![\w'’-])")
 #: an organisation's word right after a pair of names ("Maria Hospital", "Fernández Group")
 _ORG_AFTER = re.compile(r" (?:Inc|Ltd|LLC|GmbH|AG|SA|Group|Bank|University|College|School|Hospital|Clinic|Foundation|"
                         r"Institute|Street|Road|Avenue|Stadium|Park|Hall|Centre|Center)\b")
@@ -544,7 +550,8 @@ def cued_names(text: str) -> list[tuple[int, int, str]]:
     given = world_given_names()
     for m in _LISTED_PAIR.finditer(text):  # "Lucía Fernández", "Katharina Vogel": in any language, no cue needed
         first, last = m.group(1), m.group(2)
-        if first.casefold() in given and last.casefold() in faker_names("last_names", locales=WORLD) and \
+        if first.casefold() in given and (last.casefold() in faker_names("last_names", locales=WORLD) or
+                                          listed_name(last) and not ordinary(last)) and \
                 _zipf(first.casefold()) < 3.0 and _zipf(last.casefold()) < 3.0 and \
                 not (m.end() < len(text) and _ORG_AFTER.match(text, m.end())):
             out.append((m.start(), m.end(), "a given name and a surname of the name lists"))
@@ -621,7 +628,12 @@ def _sentence(text: str, start: int, end: int) -> str:
 
 #: how a question about someone starts: "What did …", "How did …", "Who was …", "Tell me about …"
 _QUESTION_START = re.compile(r"(?:what|who|whom|whose|how|why|when|where|which|did|does|was|were|is|has|had|"
-                             r"can\s+you\s+(?:tell|explain)|tell\s+me\s+about|explain)\b", re.I)
+                             r"can\s+you\s+(?:tell|explain)|tell\s+me\s+about|explain|"
+                             # the same questions in Spanish, French, German, Italian, Portuguese, Dutch, Polish, Turkish
+                             r"qué|quién|cómo|cuándo|dónde|por\s+qué|cuál|qui|quoi|comment|pourquoi|quand|où|quel|quelle|"
+                             r"wer|was|wie|warum|wann|wo|welche|welcher|chi|cosa|come|perché|quando|dove|quale|qual|"
+                             r"quem|como|onde|wat|hoe|waarom|wanneer|waar|welke|kto|dlaczego|kiedy|gdzie|jak|czy|"
+                             r"za\s+co|kim|nasıl|neden|nerede|hangi)\b", re.I)
 #: an ask about someone that is no question: "Tell me about Serena Williams's career highlights."
 _TELL_ME_ABOUT = re.compile(r"(?:tell\s+me|teach\s+me|explain)\s+about\b", re.I)
 #: the words by which a message speaks of its writer or their circle ("me" after an asking verb excepted)
@@ -644,7 +656,9 @@ def asked_about(text: str, h) -> bool:
     if not (sentence.rstrip().endswith("?") and _QUESTION_START.match(sentence) or _TELL_ME_ABOUT.match(sentence)):
         return False
     said = [w.casefold().replace("’", "'") for w in re.findall(r"[\w'’]+", text)]
-    return not any(w in PERSON_WORDS or (w in _FIRST_PERSON and not (w == "me" and k and said[k - 1] in _ASKING_ME))
+    foreign = other_language(text)  # Polish, Italian … "i" is "and", Spanish "me" no asking of the writer's
+    return not any(w in PERSON_WORDS or (w in _FIRST_PERSON and not foreign and
+                                         not (w == "me" and k and said[k - 1] in _ASKING_ME))
                    for k, w in enumerate(said))
 
 

@@ -52,3 +52,11 @@ def test_an_organisations_role_mailbox_is_a_desks():
     for text in ("support@gmail.com", "info@yahoo.co.uk", "hello@hotmail.fr",  # somebody's account at a provider
                  "ana.ruiz@acme-widgets.com", "supporter@acme.com", "support"):
         assert not role_mailbox(text), text
+
+
+def test_a_default_password_and_a_sample_address_belong_to_no_one():
+    from guardian_proxy.placeholders import no_ones
+
+    assert no_ones("PASSWORD", "app") and no_ones("PASSWORD", "changeme") and not no_ones("PASSWORD", "t7#Kq!92vX")
+    assert no_ones("EMAIL_ADDRESS", "a+tag@example.com") and no_ones("EMAIL_ADDRESS", "test.user@example.org")
+    assert not no_ones("EMAIL_ADDRESS", "natalie73@example.com")  # a given name at a reserved domain: someone's

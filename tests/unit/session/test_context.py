@@ -692,3 +692,12 @@ def test_holdout17_classes_a_cell_range_a_patterns_samples_a_ticket_key_a_sample
     assert part.why_not(0, slot, hit_at(chat, 0, "Jane", "PERSON")) == "a sample record"
     assert part.why_not(0, slot, hit_at(chat, 0, "a+tag@example.org", "EMAIL_ADDRESS")) in ("a sample record",
                                                                                           "stock example")
+
+
+def test_a_quoted_title_after_a_works_noun_a_hit_across_a_closing_quote_and_a_particle_before_a_given_name():
+    text = "Should I read the novel «Beloved Kinship» first? Ich bin Jonas Weißenborn, Steuer-ID 47 192 836 518."
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
+    part, slot = PartContext(chat), chat.slots[0]
+    h = PartContext.tidy(hit_at(chat, 0, "Beloved Kinship» first", "PERSON"), text)
+    assert h.text == "Beloved Kinship" and part.why_not(0, slot, h) == "work or public person"
+    assert PartContext.tidy(hit_at(chat, 0, "bin Jonas Weißenborn", "PERSON"), text).text == "Jonas Weißenborn"

@@ -310,3 +310,14 @@ def test_labels_mid_line_a_calendar_attendee_a_chat_speaker_and_an_intro_in_anot
     assert names("A4: Wojciech Lis | B4: Platform") == ["Wojciech Lis"]
     assert names("Customer: Acme Widgets Ltd") == []  # a firm's word follows
     assert names("Bonjour, je m'appelle Sidonie Lefèvre.") == ["Sidonie Lefèvre"]
+
+
+def test_a_listed_pair_with_letters_beyond_latin1_and_a_public_life_asked_in_another_language():
+    from guardian_proxy.session.namecues import asked_about, cued_names
+    from guardian_proxy.session.rewrite import Hit
+
+    text = "Kiracı: Elif Karataş, doğum tarihi 07.09.1994"
+    assert "Elif Karataş" in [text[a:b] for a, b, _ in cued_names(text)]
+    q = "Za co dokładnie Maria Skłodowska-Curie dostała drugą Nagrodę Nobla i czym różniła się od pierwszej?"
+    a = q.index("Maria")
+    assert asked_about(q, Hit(0, a, a + len("Maria Skłodowska-Curie"), "PERSON", "Maria Skłodowska-Curie"))
