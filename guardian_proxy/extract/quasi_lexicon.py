@@ -57,7 +57,10 @@ PLACE_HEADS = ("District|Province|Region|County|Borough|Village|Municipality|Cit
 #: the kinds of street that come before the street's name in French, Spanish, Italian, Portuguese, Catalan and Polish
 #: ("Rue des Lilas", "Calle de Alcalá", "Via Roma", "ulica Marszałkowska")
 STREET_FIRST = (r"Rue|Avenue|Avenida|Av\.|Calle|Carrer|Camino|Paseo|Plaza|Via|Viale|Corso|Piazza|Piazzale|Vicolo|Largo|"
-                r"Rua|Travessa|Praça|Estrada|Alameda|Boulevard|Chemin|Allée|Impasse|Quai|Place|Cours|Ulica|Aleja|ul\.|Ul\.|rue|avenue|boulevard|chemin|allée|impasse|calle|avenida|rua|via|viale|piazza")
+                r"Rua|Travessa|Praça|Estrada|Alameda|Boulevard|Chemin|Allée|Impasse|Quai|Place|Cours|Ulica|Aleja|ul\.|Ul\.|"
+                # as French, Spanish, Portuguese and Italian write them in lower case ("27 rue des Martyrs"); not
+                # the English words "via", "avenue", "place"
+                r"rue|chemin|allée|impasse|calle|avenida|rua|viale|piazza")
 STREET_HEADS = ("Street|St|Road|Rd|Avenue|Ave|Drive|Dr|Lane|Ln|Boulevard|Blvd|Way|Place|Pl|Court|Ct|Square|Sq|"
                 "Terrace|Crescent|Close|Marg|Nagar|Chowk|Circle|Highway|Hwy|Parkway|Pkwy|Alley|Row|Walk|"
                 "Throughway|Expressway|Caddesi|Sokak|Sokağı|Cad|Cd|Sk|Sok|Bulvarı|Blv|ulica|ul|Strasse|Straße|Rue|Via|Calle|"

@@ -793,8 +793,10 @@ class PartContext:
             return "work or public person"  # "il romanzo «Il Gattopardo»", "the novel "Beloved"": a work's title
         if h.entity in _NAMES and not h.part:
             why = _not_a_persons(text, h, persons, seen or known) if h.entity == "PERSON" else None
-            if why in ("not a name's shape", "field name") and id(h) in self.cues:
-                why = None  # a name its cue found has a name's shape ("Author: Mei Lin Tan <…>"; "Tan" is a word)
+            if why in ("not a name's shape", "field name") and id(h) in self.cues and not _inner_cap(value) and \
+                    not any(c.isdigit() or c == "_" for c in value):
+                why = None  # a name its cue found has a name's shape ("Author: Mei Lin Tan <…>"; "Tan" is a word),
+                # not one written as code ("My name is OpenTelemetry", a test's string)
             if why is not None:
                 return why
             words = NAME_WORD.findall(value)  # a hyphenated name whole: "Min-jun"

@@ -701,3 +701,11 @@ def test_a_quoted_title_after_a_works_noun_a_hit_across_a_closing_quote_and_a_pa
     h = PartContext.tidy(hit_at(chat, 0, "Beloved Kinship» first", "PERSON"), text)
     assert h.text == "Beloved Kinship" and part.why_not(0, slot, h) == "work or public person"
     assert PartContext.tidy(hit_at(chat, 0, "bin Jonas Weißenborn", "PERSON"), text).text == "Jonas Weißenborn"
+
+
+def test_a_cue_does_not_make_a_name_of_a_word_written_as_code(gateway):
+    """The OpenTelemetry cassettes say "My name is OpenTelemetry": a test's string, not a person (a cue vouches for a
+    name's shape, not for inner capitals, digits or underscores)."""
+    body = {"model": "gpt-4o", "messages": [{"role": "user", "content": "My name is OpenTelemetry"}]}
+    d, sent = send(gateway, "https://api.openai.com/v1/chat/completions", body, "sk-ctx-otel")
+    assert sent == body
