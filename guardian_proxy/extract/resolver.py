@@ -295,6 +295,10 @@ def _drop_shadowed(by_cat: dict[str, list], text: str) -> dict[str, list]:
         return by_cat
     drop = {id(h) for h in hits if (h[2] in ("ORGANIZATION", "PERSON", "LOCATION", "NRP") and
                                     _not_a_name(text[h[0]:h[1]])) or any(_covers(g, h) for g in hits)}
+    # NER's name, organisation or place around a direct identifier is a mis-span of that identifier ("BSN 273951841",
+    # "National ID CA-TL-7206497" read as an organisation): the identifier stays, the NER hit goes
+    drop |= {id(g) for g in hits if g[2] in _NER_NAMES and not g[4] and
+             any(h[4] and h is not g and g[0] <= h[0] and h[1] <= g[1] and h[2] not in _NER_NAMES for h in hits)}
     direct = [h for h in hits if h[4] and id(h) not in drop]
     for h in hits:
         if not h[4] and id(h) not in drop and \
@@ -313,6 +317,9 @@ def _not_a_name(word: str) -> bool:
     return (len(w) <= 8 and w in _NOT_NAMES) or w in _SOFTWARE or all(t in _SOFTWARE for t in w.split())
 
 
+_NER_NAMES = frozenset({"ORGANIZATION", "PERSON", "LOCATION", "NRP"})
+
+
 def _covers(g, h) -> bool:
     """g (another kind of hit) covers h and is longer without being much weaker, or as long and stronger; a name,
     an organisation or a place NER found never covers a direct identifier (a number it took into its span)."""
@@ -320,7 +327,7 @@ def _covers(g, h) -> bool:
         return False
     if not (g[0] <= h[0] and h[1] <= g[1]):
         return False
-    if h[4] and not g[4] and g[2] in ("ORGANIZATION", "PERSON", "LOCATION", "NRP"):
+    if h[4] and not g[4] and g[2] in _NER_NAMES:
         return False  # NER's "organisation" 'BSN 273951841' explains no identity number inside it
     glen, hlen = g[1] - g[0], h[1] - h[0]
     return (glen > hlen and g[3] >= h[3] - 0.05) or (glen == hlen and g[3] > h[3])
