@@ -63,6 +63,7 @@ from .keyed import (
     table_column,
     tabled_names,
 )
+from .language import other_language
 from .namecues import (
     ORG_WORDS,
     PERSON_WORDS,
@@ -82,7 +83,6 @@ from .namecues import (
     world_given_names,
 )
 from .rewrite import HARD_BLOCK, Hit
-from .language import other_language
 from .surrogates import PARTICLES, TITLES, address_parts
 
 #: types whose values are numbers or codes: a text without a digit is not one
@@ -176,7 +176,7 @@ _NUMBER_LABEL_BEFORE = re.compile(r"(?:\b(?:no|nr|ref|case|file|number|docket|cl
 #: a quoted message ("'P3009: migrate found failed migrations'")
 _ERROR_BEFORE = re.compile(r"\b(?:error|errors|warning|warnings|exit\s+code|status\s+code|status|errno|lint\s+rule)"
                            r"(?:\s+code)?\s*:?\s$|\b(?:error|warning)\[$", re.I)  # rustc's "error[E0502]"
-#: a linter's rule turned off or on by its code: "make Ruff ignore E501", "# noqa: F401", "disable SC2086"
+#: a linter's rule turned off or on by its code: "make Ruff ignore E501", "noqa: F401", "disable SC2086"
 _RULE_VERB_BEFORE = re.compile(r"\b(?:ignore|ignores|ignoring|disable|disables|suppress|silence|noqa|select|enable)"
                                r":?\s$", re.I)
 _RULE_CODE = re.compile(r"[A-Z]{1,4}\d{2,5}")
