@@ -588,7 +588,8 @@ class PartContext:
         """The detector's hits of one part, regrouped where the words around them say more: a postcode joins its
         street address (`join_postcodes`); a single word NER took for a person right after an address and a comma
         is the address's town ("Via Roma 12, Bologna"); a number typed a date or an amount after an identifier's label
-        is that identifier ("employee no. 40718"); an ordinary word NER typed an organisation right before a job
+        is that identifier ("employee no. 40718"); a word of a person's name found again typed as something else is
+        that person's ("call her Zofia"); an ordinary word NER typed an organisation right before a job
         is the job title's first word ("a Data analyst"); a number of one or two digits typed a date after a
         person's name and a comma, or after "I'm", is their age ("I'm Ana Ruiz, 34"); a user name a label gave a whole "Name <e-mail>" to
         ("Author: Marcus Lindholm <marcus@…>") is a person's name and the e-mail address found inside it."""
@@ -615,6 +616,10 @@ class PartContext:
             if h.entity in ("DATE", "DATE_TIME", "AMOUNT", "QUANTITY") and h.text.isdigit() and len(h.text) >= 3 and \
                     _ID_LABEL_BEFORE.search(text, max(0, h.start - 30), h.start):
                 h.entity = "CASE_NUMBER"  # "employee no. 40718": a number after its label is an identifier
+        named = {w for o in found if o.entity == "PERSON" for w in NAME_WORD.findall(o.text) if w[:1].isupper()}
+        for h in found:  # "Zofia Wiśniewska-Nowak … call her Zofia": the same name again, whatever NER typed it
+            if h.entity in ("ORGANIZATION", "LOCATION", "NRP") and h.text.strip() in named:
+                h.entity = "PERSON"
         for h in [h for h in found if h.entity == "OCCUPATION"]:
             for o in found:  # "a Data analyst": NER's organisation "Data" is the job title's first word
                 if o.entity in ("ORGANIZATION", "NRP", "LOCATION", "PERSON") and o.end + 1 == h.start and \

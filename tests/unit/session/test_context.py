@@ -709,3 +709,11 @@ def test_a_cue_does_not_make_a_name_of_a_word_written_as_code(gateway):
     body = {"model": "gpt-4o", "messages": [{"role": "user", "content": "My name is OpenTelemetry"}]}
     d, sent = send(gateway, "https://api.openai.com/v1/chat/completions", body, "sk-ctx-otel")
     assert sent == body
+
+
+def test_a_persons_name_found_again_typed_as_something_else_is_theirs():
+    text = "Zofia Wiśniewska-Nowak starts on Monday. Should I call her Zofia in emails?"
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
+    found = PartContext.regroup(text, [hit_at(chat, 0, "Zofia Wiśniewska-Nowak", "PERSON"),
+                                       hit_at(chat, 0, "Zofia", "ORGANIZATION", nth=1)])
+    assert [h.entity for h in found] == ["PERSON", "PERSON"]
