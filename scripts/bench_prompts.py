@@ -62,9 +62,11 @@ CORPORA = {"dev": ROOT / "tests" / "fixtures" / "prompts" / "prompts.yaml",
            "holdout14": ROOT / "tests" / "fixtures" / "prompts" / "holdout14.yaml",
            "holdout15": ROOT / "tests" / "fixtures" / "prompts" / "holdout15.yaml",
            "holdout16": ROOT / "tests" / "fixtures" / "prompts" / "holdout16.yaml",
-           "holdout17": ROOT / "tests" / "fixtures" / "prompts" / "holdout17.yaml"}
+           "holdout17": ROOT / "tests" / "fixtures" / "prompts" / "holdout17.yaml",
+           "holdout18": ROOT / "tests" / "fixtures" / "prompts" / "holdout18.yaml",
+           "holdout19": ROOT / "tests" / "fixtures" / "prompts" / "holdout19.yaml"}
 #: sets not yet scored: `--set all` leaves them out, so that scoring every set does not score them by the way
-UNSCORED: frozenset[str] = frozenset()
+UNSCORED: frozenset[str] = frozenset({"holdout18", "holdout19"})
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
 
