@@ -45,6 +45,7 @@ class ApiKeyRecognizer(Recognizer):
         (r"(?<![\w-])xox[abprs]-[A-Za-z0-9-]{10,200}(?![\w-])", 0.95),
         (r"(?<!\w)(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,200}(?!\w)", 0.95),
         (r"(?<!\w)(?:hf|gsk|glpat|npm|pypi|xai)[_-][A-Za-z0-9_-]{30,200}(?![\w-])", 0.85),
+        (r"(?<![\w-])GOCSPX-[A-Za-z0-9_-]{20,40}(?![\w-])", 0.95),  # a Google OAuth client's secret
         (r"(?i)(?:api[_ -]?key|secret|access[_ -]?key|client[_ -]?secret|private[_ -]?token)[\"']?\s{0,3}[:=]\s{0,3}"
          r"[\"']?(?P<v>[A-Za-z0-9_\-./+=]{16,200})", 0.85),
     )

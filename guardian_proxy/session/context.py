@@ -62,6 +62,7 @@ from .keyed import (
     named_value,
     table_column,
     tabled_names,
+    typed_values,
 )
 from .language import other_language
 from .namecues import (
@@ -152,6 +153,18 @@ _PATTERN_TALK = re.compile(r"\b(?:regex|regexp|regular\s+expression|pattern|glob
 #: an issue tracker's key ("PAY-2291", "PROJ-12") in a text about a ticket or an issue
 _TICKET_KEY = re.compile(r"[A-Z][A-Z0-9]{1,9}-\d{1,6}")
 _TICKET_TALK = re.compile(r"\b(?:jira|ticket|issue|story|bug|epic|sprint|backlog|linear)\b", re.I)
+#: a line's leading timestamp: "[2026-11-04 10:12]", "2026-11-28 14:02:17", "2026/11/28 14:02:17 [error]"
+_LOG_STAMP = re.compile(r"[ \t]{0,4}\[?\d{4}[-/]\d{2}[-/]\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,6})?)?(?:Z|[+-]\d{2}:?\d{2})?\]?")
+#: a word with a capital inside and no space, as code writes identifiers ("KeyError", "OpenTelemetry")
+_CODE_SUFFIX = re.compile(r"(?:Error|Exception|Warning|Handler|Factory|Builder|Provider|Controller|Context|Config|"
+                          r"Client|Service|Adapter|Listener|Manager|Repository|Serializer|Validator|Component|Module)$")
+_CAMEL_IDENTIFIER = re.compile(r"[A-Z][a-z]{1,20}(?:[A-Z][a-z0-9]{1,20}){1,4}")
+#: a size or a duration with its unit
+_MEASURE = re.compile(r"\d{1,9}(?:[.,]\d{1,4})?\s?(?:[KMGTP]i?B|[kKMGT]b|ms|µs|ns|px|em|rem|fps|Hz|kHz|MHz|GHz|rpm|%)")
+#: a resource's name in a config (lower case, hyphens or underscores) and the words that make a text one
+_KEBAB = re.compile(r"[a-z0-9]{1,30}(?:[-_][a-z0-9]{1,30}){1,6}")
+_CONFIG_TEXT = re.compile(r"(?m)^[ \t]{0,12}(?:apiVersion|kind|metadata|services|spec|resource|image|containers?|"
+                          r"namespace|deployment|volumes|env)[ \t]?:", re.I)
 _HEX_LITERAL = re.compile(r"0x[0-9A-Fa-f]{1,16}")
 _FORM_NAME = re.compile(r"[A-Z]{1,2}-\d{1,3}|[A-Z]\d{1,2}")
 #: a word no list holds as a name between a determiner and a noun is a thing's name ("Our Grafana alert", "the
@@ -658,7 +671,9 @@ class PartContext:
                     h.entity = "PERSON"
                     self.cues.setdefault(id(h), cue)  # the cue vouches for it ("Author: Mei Lin Tan <…>")
                 continue
-            titled = cue == "after a title"  # "Sra. Ortega": a name found inside takes its title (a surname then)
+            # "Sra. Ortega": a name found inside takes its title (a surname then); "CFO Lorraine Tebbutt", NER's
+            # organisation: the name after the role
+            titled = cue in ("after a title", "a name after a role")
             if over and all(h.entity in ("LOCATION", "ORGANIZATION", "NRP") and (a <= h.start and h.end <= b or titled)
                             or h.entity == "PERSON" and a <= h.start and h.end <= b and (a, b) != (h.start, h.end)
                             for h in over):  # "Gráinne Ní Mhurchú" in a name column, NER's "Ní Mhurchú": the whole
@@ -668,6 +683,13 @@ class PartContext:
             if not over:
                 out.append(Hit(i, a, b, "PERSON", text[a:b]))
                 self.cues[id(out[-1])] = cue
+        for a, b, entity, cue in typed_values(text):  # "username": "hbrennan_77", a CSV's postcode column
+            over = [h for h in found + out if h.start < b and a < h.end]
+            if not over:
+                out.append(Hit(i, a, b, entity, text[a:b]))
+                self.cues[id(out[-1])] = cue
+            elif len(over) == 1 and over[0].entity in ("DATE", "DATE_TIME") and entity == "DATE_OF_BIRTH":
+                over[0].entity = "DATE_OF_BIRTH"  # "dob": "1991-07-23", found as a date
         return out
 
     @staticmethod
@@ -817,6 +839,14 @@ class PartContext:
             return "a role to the user"  # "my new manager", "our lawyer": who they are to the user, not a job held
         if h.entity == "ORGANIZATION" and not known and channel(text, h):
             return "product"  # "message my husband Declan on WhatsApp": the service the message goes through
+        if h.entity in ("ORGANIZATION", "PERSON", "LOCATION") and not known and " " not in value.strip() and \
+                _CAMEL_IDENTIFIER.fullmatch(value.strip()) and _CODE_SUFFIX.search(value):
+            return "not a name's shape"  # "KeyError", "TypeError": an identifier written as code (not "PayPal",
+            # an employer, nor "DeKalb", "McKenzie": a name's prefix explains their capital)
+        if h.entity in _DIGITS and _MEASURE.fullmatch(value.strip()):
+            return "a measure"  # "a 900GB table", "512MiB", "250ms"
+        if h.entity == "USERNAME" and _KEBAB.fullmatch(value.strip()) and _CONFIG_TEXT.search(text):
+            return "a config's name"  # "name: report-worker" in a Kubernetes manifest
         if h.entity == "ORGANIZATION" and value.strip().casefold() in _TECH_TERMS:
             return "product"  # "Export to CSV fails": a format, a protocol, a kind of software
         if h.entity in ("LOCATION", "ORGANIZATION") and not known and not h.part and \
@@ -864,6 +894,9 @@ class PartContext:
             return "reference number"  # "flight LH 1234", "BA 2490"
         if h.entity in ("DATE", "DATE_TIME") and _BARE_NUMBERS.fullmatch(value):
             return "no date"  # "two kids aged 6 and 9": small numbers alone name no day
+        if h.entity in ("DATE", "DATE_TIME") and _LOG_STAMP.match(text, max(0, text.rfind("\n", 0, h.start) + 1)) and \
+                _LOG_STAMP.match(text, max(0, text.rfind("\n", 0, h.start) + 1)).end() >= h.end:
+            return "a log's timestamp"  # "[2026-11-04 10:12] Call with …", "2026-11-28 14:02:17 [error]": a record's
         if h.entity in ("DATE", "DATE_TIME") and _WEEK_TIME.fullmatch(value.strip()):
             return "day or time of the week"  # "move it to Friday", "at 3 pm": no one's date, and the ask's
         if h.entity in ("DATE", "DATE_TIME") and _DURATION.fullmatch(value) and \
@@ -874,9 +907,10 @@ class PartContext:
         if h.entity in ("LOCATION", "NRP") and not known and (_TRIP_BEFORE.search(text, max(0, h.start - 40), h.start) or
                                                              _ROUTE_BEFORE.search(text, max(0, h.start - 80), h.start)):
             return "trip asked about"  # "Plan a 3-day itinerary in Kyoto for a family …": where to go, not to live
-        if h.entity in ("LOCATION", "NRP") and not known and value.strip().casefold() in _regions():
+        if h.entity in ("LOCATION", "NRP") and not known and id(h) not in self.cues and \
+                value.strip().casefold() in _regions():
             return "region"  # "I'm a landlord in Texas": the law asked about; a state or a country holds millions
-        if h.entity in _PLACES and not known and not self._tied(text, h, persons):
+        if h.entity in _PLACES and not known and id(h) not in self.cues and not self._tied(text, h, persons):
             return "fact"
         return None
 

@@ -49,7 +49,8 @@ def json_values(text: str) -> tuple[tuple[tuple[int, int], ...], tuple[tuple[int
 _PERSON_KEYS = frozenset({"first_name", "firstname", "given_name", "givenname", "last_name", "lastname", "surname",
                           "family_name", "familyname", "full_name", "fullname", "customer_name", "contact_name",
                           "author_name", "sender_name", "recipient_name", "patient_name", "employee_name",
-                          "display_name", "displayname", "user_full_name"})
+                          "display_name", "displayname", "user_full_name", "user_name", "real_name",
+                          "account_holder", "cardholder_name", "billing_name", "shipping_name"})
 #: JSON keys whose value may be a person's name or anything else's ("name": "Olga Ivanova" or "Export job")
 _MAYBE_PERSON_KEYS = frozenset({"name", "author", "customer", "contact", "sender", "recipient", "owner", "assignee",
                                 "reporter", "patient", "employee", "user", "from", "to", "cc"})
@@ -174,6 +175,34 @@ _YAML_LINE = re.compile(r"^[ \t]{0,12}-?[ \t]{0,3}([A-Za-z_]\w{1,30}):[ \t]{1,3}
 def _snake(key: str) -> str:
     """"lastName" → "last_name", "First-Name" → "first_name"."""
     return re.sub(r"(?<=[a-z])(?=[A-Z])", "_", key).casefold().replace("-", "_")
+
+
+#: keys whose value is a person's data of a known type, whatever its words ("username": "hbrennan_77", "dob":
+#: "1991-07-23", a CSV's "postcode" column): the type the value takes
+_TYPED_KEYS = {
+    **dict.fromkeys(("username", "user_name_handle", "login", "handle", "screen_name", "screenname", "nickname",
+                     "user_login", "userid_handle"), "USERNAME"),
+    **dict.fromkeys(("dob", "date_of_birth", "birth_date", "birthdate", "birthday", "born"), "DATE_OF_BIRTH"),
+    **dict.fromkeys(("postcode", "post_code", "postal_code", "postalcode", "zip", "zipcode", "zip_code"), "LOCATION"),
+}
+_TYPED_VALUE = re.compile(r"\b([A-Za-z_][\w-]{1,30})[\"']?\s{0,3}[=:]\s{0,3}[\"']([^\"'\n\\]{2,60})[\"']")
+
+
+def typed_values(text: str) -> list[tuple[int, int, str, str]]:
+    """Values a record gives under a key of a known personal type, quoted (JSON, code) or in a pasted table's
+    column: (start, end, entity, the cue in a few words). A name is `assigned_names`' and `tabled_names`'."""
+    out = []
+    for m in _TYPED_VALUE.finditer(text):
+        entity = _TYPED_KEYS.get(_snake(m.group(1)))
+        if entity and any(c.isalnum() for c in m.group(2)):
+            out.append((m.start(2), m.end(2), entity, f"a value under the key {_snake(m.group(1))!r}"))
+    for keys, rows in table_cells(text):
+        for cells in rows:
+            for key, (a, b) in zip(keys, cells, strict=False):
+                entity = _TYPED_KEYS.get(key)
+                if entity and b > a and any(c.isalnum() for c in text[a:b]):
+                    out.append((a, b, entity, f"a value in the table's column {key!r}"))
+    return out
 
 
 def assigned_names(text: str) -> list[tuple[int, int, str]]:

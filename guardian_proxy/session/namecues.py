@@ -440,6 +440,12 @@ _SPEAKER = re.compile(r"(?m)^[ \t]{0,4}\[?(?:\d{1,4}[/.-]\d{1,2}[/.-]\d{1,4},?[ 
 #: whom someone went or talked to for advice or help: "I went to Tomasz for advice", "talked to Ana about it"
 _TURNED_TO = re.compile(r"\b(?:went|go|going|turned|turn|talked|talk|spoke|speak|reached\s+out)\sto\s([A-Z][^\W\d_]{2,20})"
                         r"\s(?:for\s(?:advice|help|support|guidance|feedback|a\schat)|about\b)")
+#: an executive's or a role's title right before a name: "CFO Lorraine Tebbutt", "Director Ana Lima"
+_EXEC_ROLE = re.compile(r"\b(?:CEO|CFO|CTO|COO|CIO|CMO|CPO|CISO|VP|SVP|EVP|MD|GM|Chair|Chairman|Chairwoman|Director|"
+                        r"Founder|Co-founder|Headteacher|Principal|Dean|Registrar|Coach|Captain|Officer|Inspector|"
+                        r"Detective|Sergeant|Councillor|Senator|Rep\.)\s([A-Z][^\W\d_]{1,20}(?:[ -][A-Z][^\W\d_]{1,20}){1,2})")
+#: the remote user of a web server's access log line (common and combined formats)
+_ACCESS_LOG_USER = re.compile(r"(?m)^\S{3,45} \S{1,45} ((?=[^\s\[]*[A-Za-z])[^\s\[-][^\s\[]{0,63}) \[\d{1,2}/\w{3}/\d{4}:")
 #: a given name joined to the reader or the writer: "Could you and Marguerite come", "Marguerite and I will"
 _WITH_ME = re.compile(r"\b(?:you|me|I|us)\s(?:and|&)\s([A-Z][^\W\d_]{2,20})\b|\b([A-Z][^\W\d_]{2,20})\s(?:and|&)\s(?:I|me)\b")
 #: one or two capitalised words that ask, tell or send the writer something, or are on the writer's team: a person
@@ -534,6 +540,12 @@ def cued_names(text: str) -> list[tuple[int, int, str]]:
         firm = n < len(words) and words[n].group(0).casefold() in ORG_WORDS  # "Customer: Acme Widgets Ltd"
         if not firm and (n >= 2 or n == 1 and words[0].group(0).casefold() in world_given_names()):
             out.append((m.start(1), m.start(1) + words[n - 1].end(), cue))
+    for m in _EXEC_ROLE.finditer(text):  # "sign-off from CFO Lorraine Tebbutt", "Head of Sales Priya Nair"
+        words = m.group(1).split()
+        if words[0].casefold() in world_given_names() and all(_name_word(w, after_name=k > 0) for k, w in enumerate(words)):
+            out.append((m.start(1), m.end(1), "a name after a role"))
+    for m in _ACCESS_LOG_USER.finditer(text):  # "86.27.190.54 - ellie.marchetti [02/Dec/2026:03:15:41 +0000]"
+        out.append((m.start(1), m.end(1), "an access log's user"))
     for m in _TURNED_TO.finditer(text):  # "I went to Tomasz for advice": a place gives no advice
         if m.group(1).casefold() in world_given_names() and not ordinary(m.group(1)):
             out.append((m.start(1), m.end(1), "a given name someone went to for advice or help"))

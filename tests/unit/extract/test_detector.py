@@ -207,3 +207,8 @@ def test_software_names_are_not_groups():
     det = Detector(ner=True)
     spans = det.detect([tf("Chromium 156.0.8078.73 built on Debian GNU/Linux 12 (bookworm)", key="prodversion_note")])
     assert not [s for s in spans if s.entity in ("NRP", "ORGANIZATION") and "Debian" in s.text], spans
+
+
+def test_a_google_oauth_client_secret_is_found_by_its_prefix():
+    text = "client_secret in my config is 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"
+    assert ("API_KEY", "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") in {(e, text[a:b]) for a, b, e, _ in secrets.find(text)}

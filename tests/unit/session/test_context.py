@@ -717,3 +717,14 @@ def test_a_persons_name_found_again_typed_as_something_else_is_theirs():
     found = PartContext.regroup(text, [hit_at(chat, 0, "Zofia Wiśniewska-Nowak", "PERSON"),
                                        hit_at(chat, 0, "Zofia", "ORGANIZATION", nth=1)])
     assert [h.entity for h in found] == ["PERSON", "PERSON"]
+
+
+def test_holdout19_classes_a_log_stamp_an_error_class_a_size_and_a_configs_name():
+    text = ("[2026-11-04 10:12] Call with Dmitri about KeyError on a 900GB table.\n"
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: report-worker\n")
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
+    part, slot = PartContext(chat), chat.slots[0]
+    assert part.why_not(0, slot, hit_at(chat, 0, "2026-11-04 10:12", "DATE_TIME")) == "a log's timestamp"
+    assert part.why_not(0, slot, hit_at(chat, 0, "KeyError", "ORGANIZATION")) == "not a name's shape"
+    assert part.why_not(0, slot, hit_at(chat, 0, "900GB", "CASE_NUMBER")) == "a measure"
+    assert part.why_not(0, slot, hit_at(chat, 0, "report-worker", "USERNAME")) == "a config's name"

@@ -69,3 +69,13 @@ def test_a_json_record_pasted_into_prose_and_a_record_on_one_line_name_their_peo
     text = "Format this record: first_name: Lucía, last_name: Márquez; city: Sevilla"
     assert [text[a:b] for a, b, _ in assigned_names(text)] == ["Lucía", "Márquez"]
     assert assigned_names("Status: Done, Owner: Export Job") == []  # no key that means a name, no name words
+
+
+def test_a_records_typed_keys_give_a_username_a_birth_date_and_a_postcode():
+    from guardian_proxy.session.keyed import typed_values
+
+    text = 'resp: {"username": "hbrennan_77", "dob": "1991-07-23", "city": "Lancaster"}'
+    assert [(text[a:b], e) for a, b, e, _ in typed_values(text)] == [("hbrennan_77", "USERNAME"),
+                                                                    ("1991-07-23", "DATE_OF_BIRTH")]
+    text = "order_id,customer_name,postcode,total\n10482,Imogen Thackeray,SN1 5LW,42.50\n10483,Raj Kulkarni,LE4 7ZB,118\n"
+    assert [text[a:b] for a, b, e, _ in typed_values(text) if e == "LOCATION"] == ["SN1 5LW", "LE4 7ZB"]

@@ -321,3 +321,12 @@ def test_a_listed_pair_with_letters_beyond_latin1_and_a_public_life_asked_in_ano
     q = "Za co dokładnie Maria Skłodowska-Curie dostała drugą Nagrodę Nobla i czym różniła się od pierwszej?"
     a = q.index("Maria")
     assert asked_about(q, Hit(0, a, a + len("Maria Skłodowska-Curie"), "PERSON", "Maria Skłodowska-Curie"))
+
+
+def test_a_name_after_an_executives_title_and_an_access_logs_user():
+    from guardian_proxy.session.namecues import cued_names
+
+    text = ("He needs sign-off from CFO Lorraine Tebbutt.\n"
+            '86.27.190.54 - ellie.marchetti [02/Dec/2026:03:15:41 +0000] "GET /account HTTP/2.0" 200\n'
+            '10.0.0.1 - - [02/Dec/2026:03:15:42 +0000] "GET / HTTP/1.1" 200')
+    assert [text[a:b] for a, b, _ in cued_names(text)] == ["Lorraine Tebbutt", "ellie.marchetti"]
