@@ -443,7 +443,8 @@ _TURNED_TO = re.compile(r"\b(?:went|go|going|turned|turn|talked|talk|spoke|speak
 #: an executive's or a role's title right before a name: "CFO Lorraine Tebbutt", "Director Ana Lima"
 _EXEC_ROLE = re.compile(r"\b(?:CEO|CFO|CTO|COO|CIO|CMO|CPO|CISO|VP|SVP|EVP|MD|GM|Chair|Chairman|Chairwoman|Director|"
                         r"Founder|Co-founder|Headteacher|Principal|Dean|Registrar|Coach|Captain|Officer|Inspector|"
-                        r"Detective|Sergeant|Councillor|Senator|Rep\.)\s([A-Z][^\W\d_]{1,20}(?:[ -][A-Z][^\W\d_]{1,20}){1,2})")
+                        r"Detective|Sergeant|Councillor|Senator|Rep\.|HCA|RN|GP|Nurse|Matron|Midwife|Consultant)"
+                        r"\s([A-Z][^\W\d_]{1,20}(?:[ -][A-Z][^\W\d_]{1,20}){1,2})")
 #: the remote user of a web server's access log line (common and combined formats)
 _ACCESS_LOG_USER = re.compile(r"(?m)^\S{3,45} \S{1,45} ((?=[^\s\[]*[A-Za-z])[^\s\[-][^\s\[]{0,63}) \[\d{1,2}/\w{3}/\d{4}:")
 #: a given name joined to the reader or the writer: "Could you and Marguerite come", "Marguerite and I will"
