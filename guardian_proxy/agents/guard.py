@@ -11,6 +11,10 @@ something the agent made up). A removed item that joins several clauses (`;`, or
 its clauses that are each a copy of a shareable item. What is cut leaves no empty list marker behind; the
 arguments stay valid JSON of the same shape. Keys that address the message (`to`, `recipient`, `channel`
 …) are never rewritten. When nothing of substance is left the call is reported as blocked.
+
+Who the call goes to (`recipients`: the values of its `to`, `cc`, `bcc`, `recipient(s)`, `channel` … keys, one
+recipient per address) decides what is withheld: the items that are the recipients' own information
+(`Guidance.to`, by `norms.returns_to`: a customer's ticket quoted back to that customer) are shareable in it.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from dataclasses import dataclass
 
 from .instructor import Guidance, Instructor
 from .items import Item, content_words, sentences
+from .norms import identities
 
 _SPACES = re.compile(r"[ \t]{2,}")
 _CUT = "\x00"
@@ -34,6 +39,11 @@ MIN_SHARED = 3
 COPY = 0.8
 _ADDRESS_KEYS = re.compile(r"^(to|cc|bcc|recipients?|recipient_ids?|channel|user_ids?|emails?|email_address|"
                            r"receiver|target|chat_id|conversation_id|thread_id|subject_id|id)$", re.I)
+#: the keys that name who receives the message (not `id`, `thread_id`, `subject_id`: they name a thing; not a bare
+#: `email`: a call that files something under a customer's address does not send it to them)
+_RECIPIENT_KEYS = re.compile(r"^(to|cc|bcc|recipients?|recipient_ids?|channel|user_ids?|receiver|target|chat_id|"
+                             r"conversation_id|(?:to|recipient|receiver)_(?:emails?|addresse?s?|names?))$", re.I)
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 
 
 @dataclass
@@ -73,6 +83,50 @@ def _shareable_copy(words: set[str], guidance: Guidance) -> bool:
     """The item is a shareable item the agent observed (its source), not closer to a withheld one."""
     share = _cover(words, guidance.share)
     return len(words) >= 2 and share >= COPY and share > _cover(words, guidance.withhold)
+
+
+def _strings(v, out: list[str], depth: int = 0) -> list[str]:
+    if depth <= 8:
+        if isinstance(v, str) and v.strip():
+            out.append(v)
+        elif isinstance(v, dict):
+            for x in v.values():
+                _strings(x, out, depth + 1)
+        elif isinstance(v, list):
+            for x in v:
+                _strings(x, out, depth + 1)
+    return out
+
+
+def _named(value) -> list[frozenset[str]]:
+    """The recipients one address value names: a string holding several addresses ("a@x, b@y") is one per address;
+    a list, one per element; an object ({"email": …, "name": …}), one."""
+    if isinstance(value, list):
+        return [r for v in value for r in _named(v)]
+    if isinstance(value, dict):
+        return [frozenset().union(*(identities(t) for t in _strings(value, [])))]
+    if not isinstance(value, str) or not value.strip():
+        return []
+    if len(_EMAIL.findall(value)) > 1:
+        return [identities(part) for part in re.split(r"[,;]", value) if part.strip()]
+    return [identities(value)]
+
+
+def recipients(args, depth: int = 0) -> list[frozenset[str]]:
+    """Whom a tool call's arguments address: the `norms.identities` of each recipient its address keys name."""
+    out: list[frozenset[str]] = []
+    if depth > 16:
+        return out
+    if isinstance(args, dict):
+        for k, v in args.items():
+            if _RECIPIENT_KEYS.match(str(k)):
+                out.extend(_named(v))
+            elif isinstance(v, dict | list):
+                out.extend(recipients(v, depth + 1))
+    elif isinstance(args, list):
+        for v in args:
+            out.extend(recipients(v, depth + 1))
+    return out
 
 
 class Guard:
@@ -118,6 +172,7 @@ class Guard:
             args = arguments  # malformed JSON arguments: treated as one text (stated rule)
         removed = kept = 0
         types: set[str] = set()
+        guidance = guidance.to(recipients(args))  # what is theirs goes back to them
 
         def walk(v, key=None, depth=0):
             nonlocal removed, kept

@@ -21,6 +21,11 @@ small local instruct model): the records the record model is unsure of (`judge_b
 relationship; its answer decides those records (withheld, with the data types the norms do not allow or as
 another person's context; or shareable, whatever the norms' allow lists say). Records outside the band stay
 the model's; a failure, a timeout or an answer that does not parse leaves the model's decisions.
+
+A withheld item of a record whose sender or data subject is known (`items.parties_of`) and that is theirs
+(`Norms.subjects_own`) carries their identities (`Judged.owners`): the guidance lists it apart, as information
+that may go back only to them, and `Guidance.to` makes it shareable for a message whose recipients are all them
+(`norms.returns_to`, what the guard calls with the tool call's addresses).
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .items import Item, content_words
-from .norms import Classified, Norms, heuristic_persons
+from .norms import Classified, Norms, addressed, heuristic_persons, identities, returns_to
 from .records import Record, RecordModel, classify_records, norms_flags, object_of, records_of
 from .step import AgentStep
 
@@ -87,6 +92,8 @@ class Judged:
     types: list[str]  # data types that must not flow (empty: shareable)
     words: set[str] = field(default_factory=set)
     score: float | None = None  # the record model's P(must not flow) for the item's record
+    owners: frozenset[str] = frozenset()  # identities of the sender or subject whose own information it is
+    owner: str = ""  # them, as the text the model reads names them
 
     @property
     def withheld(self) -> bool:
@@ -101,11 +108,26 @@ class Guidance:
 
     @property
     def withhold(self) -> list[Judged]:
+        """What must not go to this recipient (what may go back only to its owner included)."""
         return [j for j in self.judged if j.withheld]
 
     @property
     def share(self) -> list[Judged]:
         return [j for j in self.judged if not j.withheld]
+
+    @property
+    def returnable(self) -> list[Judged]:
+        """Withheld items that are their sender's or subject's own: they may go back to them (`to`)."""
+        return [j for j in self.judged if j.withheld and j.owners]
+
+    def to(self, recipients: list[frozenset[str]]) -> Guidance:
+        """The guidance for a message to `recipients` (the `norms.identities` of each): the items that are all
+        recipients' own information (`norms.returns_to`) are shareable."""
+        back = {id(j) for j in self.returnable if returns_to(j.owners, recipients)}
+        if not back:
+            return self
+        return Guidance(self.relationship, [Judged(j.item, [], j.words, j.score, j.owners, j.owner)
+                                            if id(j) in back else j for j in self.judged], self.text)
 
 
 class Instructor:
@@ -138,7 +160,23 @@ class Instructor:
         for j in out:
             if not j.types and object_of(j.item.record) in strong and j.item.record != "outgoing":
                 j.types = list(strong[object_of(j.item.record)])
+        by_object: dict[str, list[Judged]] = {}
+        for j in out:
+            if j.item.parties:
+                by_object.setdefault(object_of(j.item.record), []).append(j)
+        for js in by_object.values():
+            self._owned(js, js[0].item.parties, frozenset().union(*(identities(p) for p in js[0].item.parties)))
         return out
+
+    def _owned(self, judged: list[Judged], parties: tuple[str, ...], owners: frozenset[str]) -> None:
+        """Mark the items of one record that are its sender's or subject's own (`Norms.subjects_own`)."""
+        if not owners or not any(j.withheld for j in judged):
+            return
+        label = ", ".join(parties[:2])
+        for j, mine in zip(judged, self.norms.subjects_own([j.item.text for j in judged], parties, self.persons),
+                           strict=True):
+            if mine:
+                j.owners, j.owner = owners, label
 
     def judge_records(self, recs: list[Record], relationship: str, instruction: str) -> list[Judged]:
         assert self.records is not None
@@ -157,9 +195,12 @@ class Instructor:
                          if judged[n] else [])
             elif p >= self.records.threshold:
                 types = flagged_types(self.norms, c, relationship)
-            for it in rec.items:
-                own = types or self.norms.withhold(self.norms.classify(it.text), relationship, personal=False)
-                out.append(Judged(it, list(own), content_words(it.text), p))
+            mine = [Judged(it, list(types or self.norms.withhold(self.norms.classify(it.text), relationship,
+                                                                 personal=False)), content_words(it.text), p)
+                    for it in rec.items]
+            if rec.parties:
+                self._owned(mine, rec.parties, rec.owners)
+            out.extend(mine)
         return out
 
     def _judged(self, texts: list[str], probs: list[float], relationship: str, instruction: str) -> dict[int, bool]:
@@ -191,7 +232,7 @@ class Instructor:
             judged = self.judge_records(recs, rel, step.instruction)
         else:
             judged = self.judge([i for r in recs for i in r.items], rel)
-        text = render(rel, judged)
+        text = render(rel, judged, addressed(step.instruction))
         if self.llm is not None:
             text = self._explained(step, text)
         return Guidance(rel, judged, text)
@@ -212,8 +253,11 @@ def _quote(text: str, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def render(relationship: str, judged: list[Judged]) -> str:
-    withhold = [j for j in judged if j.withheld]
+def render(relationship: str, judged: list[Judged], named: list[frozenset[str]] | None = None) -> str:
+    """The guidance text. A withheld item that is its sender's or subject's own is listed apart, as theirs to get
+    back, unless the user's instruction addresses the message to others (`named`: its e-mail addresses)."""
+    returnable = [j for j in judged if j.withheld and j.owners and (not named or returns_to(j.owners, named))]
+    withhold = [j for j in judged if j.withheld and not any(j is r for r in returnable)]
     share = [j for j in judged if not j.withheld]
     who = "the public" if relationship == "public" else (
         f"a recipient whose relationship is '{relationship}'" if relationship != "unknown"
@@ -229,12 +273,20 @@ def render(relationship: str, judged: list[Judged]) -> str:
             lines.append(f"- \"{_quote(j.item.text)}\" ({', '.join(t.replace('_', ' ') for t in j.types)})")
         if len(withhold) > MAX_LISTED:
             lines.append(f"- and {len(withhold) - MAX_LISTED} more items of the same kinds")
-    else:
+    elif not returnable:
         lines.append("Nothing you observed needs to be withheld from this recipient.")
+    if returnable:
+        lines.append("This is the own information of the person who sent it or whom it is about: use it only in a "
+                     "message to that person (quoting or answering them), never in one to anyone else:")
+        for j in returnable[:MAX_LISTED]:
+            lines.append(f"- \"{_quote(j.item.text)}\" (their own: {_quote(j.owner, 80)})")
+        if len(returnable) > MAX_LISTED:
+            lines.append(f"- and {len(returnable) - MAX_LISTED} more items of theirs")
     if share:
         lines.append("You may use this information to complete the user's task:")
         for j in share[:MAX_LISTED]:
             lines.append(f"- \"{_quote(j.item.text, 120)}\"")
-    lines.append("Complete the task with the shareable information only; if the task truly needs a withheld item, "
-                 "ask the user instead of sending it.")
+    lines.append("Complete the task with the shareable information only" + (
+        " (and, in a message to its owner only, their own information)" if returnable else "")
+                 + "; if the task truly needs a withheld item, ask the user instead of sending it.")
     return "\n".join(lines)

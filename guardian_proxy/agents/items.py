@@ -10,6 +10,12 @@ rule line (`---`, `===`) or a repeated field (a second `From:`, `Subject:`, `Tit
 Blank lines, list items and headings alone do not: the bullet points of one note and the paragraphs of one
 letter are parts of one source, judged together. Binary-looking or huge results are cut
 at `MAX_CHARS` (the rest is not analysed, and the guard treats unseen content conservatively).
+
+Who a record is from or about (`Item.parties`, `parties_of`): the string values of a JSON object's keys that name its
+sender or its data subject (`from`, `sender`, `author`, `requester`, `customer`, `client`, `patient`, `contact`,
+`name`, `email` …, also with a `_name`/`_email`/`_address` tail or in camelCase; an object under such a key gives its
+strings), for every string inside that object, nested ones included; in a listing, the `From: …`, `Customer: …` lines
+of a block, for that block. The norms decide what that means (`norms.returns_to`).
 """
 
 from __future__ import annotations
@@ -28,6 +34,11 @@ _MARK = re.compile(r"^\s{0,3}(?:\d{1,3}[.)]|[-*\u2022+]|#{1,6})\s+(?=\S)")
 _RULE = re.compile(r"^\s*(?:[-=*_~]\s*){3,}$")
 _FIELD = re.compile(r"^([A-Za-z][\w'. -]{0,30}?)\s*:\s+\S")
 _SKIP_KEY = re.compile(r"(^|_)(id|ids|uuid|time|timestamp|date|url|link|href|token|hash)$", re.I)
+#: keys that name who sent a record or whom it is about (after camelCase → snake_case)
+_PARTY_KEY = re.compile(r"^(?:from|sender|author|requester|reporter|submitter|customer|client|patient|member|contact|"
+                        r"name|full_name|display_name|reply_to|email|email_address)"
+                        r"(?:_(?:name|full_name|email|email_address|address))?$", re.I)
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 STOP = frozenset("""a an the and or but if of at by for with about against between into through during before after
 above below to from up down in out on off over under again further then once here there when where why how all any
 both each few more most other some such no nor not only own same so than too very can will just don should now is are
@@ -40,6 +51,7 @@ class Item:
     text: str
     record: str  # where it came from: "<tool>#<n>:<json path>"
     index: int  # position among the items of its record (for pronoun carry-over)
+    parties: tuple[str, ...] = ()  # who the record is from or about, as the text names them (`parties_of`)
 
 
 def content_words(text: str) -> set[str]:
@@ -89,40 +101,91 @@ def blocks(text: str) -> list[str]:
     return out or [text]
 
 
-def _walk(value, path: str, out: list[tuple[str, str]], depth: int = 0) -> None:
+def party_key(key) -> bool:
+    """The key names a record's sender or its data subject (`from`, `customerEmail`, `patient_name` …)."""
+    return bool(_PARTY_KEY.match(_CAMEL.sub("_", str(key)).lower()))
+
+
+def _strings(value, out: list[str], depth: int = 0) -> None:
+    if depth > 4:
+        return
+    if isinstance(value, str) and value.strip():
+        out.append(" ".join(value.split())[:200])
+    elif isinstance(value, dict):
+        for v in value.values():
+            _strings(v, out, depth + 1)
+    elif isinstance(value, list):
+        for v in value[:20]:
+            _strings(v, out, depth + 1)
+
+
+def _walk(value, path: str, out: list[tuple[str, str, tuple[str, ...]]], depth: int = 0,
+          parties: tuple[str, ...] = ()) -> None:
     if depth > 32:
         return
     if isinstance(value, dict):
+        own: list[str] = []
+        for k, v in value.items():
+            if party_key(k):
+                _strings(v, own)
+        inner = tuple(dict.fromkeys((*parties, *own)))
         for k, v in value.items():
             if isinstance(v, str) and _SKIP_KEY.search(str(k)):
                 continue
-            _walk(v, f"{path}.{k}", out, depth + 1)
+            _walk(v, f"{path}.{k}", out, depth + 1, inner)
     elif isinstance(value, list):
         for i, v in enumerate(value):
-            _walk(v, f"{path}[{i}]", out, depth + 1)
+            _walk(v, f"{path}[{i}]", out, depth + 1, parties)
     elif isinstance(value, str) and value.strip():
         if value.strip()[:1] in "{[":
             try:
-                _walk(json.loads(value), path, out, depth + 1)
+                _walk(json.loads(value), path, out, depth + 1, parties)
                 return
             except ValueError:
                 pass
-        out.append((path, value))
+        out.append((path, value, parties))
+
+
+def _block_parties(block: str) -> tuple[str, ...]:
+    """The `From: …` (`Sender:`, `Customer:`, `Name:` …) lines of a block of a listing."""
+    out: list[str] = []
+    for line in block.splitlines():
+        mark = _MARK.match(line)
+        line = line[mark.end():] if mark else line.strip()
+        key, colon, value = line.partition(":")
+        if colon and value.strip() and len(key) <= 30 and party_key(key.strip().replace(" ", "_")):
+            out.append(" ".join(value.split())[:200])
+    return tuple(dict.fromkeys(out))
+
+
+def _sources(tool: str, result: str, split: bool) -> list[tuple[str, str, tuple[str, ...]]]:
+    """(record path, text, parties) of each source of a tool result: a JSON leaf, or a block of a listing."""
+    result = result[:MAX_CHARS]
+    leaves: list[tuple[str, str, tuple[str, ...]]] = []
+    try:
+        _walk(json.loads(result), "$", leaves)
+    except (ValueError, RecursionError):
+        leaves = [("$", result, ())]
+    out = []
+    for path, text, parties in leaves:
+        bs = blocks(text) if split and "\n" in text else [text]
+        for b, block in enumerate(bs):
+            where = f"{tool}:{path}§{b}" if len(bs) > 1 else f"{tool}:{path}"
+            # a block of a listing names its own sender (`From: …`); a listing not cut into blocks names several
+            out.append((where, block, (_block_parties(block) if len(bs) > 1 or split and "\n" in block else ())
+                        or parties))
+    return out
+
+
+def parties_of(tool: str, result: str, split: bool = True) -> dict[str, tuple[str, ...]]:
+    """Record path (`Item.record`) -> who that source is from or about (see the module's stated rules)."""
+    return {where: parties for where, _, parties in _sources(tool, result, split) if parties}
 
 
 def items_of(tool: str, result: str, split: bool = True) -> list[Item]:
     """The information items of a tool result (`split=False`: a listing is not cut into blocks)."""
-    result = result[:MAX_CHARS]
-    leaves: list[tuple[str, str]] = []
-    try:
-        _walk(json.loads(result), "$", leaves)
-    except (ValueError, RecursionError):
-        leaves = [("$", result)]
     out: list[Item] = []
-    for path, text in leaves:
-        bs = blocks(text) if split and "\n" in text else [text]
-        for b, block in enumerate(bs):
-            where = f"{tool}:{path}§{b}" if len(bs) > 1 else f"{tool}:{path}"
-            for i, s in enumerate(sentences(block)):
-                out.append(Item(text=s, record=where, index=i))
+    for where, block, parties in _sources(tool, result, split):
+        for i, s in enumerate(sentences(block)):
+            out.append(Item(text=s, record=where, index=i, parties=parties))
     return out

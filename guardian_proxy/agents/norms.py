@@ -4,11 +4,20 @@ An *item* is one piece of information an agent observed (a sentence of a tool re
 gives its data types with a cue weight each; `Norms.relationship` names who receives a message from the
 user's instruction, the tool and its arguments; `Norms.withhold` applies the table: a third party's
 information of a sensitive type may only flow to the relationships the table allows for that type.
+
+Information returned to its data subject (`Norms.subjects_own`, `returns_to`): what a record's sender or data
+subject (`items.parties_of`: the `from`, `customer`, `name` … of a JSON object, the `From:` line of a block) wrote or
+is told about themselves may go back to them, whatever its types: a support agent quoting or answering a customer's
+ticket to that customer. The sentences that are about someone else (they name another person or refer to one with a
+pronoun, and a sentence after such a one unless it is in the first or second person) are not theirs and stay under
+the table. The recipient is them when every recipient of the message is named by one of the party's identities
+(the same e-mail address, or the same name of at least two words).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -31,6 +40,8 @@ _CAPITAL = re.compile(r"(?<![.!?:]\s)(?<!^)\b([A-Z][a-z]{2,})\b")
 _PAIR = re.compile(r"\b([A-Z][a-z]+)\s+(?=([A-Z][a-z]+)\b)")  # overlapping: "Thursday Emily Carter" holds a pair
 _CALENDAR = re.compile(r"(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day|january|february|march|april|may|june|july|"
                        r"august|september|october|november|december)$", re.I)
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_NAME_WORD = re.compile(r"[^\W\d_][^\W\d_'.-]*(?:['.-][^\W\d_]+)*")
 _TOOL_RELATIONSHIP = [
     (re.compile(r"(CreatePost|Tweet|PublishPost|Post$)", re.I), "public"),
 ]
@@ -82,6 +93,30 @@ def heuristic_persons(text: str) -> int:
         if m.start() > 0 and zipf_frequency(m.group(1).lower(), "en") < 3.5:
             n += 1
     return n
+
+
+def identities(value: str) -> frozenset[str]:
+    """How a text names a person, for `returns_to`: its e-mail addresses and its name, case-folded ("Maria Lopez
+    <maria.lopez@example.com>" → both). A name is what is left without the addresses, two to five words of letters
+    and nothing else (a first name alone, "Maria", names no one for sure; "Room 4B" is no name)."""
+    out = {m.casefold().strip(".") for m in _EMAIL.findall(value)}
+    rest = re.sub(r"[<>()\[\]\"“”,]|mailto:", " ", _EMAIL.sub(" ", value)).split()
+    if 2 <= len(rest) <= 5 and all(_NAME_WORD.fullmatch(w) for w in rest):
+        out.add(" ".join(w.casefold() for w in rest))
+    return frozenset(out)
+
+
+def addressed(text: str) -> list[frozenset[str]]:
+    """The recipients a text (the user's instruction) names by e-mail address, as `identities`."""
+    return [frozenset({m.casefold().strip(".")}) for m in dict.fromkeys(_EMAIL.findall(text))]
+
+
+def returns_to(owners: Iterable[str], recipients: list[frozenset[str]]) -> bool:
+    """The message goes back to the data subject only: every recipient (each one the `identities` of an address
+    value of the call) is named by one of `owners` (a record's sender or subject, the same e-mail address or the same
+    name). No recipient, or a recipient that is named otherwise (a channel, another person beside them), is not."""
+    owners = frozenset(owners)
+    return bool(owners) and bool(recipients) and all(r & owners for r in recipients)
 
 
 @dataclass
@@ -159,6 +194,25 @@ class Norms:
         if c.own and not c.third_party and relationship in self.spec.own_data.get("allow", []):
             return []
         return [t for t in types if relationship not in self.spec.allow.get(t, [])]
+
+    def subjects_own(self, texts: list[str], parties: Iterable[str],
+                     persons: Callable[[str], int] = heuristic_persons) -> list[bool]:
+        """Per sentence of a record that `parties` sent or that is about them: is it theirs, so that it may go back
+        to them (`returns_to`)? Not when it is about someone else: it names a person other than them (their own
+        names do not count) or refers to one with a pronoun; nor a sentence after such a one, unless it speaks in
+        the first or second person ("Carlos has cancer. The chemo is on Tuesdays." is Carlos's)."""
+        # their names: the capitalised words of a party value of at most five words ("Maria Lopez <maria@…>")
+        names = {w for p in parties for w in _NAME_WORD.findall(_EMAIL.sub(" ", p))
+                 if w[:1].isupper() and len(w) > 1 and len(_EMAIL.sub(" ", p).split()) <= 5}
+        mine = re.compile(r"\b(?:" + "|".join(re.escape(n) for n in sorted(names)) + r")\b") if names else None
+        out, other = [], False
+        for text in texts:
+            scrubbed = mine.sub(" ", text) if mine else text
+            c = self.classify(scrubbed, persons(scrubbed))
+            other = other or c.third_party
+            out.append(not c.third_party and (not other or bool(_FIRST_PERSON.search(text) or
+                                                                 _SECOND_PERSON.search(text))))
+        return out
 
 
 @lru_cache(maxsize=4)

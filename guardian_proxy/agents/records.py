@@ -31,8 +31,8 @@ from pathlib import Path
 
 from ..errors import ConfigError
 from ..resources import DATA_DIR
-from .items import Item, containment, content_words, items_of
-from .norms import Classified, Norms, heuristic_persons
+from .items import Item, containment, content_words, items_of, parties_of
+from .norms import Classified, Norms, heuristic_persons, identities
 
 MODEL_FILE = DATA_DIR / "agent_records.json.gz"
 CLASSIFY_CHARS = 20_000  # a record's data types and people are read from its first 20,000 characters
@@ -53,20 +53,37 @@ def object_of(record: str) -> str:
 class Record:
     key: str  # "<result index>:<tool>:<json path of the object>"
     items: list[Item]
+    also: tuple[str, ...] = ()  # its parties as the client sent them, before the session's pseudonyms
 
     @property
     def text(self) -> str:
         return " ".join(i.text for i in self.items)
 
+    @property
+    def parties(self) -> tuple[str, ...]:
+        """Who it is from or about, as the text names them (`items.parties_of`)."""
+        return self.items[0].parties if self.items else ()
+
+    @property
+    def owners(self) -> frozenset[str]:
+        """The `norms.identities` of its parties, also in the form the client sent them."""
+        return frozenset().union(*(identities(p) for p in (*self.parties, *self.also)))
+
 
 def records_of(results, split: bool = True) -> list[Record]:
     """The records of a step's tool results (`ToolResult`s, oldest first), in order (`split=False`: a text
-    listing is one record: the benchmark's older definition, docs/design/agents.md#privacylens-benchmark)."""
+    listing is one record: the benchmark's older definition, docs/design/agents.md#privacylens-benchmark). A result
+    with its `original` text (before the session stage's pseudonyms) adds the parties that text names at the same
+    place, so a recipient addressed in the clear is recognised."""
     out: dict[str, Record] = {}
     for n, r in enumerate(results):
+        sent = parties_of(r.tool, r.original, split) if getattr(r, "original", None) else {}
         for it in items_of(r.tool, r.text, split):
             key = f"{n}:{object_of(it.record)}"
-            out.setdefault(key, Record(key, [])).items.append(it)
+            rec = out.get(key)
+            if rec is None:
+                rec = out[key] = Record(key, [], sent.get(it.record, ()) if it.parties else ())
+            rec.items.append(it)
     return list(out.values())
 
 

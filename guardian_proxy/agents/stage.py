@@ -39,6 +39,32 @@ MODES = ("off", "prompt", "guard", "cdi", "cdi+guard")
 _KEEP = 512  # guidance kept for responses still to come (LRU by decision id)
 
 
+def _at(data, parts: tuple):
+    node = data
+    for p in parts:
+        try:
+            node = node[p]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return node
+
+
+def _originals(step, chat) -> None:
+    """Each tool result's text as the client sent it (`ToolResult.original`), where the session stage pseudonymised
+    it: its slot's text (`chatapi.Slot`, read before the rewrite) for the string now at the slot's place. Only who a
+    record is from is read from it (`records.records_of`), to recognise a recipient the reply names in the clear
+    (the guard reads the reply de-masked); a result made of several slots keeps its pseudonymised parties only."""
+    sent = {}
+    for slot in getattr(chat, "slots", None) or []:
+        if slot.role == "tool" and slot.file is None:
+            now = _at(chat.data, slot.parts)
+            if isinstance(now, str) and now != slot.text:
+                sent[now] = slot.text
+    if sent:
+        for r in step.results:
+            r.original = sent.get(r.text)
+
+
 class AgentStage:
     def __init__(self, settings: AgentSettings, experience: ExperienceLog | None = None,
                  persons: Callable[[str], int] | None = None, norms: Norms | None = None, llm=None,
@@ -79,6 +105,7 @@ class AgentStage:
         step = detect(kind, data)
         if step is None or not step.latest_is_tool_result:
             return decision
+        _originals(step, chat)
         rel = self.norms.relationship(step.instruction)
         injected = False
         if mode == "prompt":  # the fixed instruction: no guidance to work out

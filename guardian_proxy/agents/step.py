@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 class ToolResult:
     tool: str
     text: str
+    original: str | None = None  # the text as the client sent it, when the session stage pseudonymised it (stage.py)
 
 
 @dataclass
