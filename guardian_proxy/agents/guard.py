@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from .instructor import Guidance, Instructor
 from .items import Item, content_words, sentences
-from .norms import identities
+from .norms import EMAIL, identities
 
 _SPACES = re.compile(r"[ \t]{2,}")
 _CUT = "\x00"
@@ -43,7 +43,6 @@ _ADDRESS_KEYS = re.compile(r"^(to|cc|bcc|recipients?|recipient_ids?|channel|user
 #: `email`: a call that files something under a customer's address does not send it to them)
 _RECIPIENT_KEYS = re.compile(r"^(to|cc|bcc|recipients?|recipient_ids?|channel|user_ids?|receiver|target|chat_id|"
                              r"conversation_id|(?:to|recipient|receiver)_(?:emails?|addresse?s?|names?))$", re.I)
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 
 
 @dataclass
@@ -107,7 +106,7 @@ def _named(value) -> list[frozenset[str]]:
         return [frozenset().union(*(identities(t) for t in _strings(value, [])))]
     if not isinstance(value, str) or not value.strip():
         return []
-    if len(_EMAIL.findall(value)) > 1:
+    if len(EMAIL.findall(value)) > 1:
         return [identities(part) for part in re.split(r"[,;]", value) if part.strip()]
     return [identities(value)]
 

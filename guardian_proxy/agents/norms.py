@@ -40,7 +40,8 @@ _CAPITAL = re.compile(r"(?<![.!?:]\s)(?<!^)\b([A-Z][a-z]{2,})\b")
 _PAIR = re.compile(r"\b([A-Z][a-z]+)\s+(?=([A-Z][a-z]+)\b)")  # overlapping: "Thursday Emily Carter" holds a pair
 _CALENDAR = re.compile(r"(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day|january|february|march|april|may|june|july|"
                        r"august|september|october|november|december)$", re.I)
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+#: an e-mail address, bounded so a search stays linear on a long run of word characters (RFC 5321's lengths)
+EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,8}")
 _NAME_WORD = re.compile(r"[^\W\d_][^\W\d_'.-]*(?:['.-][^\W\d_]+)*")
 _TOOL_RELATIONSHIP = [
     (re.compile(r"(CreatePost|Tweet|PublishPost|Post$)", re.I), "public"),
@@ -99,8 +100,8 @@ def identities(value: str) -> frozenset[str]:
     """How a text names a person, for `returns_to`: its e-mail addresses and its name, case-folded ("Maria Lopez
     <maria.lopez@example.com>" → both). A name is what is left without the addresses, two to five words of letters
     and nothing else (a first name alone, "Maria", names no one for sure; "Room 4B" is no name)."""
-    out = {m.casefold().strip(".") for m in _EMAIL.findall(value)}
-    rest = re.sub(r"[<>()\[\]\"“”,]|mailto:", " ", _EMAIL.sub(" ", value)).split()
+    out = {m.casefold().strip(".") for m in EMAIL.findall(value)}
+    rest = re.sub(r"[<>()\[\]\"“”,]|mailto:", " ", EMAIL.sub(" ", value)).split()
     if 2 <= len(rest) <= 5 and all(_NAME_WORD.fullmatch(w) for w in rest):
         out.add(" ".join(w.casefold() for w in rest))
     return frozenset(out)
@@ -108,7 +109,7 @@ def identities(value: str) -> frozenset[str]:
 
 def addressed(text: str) -> list[frozenset[str]]:
     """The recipients a text (the user's instruction) names by e-mail address, as `identities`."""
-    return [frozenset({m.casefold().strip(".")}) for m in dict.fromkeys(_EMAIL.findall(text))]
+    return [frozenset({m.casefold().strip(".")}) for m in dict.fromkeys(EMAIL.findall(text))]
 
 
 def returns_to(owners: Iterable[str], recipients: list[frozenset[str]]) -> bool:
@@ -202,8 +203,8 @@ class Norms:
         names do not count) or refers to one with a pronoun; nor a sentence after such a one, unless it speaks in
         the first or second person ("Carlos has cancer. The chemo is on Tuesdays." is Carlos's)."""
         # their names: the capitalised words of a party value of at most five words ("Maria Lopez <maria@…>")
-        names = {w for p in parties for w in _NAME_WORD.findall(_EMAIL.sub(" ", p))
-                 if w[:1].isupper() and len(w) > 1 and len(_EMAIL.sub(" ", p).split()) <= 5}
+        names = {w for p in parties for w in _NAME_WORD.findall(EMAIL.sub(" ", p))
+                 if w[:1].isupper() and len(w) > 1 and len(EMAIL.sub(" ", p).split()) <= 5}
         mine = re.compile(r"\b(?:" + "|".join(re.escape(n) for n in sorted(names)) + r")\b") if names else None
         out, other = [], False
         for text in texts:
