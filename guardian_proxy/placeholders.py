@@ -50,6 +50,10 @@ _PLACEHOLDER_NAMES = frozenset({
 })
 
 
+#: an e-mail address in text, bounded so a search stays linear on a long run of word characters (RFC 5321's
+#: lengths); read by the session (a sample record's row) and the agents (a record's and a call's parties)
+EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,8}")
+
 #: the default and placeholder passwords of documentation, images and local development setups
 _STOCK_PASSWORDS = frozenset({
     "password", "passw0rd", "pass", "changeme", "change_me", "change-me", "secret", "mysecretpassword", "example",

@@ -23,9 +23,10 @@ import json
 import re
 from dataclasses import dataclass
 
+from ..placeholders import EMAIL
 from .instructor import Guidance, Instructor
 from .items import Item, content_words, sentences
-from .norms import EMAIL, identities
+from .norms import identities
 
 _SPACES = re.compile(r"[ \t]{2,}")
 _CUT = "\x00"

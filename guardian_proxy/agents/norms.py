@@ -26,6 +26,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import ConfigError
+from ..placeholders import EMAIL
 from ..resources import DATA_DIR
 
 NORMS_FILE = DATA_DIR / "norms.yaml"
@@ -40,8 +41,6 @@ _CAPITAL = re.compile(r"(?<![.!?:]\s)(?<!^)\b([A-Z][a-z]{2,})\b")
 _PAIR = re.compile(r"\b([A-Z][a-z]+)\s+(?=([A-Z][a-z]+)\b)")  # overlapping: "Thursday Emily Carter" holds a pair
 _CALENDAR = re.compile(r"(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day|january|february|march|april|may|june|july|"
                        r"august|september|october|november|december)$", re.I)
-#: an e-mail address, bounded so a search stays linear on a long run of word characters (RFC 5321's lengths)
-EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,8}")
 _NAME_WORD = re.compile(r"[^\W\d_][^\W\d_'.-]*(?:['.-][^\W\d_]+)*")
 _TOOL_RELATIONSHIP = [
     (re.compile(r"(CreatePost|Tweet|PublishPost|Post$)", re.I), "public"),

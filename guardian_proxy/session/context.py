@@ -49,7 +49,7 @@ import re
 from functools import cache
 
 from ..chatapi import ChatRequest, Slot
-from ..placeholders import no_ones, role_mailbox, stock_email
+from ..placeholders import EMAIL, no_ones, role_mailbox, stock_email
 from ..recognizer_data import data as recognizer_data
 from ..types import CONTAINER_ENTITIES
 from .keyed import (
@@ -341,9 +341,6 @@ def _next_year(value: str) -> bool:
     return bool(m) and int(m.group(2)) % 100 == (int(m.group(1)) + 1) % 100
 
 
-_EMAIL_IN_ROW = re.compile(r"[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){0,4}")
-
-
 def _sample_row(text: str, at: int) -> bool:
     """Whether the line around `at` is a record (cells split by commas, tabs, semicolons or bars) whose e-mail is at
     a reserved domain and a sample's (`placeholders.stock_email`): test data, whatever names it holds."""
@@ -352,7 +349,7 @@ def _sample_row(text: str, at: int) -> bool:
     line = text[a:b if b >= 0 else len(text)]
     if len(line) > 400 or not any(sep in line for sep in (",", "\t", ";", "|")):
         return False
-    mails = _EMAIL_IN_ROW.findall(line)
+    mails = EMAIL.findall(line)
     return bool(mails) and all(stock_email(m) for m in mails)
 
 
@@ -894,8 +891,8 @@ class PartContext:
             return "reference number"  # "flight LH 1234", "BA 2490"
         if h.entity in ("DATE", "DATE_TIME") and _BARE_NUMBERS.fullmatch(value):
             return "no date"  # "two kids aged 6 and 9": small numbers alone name no day
-        if h.entity in ("DATE", "DATE_TIME") and _LOG_STAMP.match(text, max(0, text.rfind("\n", 0, h.start) + 1)) and \
-                _LOG_STAMP.match(text, max(0, text.rfind("\n", 0, h.start) + 1)).end() >= h.end:
+        if h.entity in ("DATE", "DATE_TIME") and (stamp := _LOG_STAMP.match(text, text.rfind("\n", 0, h.start) + 1)) \
+                and stamp.end() >= h.end:
             return "a log's timestamp"  # "[2026-11-04 10:12] Call with …", "2026-11-28 14:02:17 [error]": a record's
         if h.entity in ("DATE", "DATE_TIME") and _WEEK_TIME.fullmatch(value.strip()):
             return "day or time of the week"  # "move it to Friday", "at 3 pm": no one's date, and the ask's

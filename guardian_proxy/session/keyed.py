@@ -12,10 +12,8 @@ import re
 from bisect import bisect_right
 from functools import lru_cache
 
-from .namecues import listed_name, ordinary
+from .namecues import NAME_WORD, listed_name, ordinary
 
-#: a word of a name (a hyphenated or an apostrophe's name whole: "Min-jun", "O'Connor")
-NAME_WORD = re.compile(r"[^\W\d_]+(?:[-'’][^\W\d_]+)*")
 #: a JSON string (group 1); an escape outside a string is matched alone so that a search after an unclosed quote stays
 #: aligned and linear (the plain string pattern restarts at every escaped quote: quadratic on '\\"' * n)
 _JSON_STRING = re.compile(r'\\.|("(?:[^"\\]++|\\.)*+")')

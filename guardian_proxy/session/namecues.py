@@ -16,7 +16,7 @@ from ..occupations import OCCUPATIONS
 from ..person_names import WORLD, faker_names
 from ..recognizer_data import data as recognizer_data
 from .language import other_language
-from .surrogates import MEN_TITLES, PARTICLES, WOMEN_TITLES
+from .surrogates import MEN_TITLES, PARTICLES, TITLES, WOMEN_TITLES
 
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
 
@@ -447,6 +447,8 @@ _EXEC_ROLE = re.compile(r"\b(?:CEO|CFO|CTO|COO|CIO|CMO|CPO|CISO|VP|SVP|EVP|MD|GM
                         r"\s([A-Z][^\W\d_]{1,20}(?:[ -][A-Z][^\W\d_]{1,20}){1,2})")
 #: the remote user of a web server's access log line (common and combined formats)
 _ACCESS_LOG_USER = re.compile(r"(?m)^\S{3,45} \S{1,45} ((?=[^\s\[]*[A-Za-z])[^\s\[-][^\s\[]{0,63}) \[\d{1,2}/\w{3}/\d{4}:")
+#: a name's word, its hyphenated or apostrophed parts whole ("Min-jun", "Joon-ho", "O'Brien")
+NAME_WORD = re.compile(r"[^\W\d_]+(?:[-'’][^\W\d_]+)*")
 #: a given name joined to the reader or the writer: "Could you and Marguerite come", "Marguerite and I will"
 _WITH_ME = re.compile(r"\b(?:you|me|I|us)\s(?:and|&)\s([A-Z][^\W\d_]{2,20})\b|\b([A-Z][^\W\d_]{2,20})\s(?:and|&)\s(?:I|me)\b")
 #: one or two capitalised words that ask, tell or send the writer something, or are on the writer's team: a person
@@ -455,10 +457,9 @@ _ACTS_ON_ME = re.compile(r"\b([A-Z][^\W\d_]{2,20}(?: [A-Z][^\W\d_]{2,20})?)(?:\s
                          r"messaged|texted|pinged|wants|wanted|needs|needed|invited|reminded|showed|gave|called|"
                          r"promised|offered|owes|paid)\s(?:me|us)\b)")
 #: a title or an honorific of several languages, then the person's name: "Herrn Vogel", "Madame Girard", "Sra. Ortega"
-_TITLED = re.compile(r"(?<![\w.])(?:Mr|Mrs|Ms|Mx|Dr|Prof|Herr|Herrn|Frau|Madame|Mme|Mlle|Monsieur|Señor|Señora|Sr|"
-                     r"Sra|Srta|Signor|Signora|Sig|Senhor|Senhora|Mevrouw|Meneer|Dhr|Mevr|Pani|Pan|Bay|Bayan|Sayın|"
-                     r"Dona|Doña|Don|Familie|Famille|Familia|Famiglia|Família|Familie|Rodzina)\.?[ \t]+"
-                     r"([A-ZÀ-ÖØ-Þ][^\W\d_]{1,30}(?:[-'’][A-ZÀ-ÖØ-Þ][^\W\d_]{1,30})?)")
+#: (the stand-ins' list of titles, `surrogates.TITLES`, capitalised as a title is written before a name)
+_TITLED = re.compile(r"(?<![\w.])(?:" + "|".join(re.escape(t[:1].upper() + t[1:]) for t in sorted(TITLES, key=lambda t: (-len(t), t)))
+                     + r")\.?[ \t]+([A-ZÀ-ÖØ-Þ][^\W\d_]{1,30}(?:[-'’][A-ZÀ-ÖØ-Þ][^\W\d_]{1,30})?)")
 
 
 def world_given_names() -> frozenset[str]:
@@ -530,7 +531,7 @@ def cued_names(text: str) -> list[tuple[int, int, str]]:
         [(m, "an attendee's name in a calendar entry") for m in _CAL_NAME.finditer(text)] + \
         [(m, "a speaker in a chat log") for m in _SPEAKER.finditer(text)]
     for m, cue in labelled:  # "Pupil: Amelie Fairweather-Obi", "Assignee: Aoife Gallagher", "Pay to: C Okafor"
-        words = [w for w in _HYPHENATED.finditer(m.group(1))]
+        words = list(NAME_WORD.finditer(m.group(1)))
         n = 0
         while n < len(words) and n < 4 and words[n].group(0)[:1].isupper() and \
                 (not n or m.group(1)[words[n - 1].end():words[n].start()] in (" ", ". ")) and \
@@ -662,7 +663,7 @@ def asked_about(text: str, h) -> bool:
     person it knows, so the name is what the user asks about. Not in a message that speaks of its writer ("my",
     "we"; "tell me" is the asking), names a person noun ("colleague", "patient", "born") or runs past 280
     characters (a paragraph of context may be anyone's), nor a single word."""
-    words = _HYPHENATED.findall(h.text)  # a hyphenated name whole: "Bong Joon-ho"
+    words = NAME_WORD.findall(h.text)  # a hyphenated name whole: "Bong Joon-ho"
     if len(words) < 2 or len(text) > 280 or not all(w[:1].isupper() for w in words) or all(ordinary(w) for w in words):
         return False
     sentence = _sentence(text, h.start, h.end).lstrip()
@@ -675,8 +676,6 @@ def asked_about(text: str, h) -> bool:
                    for k, w in enumerate(said))
 
 
-#: a word with its hyphenated parts ("Joon-ho")
-_HYPHENATED = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
 
 #: the words that join things compared: "Compare Airflow and Prefect", "Prefect vs Dagster"
 _JOINERS = frozenset({"and", "or", "vs", "vs.", "versus", "&"})
