@@ -142,6 +142,9 @@ _CUE_BEFORE = re.compile(r"\b(?:daughter|son|wife|husband|mother|father|mom|mum|
 #: a number after "#" is a reference (an issue, a pull request, a ticket), no amount: "pull request #412"
 _HASH_BEFORE = re.compile(r"#$")
 #: a form's or a model's short name: one or two capitals, perhaps a hyphen, one to three digits ("W-2", "I-9", "P60")
+#: what NER or a number's pattern may call a part of a value a record's key types ("LE4" of a postcode)
+_RETYPED_BY_KEY = frozenset({"ORGANIZATION", "LOCATION", "NRP", "PERSON", "DATE", "DATE_TIME", "QUANTITY", "AMOUNT",
+                             "CASE_NUMBER", "USERNAME"})
 #: a spreadsheet's cell and the colon of its range ("D2:D500")
 _CELL = re.compile(r"\$?[A-Z]{1,3}\$?\d{1,7}")
 _CELL_BEFORE = re.compile(r"\$?[A-Z]{1,3}\$?\d{1,7}:$")
@@ -682,6 +685,10 @@ class PartContext:
                 self.cues[id(out[-1])] = cue
         for a, b, entity, cue in typed_values(text):  # "username": "hbrennan_77", a CSV's postcode column
             over = [h for h in found + out if h.start < b and a < h.end]
+            if over and all(h in found and a <= h.start and h.end <= b and h.entity in _RETYPED_BY_KEY for h in over):
+                for h in over:  # "LE4 7ZB" in a postcode column, NER's "LE4": the key says what the whole value is
+                    found.remove(h)
+                over = []
             if not over:
                 out.append(Hit(i, a, b, entity, text[a:b]))
                 self.cues[id(out[-1])] = cue

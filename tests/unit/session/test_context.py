@@ -728,3 +728,12 @@ def test_holdout19_classes_a_log_stamp_an_error_class_a_size_and_a_configs_name(
     assert part.why_not(0, slot, hit_at(chat, 0, "KeyError", "ORGANIZATION")) == "not a name's shape"
     assert part.why_not(0, slot, hit_at(chat, 0, "900GB", "CASE_NUMBER")) == "a measure"
     assert part.why_not(0, slot, hit_at(chat, 0, "report-worker", "USERNAME")) == "a config's name"
+
+
+def test_a_value_a_records_key_types_takes_in_what_ner_found_inside_it():
+    text = "order_id,customer_name,postcode\n10482,Imogen Thackeray,SN1 5LW\n10483,Rajesh Kulkarni,LE4 7ZB\n"
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
+    part = PartContext(chat)
+    found = [hit_at(chat, 0, "LE4", "ORGANIZATION")]
+    names = part.cued(0, text, found)
+    assert not found and ("LOCATION", "LE4 7ZB") in {(h.entity, h.text) for h in names}
