@@ -64,9 +64,11 @@ CORPORA = {"dev": ROOT / "tests" / "fixtures" / "prompts" / "prompts.yaml",
            "holdout16": ROOT / "tests" / "fixtures" / "prompts" / "holdout16.yaml",
            "holdout17": ROOT / "tests" / "fixtures" / "prompts" / "holdout17.yaml",
            "holdout18": ROOT / "tests" / "fixtures" / "prompts" / "holdout18.yaml",
-           "holdout19": ROOT / "tests" / "fixtures" / "prompts" / "holdout19.yaml"}
+           "holdout19": ROOT / "tests" / "fixtures" / "prompts" / "holdout19.yaml",
+           "holdout20": ROOT / "tests" / "fixtures" / "prompts" / "holdout20.yaml",
+           "holdout21": ROOT / "tests" / "fixtures" / "prompts" / "holdout21.yaml"}
 #: sets not yet scored: `--set all` leaves them out, so that scoring every set does not score them by the way
-UNSCORED: frozenset[str] = frozenset()
+UNSCORED: frozenset[str] = frozenset({"holdout20", "holdout21"})
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
 
