@@ -19,6 +19,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
+from .. import urlencoded
 from ..types import CONTAINER_ENTITIES, ENTITIES, Span, TextField
 from . import resolver
 from .context import RequestContext, field_context
@@ -71,6 +72,9 @@ class Detector:
         is the destination (recipient class, owner) the field recognizers read."""
         use_ner = self.ner if ner is None else ner and self.ner
         det = Detection()
+        sent = fields
+        views = [urlencoded.view(f.text) for f in fields]  # a pasted query or form body is read decoded
+        fields = [f.model_copy(update={"text": v[0]}) if v else f for f, v in zip(fields, views, strict=True)]
         hits: list[list[Result] | None] = [None] * len(fields)
         ctxs = [field_context(f, context) for f in fields]
         want_ner: list[int] = []
@@ -99,11 +103,12 @@ class Detector:
             for i, ner_hits in zip(want_ner, self._ner.analyze(texts), strict=True):
                 hits[i] = self._cache_put((fields[i].text, "ner"),
                                           self._fast_hits(fields[i].text) + [_ner_result(h) for h in ner_hits])
-        for f, c, h in zip(fields, ctxs, hits, strict=True):
+        for f, c, h, v, s in zip(fields, ctxs, hits, views, sent, strict=True):
             if h is None:
                 continue
-            det.spans += resolver.resolve(f, h + self.registry.analyze_field(f.text, c), c, self.min_score)
-        det.spans += _propagate(fields, det.spans)
+            spans = resolver.resolve(f, h + self.registry.analyze_field(f.text, c), c, self.min_score)
+            det.spans += _as_sent(spans, v[1], s.text) if v else spans
+        det.spans += _propagate(sent, det.spans)
         return det
 
     # ------------------------------------------------------------------ internals
@@ -127,6 +132,20 @@ class Detector:
                 if len(self._cache) > self.cache_size:
                     self._cache.popitem(last=False)
         return hits
+
+
+def _as_sent(spans: list[Span], offsets: tuple[int, ...], text: str) -> list[Span]:
+    """Spans found in a field's decoded view located in the text as sent ("Nadia+Sharif" for "Nadia Sharif"); one
+    found inside an encoded value says so in its reason."""
+    out = []
+    for sp in spans:
+        a, b = offsets[sp.start], offsets[sp.end]
+        if text[a:b] == sp.text:
+            out.append(sp if (a, b) == (sp.start, sp.end) else sp.model_copy(update={"start": a, "end": b}))
+            continue
+        out.append(sp.model_copy(update={"start": a, "end": b, "text": text[a:b],
+                                         "reason": f"{sp.reason}; URL-encoded".lstrip("; ")}))
+    return out
 
 
 _PROPAGATE_MIN_CHARS = 5

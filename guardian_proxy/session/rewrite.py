@@ -12,6 +12,7 @@ import json
 import re
 from dataclasses import dataclass
 
+from .. import urlencoded
 from ..checksums import card_number
 from .registry import SessionState, normalise
 from .surrogates import _COMMON, _NAME_PART
@@ -35,6 +36,7 @@ class Hit:
     entity: str
     text: str
     part: bool = False  # a name part found through the registry ("Doe" of "John Doe")
+    form: bool = False  # inside a URL-encoded value: `text` is decoded, the stand-in goes back encoded
 
 
 def backstop(slot: int, text: str) -> list[Hit]:
@@ -105,6 +107,19 @@ def _variants(original: str) -> list[tuple[str, bool]]:
     return [(v, False) for v in out]
 
 
+def located(hits: list[Hit], offsets: tuple[int, ...], sent: str) -> list[Hit]:
+    """Hits found in a text's decoded view (`urlencoded.view`) located in the text as sent; one inside a
+    URL-encoded value keeps the value as written before its encoding ("Nadia Sharif" of "Nadia+Sharif"), so that
+    it is one value with its plain repeats, and is marked to be written back encoded."""
+    for h in hits:
+        h.start, h.end = offsets[h.start], offsets[h.end]
+        if urlencoded.inside(sent, h.start, h.end):
+            h.form = True
+        else:
+            h.text = sent[h.start:h.end]
+    return hits
+
+
 def resolve(hits: list[Hit]) -> list[Hit]:
     """Non-overlapping hits of one slot: hard-rule hits first, then the longest, then the earliest."""
     chosen: list[Hit] = []
@@ -120,6 +135,8 @@ def apply(text: str, hits: list[Hit], render, json_text: bool) -> str:
         new = render(h)
         if new is None:
             continue
+        if h.form:
+            new = urlencoded.encode(new)
         if json_text:
             new = json.dumps(new, ensure_ascii=False)[1:-1]
         out += [text[pos:h.start], new]

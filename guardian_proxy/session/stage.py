@@ -22,13 +22,15 @@ Responses are de-masked with the session's surrogate → real mapping (`reply.py
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
 import re
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable
 
-from .. import chatapi, codec
+from .. import chatapi, codec, urlencoded
 from ..config import FactorTables, Settings
 from ..types import ENTITIES, Decision, RawRequest, Rewrite, Span, TextField, Verdict
 from . import files
@@ -45,6 +47,7 @@ from .rewrite import (
     apply,
     backstop,
     like_case,
+    located,
     resolve,
     trim_possessive,
 )
@@ -267,9 +270,18 @@ class SessionStage:
         by_cue: list[Span] = []
         part = PartContext(chat)
         for i, s in enumerate(slots):
+            # a pasted query or form body ("Body=Hi+its+Nadia+Sharif"): the rules read it decoded, as the detector
+            # did, and its hits are located back in the text as sent
+            view = urlencoded.view(s.text)
+            spans = by_path.get(s.path, [])
+            if view is not None:
+                s, sent, pc = dataclasses.replace(s, text=view[0]), s, PartContext(chat)
+                spans = _in_view(spans, view[1], s.text)
+            else:
+                sent, pc = s, part
             hits = backstop(i, s.text)
             found: list[Hit] = []
-            for sp in by_path.get(s.path, []):
+            for sp in spans:
                 if sp.entity in NOT_VALUES or sp.end <= sp.start or s.text[sp.start:sp.end] != sp.text:
                     continue
                 if s.role == "system" and sp.entity == "OCCUPATION":
@@ -279,22 +291,28 @@ class SessionStage:
                     continue
                 if s.role == "assistant" and h.entity not in HARD_BLOCK and normalise(h.text) not in st.entities:
                     continue  # the model's own words add no value of the user's (known ones are found below)
-                found.append(part.tidy(h, s.text))
-            found = part.regroup(s.text, found)
+                found.append(pc.tidy(h, s.text))
+            found = pc.regroup(s.text, found)
             # the model's own words add no value of the user's
-            cued = {id(h): h for h in part.cued(i, s.text, found)} if s.role != "assistant" else {}
+            cued = {id(h): h for h in pc.cued(i, s.text, found)} if s.role != "assistant" else {}
             found += cued.values()
             persons = [h for h in found if h.entity == "PERSON"]
+            named: list[Hit] = []
             for h in found:  # a person's value, not the prompt's machinery nor a fact it asks about
-                why = part.why_not(i, s, h, persons, seen=normalise(h.text) in st.entities)
+                why = pc.why_not(i, s, h, persons, seen=normalise(h.text) in st.entities)
                 if why is None:
                     hits.append(h)
-                    if id(h) in cued:  # said in the decision: which rule found it (never the value)
-                        by_cue.append(Span(path=s.path, start=h.start, end=h.end, entity="PERSON",
-                                           category=ENTITIES["PERSON"][0], text=h.text, direct=True,
-                                           recognizer="session:name-cue", reason=part.cues.get(id(h), "")))
+                    if id(h) in cued:
+                        named.append(h)
                 else:
                     kept[why] += 1
+            if view is not None:
+                hits = located(hits, view[1], sent.text)
+                s = sent
+            for h in named:  # said in the decision: which rule found it (never the value)
+                by_cue.append(Span(path=s.path, start=h.start, end=h.end, entity="PERSON",
+                                   category=ENTITIES["PERSON"][0], text=s.text[h.start:h.end], direct=True,
+                                   recognizer="session:name-cue", reason=pc.cues.get(id(h), "")))
             per_slot.append(_values(hits))
             for h in per_slot[-1]:
                 e = st.add(h.entity, h.text, turns[i], blocked=h.entity in HARD_BLOCK, key=blocked_key,
@@ -485,6 +503,16 @@ def _values(hits: list[Hit]) -> list[Hit]:
             continue
         seen.add((h.start, h.end, h.entity))
         out.append(h)
+    return out
+
+
+def _in_view(spans: list[Span], offsets: tuple[int, ...], view: str) -> list[Span]:
+    """Stage 1's spans of a text located in its decoded view (`urlencoded.view`); the detector found them there."""
+    out = []
+    for sp in spans:
+        a, b = bisect_right(offsets, sp.start) - 1, bisect_left(offsets, sp.end)  # a run's added break is no part
+        if a >= 0 and b < len(offsets) and offsets[a] == sp.start and offsets[b] == sp.end:
+            out.append(sp.model_copy(update={"start": a, "end": b, "text": view[a:b]}))
     return out
 
 

@@ -236,3 +236,25 @@ def test_a_family_status_the_user_asks_about_stays(gateway):
     text = sent(d)["messages"][0]["content"]
     assert d.extra["retroactive"] and d.extra["kept"]["sensitive attribute"] == 1
     assert "getting married" in text and "Oluwakemi" not in text and "[FAMILY" not in text, text
+
+
+def test_a_pasted_form_body_is_read_decoded_and_its_stand_ins_go_back_encoded(gateway):
+    body = ("Decode this Twilio webhook: ToCountry=GB&From=%2B447946218357&Body=Hi+its+Nadia+Sharif+running+late+"
+            "for+the+viewing+at+7+Elm+Row&NumMedia=0")
+    d = gateway.evaluate(chat([{"role": "user", "content": body}], key="sk-form"), log=False)
+    out = sent(d)["messages"][0]["content"]
+    for value in ("Nadia+Sharif", "Nadia", "Sharif", "%2B447946218357", "7946218357", "Elm+Row"):
+        assert value not in out
+    form = out[out.index("ToCountry"):]
+    assert " " not in form and re.fullmatch(r"ToCountry=GB&From=%2B[0-9]+&Body=Hi\+its\+[\w+]+\+running\+late\+for"
+                                            r"\+the\+viewing\+at\+[\w+%.-]+&NumMedia=0", form), form
+    person = re.search(r"its\+(\w+\+\w+)\+running", form).group(1).replace("+", " ")
+    # the same person typed plainly later is the same stand-in, and the reply's decoded stand-in is de-masked
+    d2 = gateway.evaluate(chat([{"role": "user", "content": body}, {"role": "assistant", "content": "Decoded."},
+                                {"role": "user", "content": "Is Nadia Sharif the sender?"}], key="sk-form"), log=False)
+    assert sent(d2)["messages"][2]["content"] == f"Is {person} the sender?"
+    reply = json.dumps({"choices": [{"message": {"content": f"Body: Hi its {person} running late"}}]}).encode()
+    back = json.loads(gateway.session.demask_response(d2.extra, reply, "application/json"))
+    assert back["choices"][0]["message"]["content"] == "Body: Hi its Nadia Sharif running late"
+    found = {sp.text: sp for sp in d.six.spans}  # the decision says the value was read decoded
+    assert "URL-encoded" in found["Nadia+Sharif"].reason and "URL-encoded" in found["%2B447946218357"].reason
