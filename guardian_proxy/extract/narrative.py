@@ -116,7 +116,7 @@ PATTERNS: list[tuple[str, float, re.Pattern]] = [
     ("USERNAME", 0.9, re.compile(r"(?<![\w@.])@[A-Za-z0-9_](?:[A-Za-z0-9_.]*[A-Za-z0-9_])?")),
     ("USERNAME", 0.8, re.compile(r"(?m)^\s*\K[\w.\-]{2,40}(?=\s+:\s)")),
     ("USERNAME", 0.8, re.compile(r"(?i)\b(?:user ?name|name|seller(?: name)?|author|posted by|buyer|reviewer|"
-                                 r"contact name|nickname|handle)\s*[:=]\s*\K[^|\n:]{1,60}?(?=\s*(?:\||\n|$|,|\())")),
+                                 r"contact name|nickname|handle)\s*[:=]\s*\K[^|\n:&]{1,60}?(?=\s*(?:\||\n|$|,|\(|&))")),
     ("USERNAME", 0.7, re.compile(r"\bUser\s+\K(?:\p{Lu}[\w.\-]+|[\w.\-]*\d[\w.\-]*)")),
     # a person's profile on a social network, written in a text ("linkedin.com/in/ayesharahman", "instagram.com/…")
     ("USERNAME", 0.85, re.compile(r"(?i)\b(?:linkedin\.com/in|instagram\.com|facebook\.com|twitter\.com|x\.com|"
@@ -253,12 +253,15 @@ def _greeted_handles(text: str) -> list[Hit]:
     return out
 
 
+_DOTTED_QUAD = re.compile(r"(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)")
+
+
 def _phones(text: str) -> list[Hit]:
     out: list[Hit] = []
     for m in _PHONE.finditer(text):
         digits = sum(c.isdigit() for c in m.group())
-        if digits < 7 or digits > 15:
-            continue
+        if digits < 7 or digits > 15 or _DOTTED_QUAD.fullmatch(m.group()):
+            continue  # "94.173.58.210": an IP address (the pattern layer's), not a phone number
         before = text[max(0, m.start() - 40): m.start()]
         if _ID_CONTEXT.search(before):
             out.append((m.start(), m.end(), "GOVERNMENT_ID", 0.8))

@@ -300,13 +300,25 @@ def _drop_shadowed(by_cat: dict[str, list], text: str) -> dict[str, list]:
     drop |= {id(g) for g in hits if g[2] in _NER_NAMES and not g[4] and
              any(h[4] and h is not g and g[0] <= h[0] and h[1] <= g[1] and h[2] not in _NER_NAMES for h in hits)}
     direct = [h for h in hits if h[4] and id(h) not in drop]
+    # NER's name, organisation or place that runs into a direct identifier ("Lily-Mae B - dad Gareth - 07812" of a
+    # phone number "07812 340 675") ends where the identifier begins: the identifier keeps its whole value
+    cut: dict[int, tuple] = {}
+    for h in hits:
+        if h[2] in _NER_NAMES and not h[4] and id(h) not in drop:
+            starts = [d[0] for d in direct if h[0] < d[0] < h[1] < d[1] and d[2] not in _NER_NAMES]
+            if starts:
+                end = min(starts)
+                while end > h[0] and not text[end - 1].isalnum():
+                    end -= 1
+                cut[id(h)] = (h[0], end, *h[2:]) if end - h[0] >= 2 else None
     for h in hits:
         if not h[4] and id(h) not in drop and \
                 any(d[0] < h[1] and h[0] < d[1] and d[3] >= h[3] - 0.05 for d in direct):
             drop.add(id(h))
     out: dict[str, list] = {}
     for cat, items in by_cat.items():
-        kept = [h for h in items if id(h) not in drop]
+        kept = [cut.get(id(h), h) for h in items if id(h) not in drop]
+        kept = [h for h in kept if h is not None]
         if kept:
             out[cat] = kept
     return out

@@ -57,6 +57,7 @@ from .keyed import (
     NOT_NAME_COLUMNS,
     assigned_names,
     cut_at_cells,
+    in_header,
     json_values,
     keyed_names,
     named_value,
@@ -130,6 +131,7 @@ _POINT_AFTER = re.compile(r"^[\s-]*(?:ago|old|earlier|later|before|after|from\s+
 #: what follows a sentence's first word when it is the ask's verb, not a name: "Summarise this email", "Proofread my
 #: essay", "Tabulate the results"
 _OBJECT_AFTER = re.compile(r"[ \t]{1,3}(?:this|that|these|those|the|my|our|your|his|her|their|its|it|me|us|them|a|an|"
+                           r"who|what|which|how|why|whether|each|every|all|everything|both|any|"
                            # the same in French, Spanish, Italian, Portuguese and German ("Écris un message à …")
                            r"un|une|le|la|les|des|du|mon|ma|mes|ton|ta|notre|votre|el|los|las|una|mi|mis|tu|su|sus|"
                            r"ein|eine|einen|einem|den|dem|das|der|mein|meine|meinen|il|lo|gli|uno|um|uma|meu|minha)\b",
@@ -157,7 +159,9 @@ _PATTERN_TALK = re.compile(r"\b(?:regex|regexp|regular\s+expression|pattern|glob
 _TICKET_KEY = re.compile(r"[A-Z][A-Z0-9]{1,9}-\d{1,6}")
 _TICKET_TALK = re.compile(r"\b(?:jira|ticket|issue|story|bug|epic|sprint|backlog|linear)\b", re.I)
 #: a line's leading timestamp: "[2026-11-04 10:12]", "2026-11-28 14:02:17", "2026/11/28 14:02:17 [error]"
-_LOG_STAMP = re.compile(r"[ \t]{0,4}\[?\d{4}[-/]\d{2}[-/]\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,6})?)?(?:Z|[+-]\d{2}:?\d{2})?\]?")
+#: and a chat export's: "[02/12/2026, 19:02:11] Aoife: …", "12/03/2024, 09:14 - Rhiannon: …"
+_LOG_STAMP = re.compile(r"[ \t]{0,4}\[?(?:\d{4}[-/]\d{2}[-/]\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,6})?)?(?:Z|[+-]\d{2}:?\d{2})?|"
+                        r"\d{1,2}[/.]\d{1,2}[/.]\d{2,4},?[ \t]\d{1,2}:\d{2}(?::\d{2})?(?:[ \t]?[AaPp][Mm])?)\]?")
 #: a word with a capital inside and no space, as code writes identifiers ("KeyError", "OpenTelemetry")
 _CODE_SUFFIX = re.compile(r"(?:Error|Exception|Warning|Handler|Factory|Builder|Provider|Controller|Context|Config|"
                           r"Client|Service|Adapter|Listener|Manager|Repository|Serializer|Validator|Component|Module)$")
@@ -264,7 +268,10 @@ _AGE_BEFORE = re.compile(r"(?:\b(?:i'?m|i\s+am|he'?s|she'?s|aged?|age:?)|,)\s?$"
 _CODE_BEFORE = re.compile(r"\b[A-Z]{2,3}\s$")
 #: a British postcode ("LE2 3QT", "SW1A 1AA")
 _UK_POSTCODE = re.compile(r"\b[A-Z]{1,2}\d[A-Z\d]?\s?\d[A-Z]{2}\b")
-_POSTCODE_AFTER = re.compile(r"[ ,]{0,3}\d{4,5}(?:-\d{4})?\b")
+#: a postcode after a street address, past its town and its state when the detector stopped before them
+#: ("…, Apt 2B, Tucson, AZ 85712", "18 Jubilee Crescent, Bengaluru 560034")
+_POSTCODE_AFTER = re.compile(r"(?:,[ ]?[A-Z][^\W\d_]{1,20}(?:[ ][A-Z][^\W\d_]{1,20}){0,2})?(?:,?[ ][A-Z]{2})?"
+                             r"[ ,]{0,3}(?:\d{5}(?:-\d{4})?|\d{4,6})\b")
 _VERSION = re.compile(r"[vV]\d{1,3}(?:\.\d{1,4}){0,3}(?:[-.]?(?:alpha|beta|rc)\d{0,3})?|"
                       r"(?:HTTP|HTTPS|TLS|SSL|SPDY|SMTP|IMAP|POP3|FTP|SSH|QUIC|SIP|RTSP|AMQP|MQTT|SOCKS)/\d(?:\.\d)?")
 #: a log's or an ISO-like date written with slashes, year first ("2026/11/28 14:02:17"): a date, not a case number
@@ -462,6 +469,8 @@ _APPLIED_FOR_BEFORE = re.compile(r"\b(?:interview|interviews|interviewing|apply|
 
 
 #: a possessive before a role: the role is the person's relation to the user ("my new manager", "our lawyer")
+#: a quantifier before a role noun: the role in general ("per student", "all teachers", "each carer")
+_ANY_BEFORE = re.compile(r"\b(?:per|each|every|all|any|other|many|most|some|no|few|several|fellow)\s$", re.I)
 _RELATION_BEFORE = re.compile(r"\b(?:my|our|your)\s(?:(?:new|old|former|current|previous|future|line|family|"
                               r"own)\s)?$", re.I)
 
@@ -805,6 +814,8 @@ class PartContext:
         hard, soft = self._structure(i, text)
         if _inside(hard, h.start, h.end) or (_inside(soft, h.start, h.end) and (wordy(value) or h.entity == "OCCUPATION")):
             return "field name"
+        if "\n" in text and h.entity not in _KEY_DATA and h.entity != "PERSON" and in_header(text, h.start, h.end):
+            return "field name"  # "| Student | Test 1 |": a table's column names (a person's may head one: "| Aoife |")
         if h.entity in ("PERSON", "EMAIL_ADDRESS", "USERNAME") and not known and "\n" in text and \
                 _sample_row(text, h.start):
             return "a sample record"  # "2,Jane,Doe,jane.doe@example.com,…": a row of test data on a reserved domain
@@ -839,6 +850,9 @@ class PartContext:
         if h.entity == "OCCUPATION" and (_ROLE_NOUN_AFTER.match(text, h.end) or
                                          _APPLIED_FOR_BEFORE.search(text, max(0, h.start - 60), h.start)):
             return "the role asked about"  # "a job interview … for a Senior Data Engineer role": what to prepare for
+        if h.entity == "OCCUPATION" and _ANY_BEFORE.search(text, max(0, h.start - 12), h.start) and \
+                " " not in value.strip():
+            return "a role in general"  # "a comment per student", "every nurse on the ward": no one in particular
         if h.entity == "OCCUPATION" and _RELATION_BEFORE.search(text, max(0, h.start - 24), h.start):
             return "a role to the user"  # "my new manager", "our lawyer": who they are to the user, not a job held
         if h.entity == "ORGANIZATION" and not known and channel(text, h):
@@ -898,8 +912,8 @@ class PartContext:
             return "reference number"  # "flight LH 1234", "BA 2490"
         if h.entity in ("DATE", "DATE_TIME") and _BARE_NUMBERS.fullmatch(value):
             return "no date"  # "two kids aged 6 and 9": small numbers alone name no day
-        if h.entity in ("DATE", "DATE_TIME") and (stamp := _LOG_STAMP.match(text, text.rfind("\n", 0, h.start) + 1)) \
-                and stamp.end() >= h.end:
+        if h.entity in ("DATE", "DATE_TIME", "CASE_NUMBER") and \
+                (stamp := _LOG_STAMP.match(text, text.rfind("\n", 0, h.start) + 1)) and stamp.end() >= h.end:
             return "a log's timestamp"  # "[2026-11-04 10:12] Call with …", "2026-11-28 14:02:17 [error]": a record's
         if h.entity in ("DATE", "DATE_TIME") and _WEEK_TIME.fullmatch(value.strip()):
             return "day or time of the week"  # "move it to Friday", "at 3 pm": no one's date, and the ask's

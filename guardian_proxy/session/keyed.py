@@ -51,7 +51,9 @@ _PERSON_KEYS = frozenset({"first_name", "firstname", "given_name", "givenname", 
                           "account_holder", "cardholder_name", "billing_name", "shipping_name"})
 #: JSON keys whose value may be a person's name or anything else's ("name": "Olga Ivanova" or "Export job")
 _MAYBE_PERSON_KEYS = frozenset({"name", "author", "customer", "contact", "sender", "recipient", "owner", "assignee",
-                                "reporter", "patient", "employee", "user", "from", "to", "cc"})
+                                "reporter", "patient", "employee", "user", "from", "to", "cc", "student", "pupil",
+                                "client", "resident", "guest", "passenger", "candidate", "member", "attendee",
+                                "participant", "child", "tenant", "applicant", "person", "staff", "learner"})
 
 
 def named_value(key: str, value: str) -> bool:
@@ -67,14 +69,26 @@ def named_value(key: str, value: str) -> bool:
 
 #: a table's column name: "name", "first_name", "E-mail", "Customer Name"
 _COLUMN = re.compile(r"[A-Za-z_][\w .-]{0,30}")
+#: the rule under a table's header: psql's "-----+-----", Markdown's "|---|:--:|", a box's "====="
+_RULE_LINE = re.compile(r"[ \t]{0,8}[|+]?[ \t]{0,2}:?-{3,}[-=+|: \t]{0,2000}|[ \t]{0,8}={3,}[= \t+|]{0,2000}")
 #: the separators of a pasted table, tried in this order
 _TABLE_SEPS = (",", "\t", ";", "|")
 
 
-@lru_cache(maxsize=16)  # read once per text: each hit of a part asks it again
 def table_cells(text: str) -> tuple[tuple[tuple[str, ...], tuple[tuple[tuple[int, int], ...], ...]], ...]:
     """The tables pasted in `text` (CSV, TSV, semicolon- or pipe-separated): a header line of column names and at
     least two rows with as many cells, no quotes. Each as (the columns' keys, each row's cell spans, stripped)."""
+    return tuple((keys, rows) for keys, rows, _ in _tables(text))
+
+
+def in_header(text: str, start: int, end: int) -> bool:
+    """Whether `start`..`end` lies in the header line of a pasted table ("| Student | Test 1 |"): a column's name."""
+    return any(a <= start and end <= b for _, _, (a, b) in _tables(text))
+
+
+@lru_cache(maxsize=16)  # read once per text: each hit of a part asks it again
+def _tables(text: str) -> tuple[tuple[tuple[str, ...], tuple[tuple[tuple[int, int], ...], ...], tuple[int, int]], ...]:
+    """`table_cells`' tables, each with the span of its header line."""
     lines, pos = [], 0
     for line in text.split("\n"):
         lines.append((pos, line))
@@ -87,14 +101,15 @@ def table_cells(text: str) -> tuple[tuple[tuple[str, ...], tuple[tuple[tuple[int
             piped = sep == "|" and lines[k][1].strip().startswith("|")  # "| Name | Role |": a Markdown table
             if n < (1 if piped else 2) or '"' in head or not all(_COLUMN.fullmatch(c.strip()) for c in head.split(sep)):
                 continue
-            j = k + 1
+            first = k + 2 if k + 1 < len(lines) and _RULE_LINE.fullmatch(lines[k + 1][1]) else k + 1
+            j = first
             while j < len(lines) and lines[j][1].strip().strip("|").count(sep) == n and '"' not in lines[j][1]:
                 j += 1
-            if j - k < 3:
+            if j - k < 3:  # two lines under the header (a rule and a row, or two rows)
                 continue
             keys = [c.strip().casefold().replace(" ", "_").replace("-", "_") for c in head.split(sep)]
             rows = []
-            for start, line in lines[k + 1:j]:
+            for start, line in lines[first:j]:
                 cells, at = [], start
                 for cell in line.split(sep):
                     a = at + len(cell) - len(cell.lstrip())
@@ -103,7 +118,7 @@ def table_cells(text: str) -> tuple[tuple[tuple[str, ...], tuple[tuple[tuple[int
                 if line.strip().startswith("|"):
                     cells = cells[1:]  # a Markdown table's leading pipe
                 rows.append(tuple(cells))
-            out.append((tuple(keys), tuple(rows)))
+            out.append((tuple(keys), tuple(rows), (lines[k][0], lines[k][0] + len(lines[k][1]))))
             k = j - 1
             break
         k += 1

@@ -173,7 +173,9 @@ _INTRO_ANY = re.compile(r"(?:\bmy\s+(?:full\s+)?name\s+is|\bmy\s+name['’]s|\bn
                         r"\bmon\s+nom\s+est|\bich\s+hei(?:ß|ss)e|\bmein\s+name\s+ist|\bmi\s+chiamo|"
                         r"\bil\s+mio\s+nome\s+è|\bmeu\s+nome\s+é|\bme\s+chamo|\bnazywam\s+się|\bmam\s+na\s+imię|"
                         r"\bbenim\s+adım|\badım)\s+$", re.I)
-_INTRO_GIVEN = re.compile(r"(?:\bi\s+am|\bi['’]m|\bthis\s+is|\bit['’]s)\s+$", re.I)
+_INTRO_GIVEN = re.compile(r"(?:\bi\s+am|\bi['’]m|\bthis\s+is|\bit['’]s|"
+                          # a text message's "its" without its apostrophe, after a greeting ("Hi its Nadia Sharif")
+                          r"\b(?:hi|hey|hiya|hello)[ \t]*[,!]?[ \t]*its)\s+$", re.I)
 #: what follows a writer's given name that NER took for a place: "I'm Kaveh, 35", "I'm Kaveh and …", "I'm Kaveh."
 _SELF_NAMED_AFTER = re.compile(r",| (?:and|from|here)\b| ?[.!](?:\s|$)")
 #: "I'm Hugo", "this is Ines" (not "it's": "it's April")
@@ -437,6 +439,13 @@ _CAL_NAME = re.compile(r"[;:]CN=\"?([A-ZÀ-ÖØ-Þ][^:;\n\"]{1,60})")
 #: a chat log's speaker: "[09:14] Rhiannon Pryce: morning!", "12/03/2024, 09:14 - Rhiannon Pryce: …"
 _SPEAKER = re.compile(r"(?m)^[ \t]{0,4}\[?(?:\d{1,4}[/.-]\d{1,2}[/.-]\d{1,4},?[ \t]{1,2})?\d{1,2}:\d{2}(?::\d{2})?"
                       r"(?:[ \t]?[AaPp][Mm])?\]?[ \t]{0,3}-?[ \t]{0,3}((?-i:[A-ZÀ-ÖØ-Þ])[^\n:]{1,60}):")
+#: a contact's line: a name first, then a dash, a colon, a comma or a tab, and a phone number or an e-mail address
+#: later on the line ("Kofi - mum Abena - 07534 882 913", "Finn O'Rourke: 07306 718 244")
+_CONTACT_ROW = re.compile(r"(?m)^[ \t>*•·-]{0,4}(?:\d{1,3}[.)][ \t]{1,2})?((?-i:[A-ZÀ-ÖØ-Þ])[^\n\t,:|–—-]{0,40}?)"
+                          r"[ \t]{0,2}[-–—:,|\t](?=[^\n]{0,120}?(?:\+?\d[\d ()-]{7,16}\d|@[\w-]{1,63}\.[a-z]{2,}))")
+#: words that begin a line's phrase, never a name there ("My" is a given name of the lists)
+_DETERMINERS = frozenset({"my", "our", "your", "his", "her", "their", "its", "the", "a", "an", "this", "that", "these",
+                          "those", "me", "we", "you", "i", "it"})
 #: whom someone went or talked to for advice or help: "I went to Tomasz for advice", "talked to Ana about it"
 _TURNED_TO = re.compile(r"\b(?:went|go|going|turned|turn|talked|talk|spoke|speak|reached\s+out)\sto\s([A-Z][^\W\d_]{2,20})"
                         r"\s(?:for\s(?:advice|help|support|guidance|feedback|a\schat)|about\b)")
@@ -529,7 +538,9 @@ def cued_names(text: str) -> list[tuple[int, int, str]]:
             if _name_word(m.group(1), after_name=True) and not ordinary(m.group(1))]
     labelled = [(m, "a name after a person's role label") for m in _ROLE_LABEL.finditer(text)] + \
         [(m, "an attendee's name in a calendar entry") for m in _CAL_NAME.finditer(text)] + \
-        [(m, "a speaker in a chat log") for m in _SPEAKER.finditer(text)]
+        [(m, "a speaker in a chat log") for m in _SPEAKER.finditer(text)] + \
+        [(m, "a name beginning a contact's line") for m in _CONTACT_ROW.finditer(text)
+         if NAME_WORD.match(m.group(1)).group(0).casefold() not in _DETERMINERS]  # "My details: …" names no one
     for m, cue in labelled:  # "Pupil: Amelie Fairweather-Obi", "Assignee: Aoife Gallagher", "Pay to: C Okafor"
         words = list(NAME_WORD.finditer(m.group(1)))
         n = 0

@@ -97,8 +97,8 @@ ADDRESS_TYPES = frozenset({"STREET_ADDRESS"})
 _SEG = re.compile(r"[^,\n]+")
 _STREET = re.compile(r"^(?=.*\d)(?=.*[^\W\d_]{2})[\w .'’#/-]{3,80}$")
 _CITY = re.compile(r"^[^\W\d_]+(?:[ .'’-]+[^\W\d_]+)*\.?$")
-#: the last segment: an optional region (state, province, city) and a postcode (US, 4-digit, UK, Canadian)
-_TAIL = re.compile(r"^(?:(?P<region>[^\W\d_][^\W\d_ .'’-]*(?:[ .'’-]+[^\W\d_]+)*)\s+)?(?P<zip>\d{5}(?:-\d{4})?|\d{4}|\d{2}-\d{3}|"
+#: the last segment: an optional region (state, province, city) and a postcode (US, 4-digit, 6-digit, UK, Canadian)
+_TAIL = re.compile(r"^(?:(?P<region>[^\W\d_][^\W\d_ .'’-]*(?:[ .'’-]+[^\W\d_]+)*)\s+)?(?P<zip>\d{5}(?:-\d{4})?|\d{4}|\d{6}|\d{2}-\d{3}|"
                    r"[A-Z]{1,2}\d[A-Z\d]?\s?\d[A-Z]{2}|[A-Z]\d[A-Z]\s?\d[A-Z]\d)$")
 
 
@@ -325,6 +325,8 @@ class SurrogateMaker:
             tail = _TAIL.match(value.strip())
             if tail and tail.group("region"):  # "Wellington 6011": a town and its postcode stay a town and a postcode
                 return f"{f.city()} {scramble(tail.group('zip'), rng, keep_prefix=False)}"
+            if tail:  # a postcode alone ("postal_code": "10124", a CSV's "postcode" column) stays a postcode
+                return scramble(value, rng, keep_prefix=False)
             return f.city()
         if entity == "STREET_ADDRESS":
             return f.street_address()

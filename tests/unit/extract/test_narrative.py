@@ -281,3 +281,8 @@ def test_what_a_titled_person_is_in_apposition_to_the_name_is_a_job(text, value)
 ])
 def test_a_representatives_capacity_or_a_relation_is_no_job(text):
     assert not {v for v, lab in found(text) if lab == "OCCUPATION"}
+
+
+def test_a_dotted_quad_is_no_phone_number_and_a_querys_name_ends_at_its_ampersand():
+    assert not {lab for v, lab in found("94.173.58.210 - kgarcia [03/Dec/2026:08:14:07 +0000]") if lab == "PHONE_NUMBER"}
+    assert has("see /track?name=Maria Lopez&plan=pro", "Maria Lopez", "USERNAME"), found("/track?name=Maria Lopez&x=1")

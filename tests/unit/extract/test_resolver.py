@@ -71,3 +71,16 @@ def test_a_vendor_alone_or_a_job_beside_it_stays(text, hits):
 def test_product_names_are_runs_of_the_product_vocabulary_with_a_vendor():
     text = "Google Tag Manager, Facebook Pixel, Google, Tag Manager and Google\nAnalytics"
     assert [text[a:b] for a, b in _product_names(text)] == ["Google Tag Manager", "Facebook Pixel"]
+
+
+def test_ner_running_into_a_direct_identifier_ends_where_it_begins():
+    """"Lily-Mae B - dad Gareth - 07812 340 675": spaCy's organisation ran into the phone number, and the rewrite of
+    the longer span cut the number in two."""
+    text = "Lily-Mae B - dad Gareth - 07812 340 675"
+    f = TextField(path="json:$.t", text=text)
+    phone = text.index("07812")
+    spans = resolve(f, [Result(0, phone + 5, "ORGANIZATION", 0.85, "ner", "ner:spacy ORGANIZATION"),
+                        Result(phone, len(text), "PHONE_NUMBER", 0.75, "narrative", "narrative")],
+                    field_context(f, None), 0.4)
+    assert sorted((s.entity, s.text) for s in spans) == [("ORGANIZATION", "Lily-Mae B - dad Gareth"),
+                                                          ("PHONE_NUMBER", "07812 340 675")]

@@ -737,3 +737,29 @@ def test_a_value_a_records_key_types_takes_in_what_ner_found_inside_it():
     found = [hit_at(chat, 0, "LE4", "ORGANIZATION")]
     names = part.cued(0, text, found)
     assert not found and ("LOCATION", "LE4 7ZB") in {(h.entity, h.text) for h in names}
+
+
+def test_holdout20_21_classes_a_chat_exports_stamp_a_tables_header_a_role_in_general_and_a_contact_line():
+    text = ("Summarise who is bringing what:\n[02/12/2026, 19:02:11] Aoife Gallagher: ok so Saturday\n"
+            "Write one comment per student please.\n| Student | Test 1 |\n|---------|--------|\n| Aarav Sharma | 62 |\n"
+            "| Bethany Cole | 45 |\nInvite list:\nFinn O'Rourke - mum's friend bev - 07306 718 244\n"
+            "My details: Fergus, 0131 662 4183\n")
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
+    part, slot = PartContext(chat), chat.slots[0]
+    assert part.why_not(0, slot, hit_at(chat, 0, "02/12/2026", "CASE_NUMBER")) == "a log's timestamp"
+    assert part.why_not(0, slot, hit_at(chat, 0, "19:02:11", "DATE")) == "a log's timestamp"
+    assert part.why_not(0, slot, hit_at(chat, 0, "Summarise", "PERSON")) == "ordinary word"
+    assert part.why_not(0, slot, hit_at(chat, 0, "Student", "OCCUPATION")) == "field name"
+    assert part.why_not(0, slot, hit_at(chat, 0, "student", "OCCUPATION")) == "a role in general"
+    names = {h.text for h in part.cued(0, text, [])}
+    assert {"Aarav Sharma", "Bethany Cole", "Finn O'Rourke"} <= names and "My" not in names
+
+
+def test_a_postcode_after_a_town_and_a_state_joins_the_street_address():
+    text = "employee Marisol Reyes, 4410 Ridgecrest Ave, Apt 2B, Tucson, AZ 85712. Also 18 Jubilee Crescent, Bengaluru 560034."
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
+    found = PartContext.join_postcodes(text, [hit_at(chat, 0, "4410 Ridgecrest Ave, Apt 2B", "STREET_ADDRESS"),
+                                              hit_at(chat, 0, "18 Jubilee Crescent, Bengaluru", "STREET_ADDRESS"),
+                                              hit_at(chat, 0, "560034", "DATE")])
+    assert [h.text for h in found] == ["4410 Ridgecrest Ave, Apt 2B, Tucson, AZ 85712",
+                                       "18 Jubilee Crescent, Bengaluru 560034"]

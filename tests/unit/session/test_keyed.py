@@ -79,3 +79,11 @@ def test_a_records_typed_keys_give_a_username_a_birth_date_and_a_postcode():
                                                                     ("1991-07-23", "DATE_OF_BIRTH")]
     text = "order_id,customer_name,postcode,total\n10482,Imogen Thackeray,SN1 5LW,42.50\n10483,Raj Kulkarni,LE4 7ZB,118\n"
     assert [text[a:b] for a, b, e, _ in typed_values(text) if e == "LOCATION"] == ["SN1 5LW", "LE4 7ZB"]
+    # psql's output: a rule under the header, then the rows
+    text = (" patient_id |   name           |    dob     | age_calc\n------------+------------------+------------+----"
+            "------\n      30117 | Beatrix Holloway | 1972-02-29 |       53\n      30118 | Ezra Mwangi      | 2001-12-31 "
+            "|       24\n")
+    assert [(text[a:b], e) for a, b, e, _ in typed_values(text)] == [("1972-02-29", "DATE_OF_BIRTH"),
+                                                                    ("2001-12-31", "DATE_OF_BIRTH")]
+    text = "| Name | DOB |\n|------|:---:|\n| Efua Mensah | 1990-04-01 |\n"  # Markdown: the rule is no row
+    assert [text[a:b] for a, b, _, _ in typed_values(text)] == ["1990-04-01"]
