@@ -174,6 +174,16 @@ _CONFIG_TEXT = re.compile(r"(?m)^[ \t]{0,12}(?:apiVersion|kind|metadata|services
                           r"namespace|deployment|volumes|env)[ \t]?:", re.I)
 _HEX_LITERAL = re.compile(r"0x[0-9A-Fa-f]{1,16}")
 _FORM_NAME = re.compile(r"[A-Z]{1,2}-\d{1,3}|[A-Z]\d{1,2}")
+#: a tax office's form or code in a text about tax: "SA100", "SA103S", "P11D", "1257L", "W1/M1", "BR", "K475"
+_TAX_FORM = re.compile(r"SA\d{3}[A-Z]{0,2}|P\d{2}[A-Z]?|\d{3,4}[LMNT]|[WM]1(?:/[WM]1)?|K\d{1,4}|\d{3,4}L[ \t][WM]1(?:/[WM]1)?")
+_TAX_TALK = re.compile(r"\b(?:tax|HMRC|IRS|self[ -]assessment|payslip|PAYE)\b", re.I)
+#: a bank's identifier code (BIC, SWIFT): bank, country, place, perhaps a branch
+_BIC = re.compile(r"[A-Z]{4}(?:AT|BE|BG|CH|CY|CZ|DE|DK|EE|ES|FI|FR|GB|GR|HR|HU|IE|IS|IT|LI|LT|LU|LV|MT|NL|NO|PL|PT|RO|"
+                  r"SE|SI|SK|US|CA|AU|NZ|JP|CN|HK|SG|IN|AE|ZA|BR|MX|TR)[A-Z0-9]{2}(?:[A-Z0-9]{3})?")
+_BIC_TALK = re.compile(r"\b(?:BIC|SWIFT)\b", re.I)
+#: a word of letters then digits inside a "date" ("HbA1c", "NEWS2", "FY2026"); a month's or a day's is a date
+_CODE_WORD = re.compile(r"(?<![\w])[A-Za-z]{2,12}\d{1,4}[A-Za-z]{0,3}(?!\w)")
+_MONTH_OR_DAY = re.compile(r"(?i)(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun)[a-z]{0,6}\d")
 #: a word no list holds as a name between a determiner and a noun is a thing's name ("Our Grafana alert", "the
 #: Vaultwarden login page"); a person's name there is followed by a verb ("our Priyanka says", "my Kaveh is")
 _DETERMINER_BEFORE = re.compile(r"(?:^|[^\w'’])(?:the|our|my|your|their|this|that|its)\s$", re.I)
@@ -313,7 +323,8 @@ _PLACE_AFTER = re.compile(r"^(?:\s+(?:is|was)|,)\s+(?:the|a|an)\s+(?:[\w-]+\s+){
 _FEATURE = r"(?:route|routes|trail|trails|glacier|river|valley|tunnel|station|airport|canal|crater|volcano|" \
            r"reservoir|highway|motorway|freeway|peninsula|gorge|waterfall|fjord|strait|cathedral|basilica|monastery|" \
            r"castle|palace|abbey|museum|square|tower|fort|fortress|temple|mosque|chapel|stadium|arena|gallery|" \
-           r"monument|memorial|lighthouse|harbour|harbor|pier|canyon|zoo|theatre|theater|mountains|islands)"
+           r"monument|memorial|lighthouse|harbour|harbor|pier|canyon|zoo|theatre|theater|mountains|islands|" \
+           r"hbf|hauptbahnhof|bahnhof|gare|stazione|estaci[oó]n|centraal|terminus|terminal)"
 _FEATURE_AFTER = re.compile(r"^\s+" + _FEATURE + r"\b", re.I)
 _FEATURE_WORD = re.compile(r"\b" + _FEATURE + r"\b", re.I)
 #: …or the name's own last word ("Stirling Castle", "Tower Bridge" is not one: "bridge" is a surname too)
@@ -892,6 +903,14 @@ class PartContext:
             return "code literal"  # "can't decode byte 0xe9", "0x7ffd": a byte or an address in a program
         if h.entity == "CASE_NUMBER" and _LAW_BEFORE.search(text, max(0, h.start - 30), h.start):
             return "law or standard"  # "compensation under EU261", "compliant with ISO 27001", "per RFC 9110"
+        if h.entity in ("CASE_NUMBER", "DATE", "DATE_TIME") and _TAX_FORM.fullmatch(value.strip()) and \
+                _TAX_TALK.search(text):
+            return "form or model"  # "a tax return (SA100)", "tax code 1257L W1/M1": the tax office's, everyone's
+        if h.entity == "CASE_NUMBER" and _BIC.fullmatch(value.strip()) and _BIC_TALK.search(text):
+            return "a bank's code"  # "bic: INGBNL2A", "SWIFT AIBKIE2D": the bank's, not the account holder's
+        if h.entity in ("DATE", "DATE_TIME") and (m := _CODE_WORD.search(value)) and \
+                not _MONTH_OR_DAY.match(m.group(0)):
+            return "no date"  # "HbA1c", "NEWS2", "FY2026": a test's, a score's or a year's name, no one's day
         if h.entity == "CASE_NUMBER" and _FORM_NAME.fullmatch(value):
             return "form or model"  # "my W-2", "an I-9", "the P60": a form's or a model's name, everyone's
         if h.entity == "CASE_NUMBER" and sum(c.isalnum() for c in value) <= 2:

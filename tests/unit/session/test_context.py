@@ -763,3 +763,17 @@ def test_a_postcode_after_a_town_and_a_state_joins_the_street_address():
                                               hit_at(chat, 0, "560034", "DATE")])
     assert [h.text for h in found] == ["4410 Ridgecrest Ave, Apt 2B, Tucson, AZ 85712",
                                        "18 Jubilee Crescent, Bengaluru 560034"]
+
+
+def test_a_tax_forms_code_a_banks_bic_a_tests_name_and_a_station_are_no_ones():
+    text = ("My tax return (SA100) and the SA103S pages; tax code 1257L W1/M1. Payroll: bic INGBNL2A.\n"
+            "Blood test (HbA1c + lipids) on 9 Dec. The ICE from Berlin Hbf to Wien Hbf.")
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
+    part, slot = PartContext(chat), chat.slots[0]
+    for value, entity in (("SA100", "CASE_NUMBER"), ("SA103S", "CASE_NUMBER"), ("W1/M1", "CASE_NUMBER"),
+                          ("1257L", "DATE")):
+        assert part.why_not(0, slot, hit_at(chat, 0, value, entity)) == "form or model", value
+    assert part.why_not(0, slot, hit_at(chat, 0, "INGBNL2A", "CASE_NUMBER")) == "a bank's code"
+    assert part.why_not(0, slot, hit_at(chat, 0, "HbA1c +", "DATE")) == "no date"
+    assert part.why_not(0, slot, hit_at(chat, 0, "9 Dec", "DATE")) != "no date"
+    assert part.why_not(0, slot, hit_at(chat, 0, "Berlin Hbf", "PERSON")) is not None
