@@ -66,9 +66,11 @@ CORPORA = {"dev": ROOT / "tests" / "fixtures" / "prompts" / "prompts.yaml",
            "holdout18": ROOT / "tests" / "fixtures" / "prompts" / "holdout18.yaml",
            "holdout19": ROOT / "tests" / "fixtures" / "prompts" / "holdout19.yaml",
            "holdout20": ROOT / "tests" / "fixtures" / "prompts" / "holdout20.yaml",
-           "holdout21": ROOT / "tests" / "fixtures" / "prompts" / "holdout21.yaml"}
+           "holdout21": ROOT / "tests" / "fixtures" / "prompts" / "holdout21.yaml",
+           "holdout22": ROOT / "tests" / "fixtures" / "prompts" / "holdout22.yaml",
+           "holdout23": ROOT / "tests" / "fixtures" / "prompts" / "holdout23.yaml"}
 #: sets not yet scored: `--set all` leaves them out, so that scoring every set does not score them by the way
-UNSCORED: frozenset[str] = frozenset({"holdout20", "holdout21"})
+UNSCORED: frozenset[str] = frozenset({"holdout22", "holdout23"})
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
 
