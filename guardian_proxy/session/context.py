@@ -46,7 +46,7 @@ the value, its part or its surroundings, never of one service):
 from __future__ import annotations
 
 import re
-from functools import cache
+from functools import cache, lru_cache
 
 from ..chatapi import ChatRequest, Slot
 from ..placeholders import EMAIL, no_ones, role_mailbox, stock_email
@@ -253,7 +253,9 @@ _BARE_NUMBERS = re.compile(r"\d{1,2}(?:(?:\s?,\s?|\s(?:and|or|&)\s)\d{1,2})*")
 #: a day of the week, a day next to today, a time of day, alone: "Friday", "next Monday", "tomorrow", "3 pm", "10:30"
 _WEEK_TIME = re.compile(r"(?i:(?:(?:on|next|this|last|by|until|before|after)\s)?(?:mon|tues|wednes|thurs|fri|satur|sun)"
                         r"days?|today|tonight|tomorrow|yesterday)(?:\s(?:morning|afternoon|evening|night))?|"
-                        r"(?:at\s)?\d{1,2}(?::\d{2})?\s?(?i:am|pm|a\.m\.|p\.m\.)|\d{1,2}:\d{2}")
+                        r"(?:at\s)?\d{1,2}(?:[:.]\d{2})?\s?(?i:am|pm|a\.m\.|p\.m\.)|\d{1,2}:\d{2}|"
+                        # a time written with a dot, as the British do ("11.30", "at 9.30")
+                        r"(?:at\s)?(?:[01]?\d|2[0-3])\.[0-5]\d")
 #: "Ana Ruiz, 34," "I'm 34": a bare number right after a person or "I'm" is their age
 _CLOSING_QUOTE = re.compile(r"[»”]")
 #: a work's noun, in several languages, before its quoted title
@@ -480,10 +482,43 @@ _APPLIED_FOR_BEFORE = re.compile(r"\b(?:interview|interviews|interviewing|apply|
 
 
 #: a possessive before a role: the role is the person's relation to the user ("my new manager", "our lawyer")
+#: letters after a name: a degree, a fellowship, an order, a registration ("MRCVS", "MBBS FRCP", "PhD", "KC")
+_POST_NOMINAL = re.compile(r",?[ \t](?:MRCVS|BVSc|BVM&S|BVetMed|MBBS|MBChB|BMBS|MD|DO|PhD|DPhil|EdD|DSc|FRCP|FRCS|MRCP|"
+                           r"MRCS|MRCGP|FRCGP|FRCPath|FRCR|FRCA|FRCOG|MRCPsych|RN|RGN|RMN|RNMH|RM|BSc|MSc|MA|BA|MBA|"
+                           r"LLB|LLM|QC|KC|MBE|OBE|CBE|FRS|FBA|CEng|ACA|FCA|ACCA|CPA|Esq\.?|DDS|DMD|DVM|PharmD|MPharm|"
+                           r"NP|PA-C|CFA|MCIPD|Chartered|\(Hons\))$")
+#: a web server's access log stamp, a machine's ISO 8601 time (a "T" between the date and the time), seconds or
+#: milliseconds since 1970 under a time's key ("iat", "exp", "created_at", "timestamp")
+_ACCESS_STAMP = re.compile(r"\[\d{2}/[A-Z][a-z]{2}/\d{4}:\d{2}:\d{2}:\d{2} [+-]\d{4}\]")
+_MACHINE_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?")
+_BIRTH_BEFORE = re.compile(r"(?:birth|born|dob|birthday)\w*[\"']?\s{0,3}[:=]?\s{0,3}[\"']?$", re.I)
+_EPOCH = re.compile(r"1[0-9]\d{8}(?:\d{3})?")
+_TIME_KEY_BEFORE = re.compile(r"[\"']?(?:iat|exp|nbf|auth_time|\w{0,20}_at|\w{0,20}time(?:stamp)?|ts|\w{0,20}_ts|"
+                              r"expires(?:_at)?)[\"']?\s{0,3}[:=]\s{0,3}$", re.I)
+#: what a name before it makes a method, a measure, a law or a disease of ("the Bradford Factor", "the Turnbull
+#: guidelines", "Glasgow Coma Scale", "Crohn's disease", "Bayes' theorem")
+_EPONYM_AFTER = re.compile(r"(?:['’]s?)?\s(?:Factor|Score|Scale|Index|Criteria|Criterion|[Gg]uidelines|Rule|Test|"
+                           r"[Ss]yndrome|[Dd]isease|[Ee]ffect|Principle|[Tt]heorem|Law|Method|Algorithm|Protocol|"
+                           r"Classification|[Ee]quation|[Dd]istribution|Formula|Prize|Award|Medal|[Cc]onjecture|"
+                           r"[Ll]emma|[Pp]aradox|[Cc]onstant|[Nn]umber|[Tt]ransform|[Cc]ycle|[Mm]anoeuvre|[Mm]aneuver|"
+                           r"[Ss]ign|[Rr]eflex|[Cc]ompetence)\b")
+#: a case cited by its parties and its law report, as common-law courts write it: "R v Turnbull [1977] QB 224",
+#: "Ward v Tesco Stores Ltd [1976] 1 WLR 810", "Donoghue v Stevenson [1932] AC 562", "(1990) 2 AC 605"
+_CASE_CITE = re.compile(r"\b(?:R|[A-Z][\w'’&.-]{1,30}(?:[ ](?:[A-Z&][\w'’&.-]{0,30}|of|and|the|for)){0,5})[ ]v\.?[ ]"
+                        r"[A-Z][\w'’&.-]{1,30}(?:[ ](?:[A-Z&][\w'’&.-]{0,30}|of|and|the|for)){0,6}[ ]"
+                        r"[\[(](?:1[6-9]|20)\d\d[\])](?:[ ]\d{1,4})?[ ][A-Z][A-Za-z.]{0,10}(?:[ ][A-Z][A-Za-z.]{0,8})?"
+                        r"[ ]\d{1,5}")
+
+
+@lru_cache(maxsize=16)  # asked for every hit of one text
+def _cited_cases(text: str) -> tuple:
+    return tuple(_CASE_CITE.finditer(text)) if " v" in text else ()
+
+
 #: a quantifier before a role noun: the role in general ("per student", "all teachers", "each carer")
 _ANY_BEFORE = re.compile(r"\b(?:per|each|every|all|any|other|many|most|some|no|few|several|fellow)\s$", re.I)
-_RELATION_BEFORE = re.compile(r"\b(?:my|our|your)\s(?:(?:new|old|former|current|previous|future|line|family|"
-                              r"own)\s)?$", re.I)
+_RELATION_BEFORE = re.compile(r"\b(?:my|our|your|his|her|their)\s(?:(?:new|old|former|current|previous|future|line|"
+                              r"family|own|union|[A-Z]{2,5})\s)?$", re.I)
 
 
 #: formats, protocols and kinds of software that NER takes for an organisation ("Export to CSV fails")
@@ -494,6 +529,24 @@ _TECH_TERMS = frozenset({
     "mp3", "mp4", "zip", "xlsx", "docx", "txt", "llm", "ocr", "ide", "smtp", "imap", "ftp", "sftp", "ci", "cd", "sla",
     "kpi", "okr", "faq", "orm", "cms", "cdn", "vm", "os", "ui", "ux", "qa", "seo", "b2b", "b2c", "saas", "iot",
 })
+#: public resolvers everyone uses (Google, Cloudflare, Quad9, OpenDNS)
+_PUBLIC_RESOLVERS = frozenset({"8.8.8.8", "8.8.4.4", "1.1.1.1", "1.0.0.1", "9.9.9.9", "149.112.112.112",
+                               "208.67.222.222", "208.67.220.220", "2001:4860:4860::8888", "2001:4860:4860::8844",
+                               "2606:4700:4700::1111", "2606:4700:4700::1001"})
+
+
+def _no_ones_ip(value: str) -> bool:
+    """An address that points to no one's device: a private, loopback, link-local, shared or reserved one (a
+    container's, a LAN's, a documentation range's) or a public resolver everyone uses."""
+    import ipaddress
+
+    try:
+        ip = ipaddress.ip_address(value.split("/")[0])
+    except ValueError:
+        return False
+    return value in _PUBLIC_RESOLVERS or not ip.is_global
+
+
 def _inside(spans, start: int, end: int) -> bool:
     return any(a <= start and end <= b for a, b in spans)
 
@@ -746,6 +799,8 @@ class PartContext:
                 return h
         if h.entity != "PERSON" or h.part:
             return h
+        while (post := _POST_NOMINAL.search(h.text)) and post.start() > 0:  # "Dr Saoirse Kehoe MRCVS": the degree
+            h.end, h.text = h.start + post.start(), h.text[:post.start()]  # stays, as everyone who holds it writes it
         if len(words := _WORD.findall(h.text)) >= 2 and words[-1].casefold() in ORG_WORDS:
             h.entity = "ORGANIZATION"  # "Regards, Sakura Estates.": a firm's word ends the name
             return h
@@ -820,6 +875,10 @@ class PartContext:
             return "not a name's shape"  # "{ name: 'Export Job' }": a quoted label, not a user's handle or name
         if h.entity == "USERNAME" and not known and annotation(text, h):
             return "code annotation"  # "@MainActor and DispatchQueue.main.async in Swift": a language's attribute
+        if _EPOCH.fullmatch(value.strip()) and _TIME_KEY_BEFORE.search(text, max(0, h.start - 30), h.start):
+            return "a machine's timestamp"  # "iat": 1796287200: seconds since 1970 under a time's key, no phone
+        if h.entity == "IP_ADDRESS" and _no_ones_ip(value.strip()):
+            return "a network's address"  # "nameserver 8.8.8.8", "10.0.4.21", "172.17.0.0/16": no one's device
         if h.entity in _SHAPED:
             return None
         hard, soft = self._structure(i, text)
@@ -866,6 +925,11 @@ class PartContext:
             return "a role in general"  # "a comment per student", "every nurse on the ward": no one in particular
         if h.entity == "OCCUPATION" and _RELATION_BEFORE.search(text, max(0, h.start - 24), h.start):
             return "a role to the user"  # "my new manager", "our lawyer": who they are to the user, not a job held
+        if h.entity not in _KEY_DATA and any(m.start() <= h.start and h.end <= m.end() for m in _cited_cases(text)):
+            return "a cited case"  # "R v Turnbull [1977] QB 224", "Ward v Tesco Stores Ltd [1976] 1 WLR 810": law
+        if h.entity in ("PERSON", "LOCATION", "ORGANIZATION", "NRP") and not known and not seen and \
+                _EPONYM_AFTER.match(text, h.end):
+            return "a named method"  # "the Bradford Factor", "the Turnbull guidelines", "Crohn's disease": a thing
         if h.entity == "ORGANIZATION" and not known and channel(text, h):
             return "product"  # "message my husband Declan on WhatsApp": the service the message goes through
         if h.entity in ("ORGANIZATION", "PERSON", "LOCATION") and not known and " " not in value.strip() and \
@@ -934,6 +998,12 @@ class PartContext:
         if h.entity in ("DATE", "DATE_TIME", "CASE_NUMBER") and \
                 (stamp := _LOG_STAMP.match(text, text.rfind("\n", 0, h.start) + 1)) and stamp.end() >= h.end:
             return "a log's timestamp"  # "[2026-11-04 10:12] Call with …", "2026-11-28 14:02:17 [error]": a record's
+        if h.entity in ("DATE", "DATE_TIME", "QUANTITY") and ((m := _ACCESS_STAMP.search(
+                text, max(0, h.start - 30), min(len(text), h.end + 30))) and m.start() <= h.start and h.end <= m.end()):
+            return "a log's timestamp"  # "[03/Dec/2026:08:14:07 +0000]" in an access log's line
+        if h.entity in ("DATE", "DATE_TIME") and _MACHINE_TIME.fullmatch(value.strip()) and \
+                not _BIRTH_BEFORE.search(text, max(0, h.start - 30), h.start):
+            return "a machine's timestamp"  # "the server clock says 2026-12-03T09:30:00Z": a program's time
         if h.entity in ("DATE", "DATE_TIME") and _WEEK_TIME.fullmatch(value.strip()):
             return "day or time of the week"  # "move it to Friday", "at 3 pm": no one's date, and the ask's
         if h.entity in ("DATE", "DATE_TIME") and _DURATION.fullmatch(value) and \

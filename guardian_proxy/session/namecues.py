@@ -468,7 +468,8 @@ _ACTS_ON_ME = re.compile(r"\b([A-Z][^\W\d_]{2,20}(?: [A-Z][^\W\d_]{2,20})?)(?:\s
 #: a title or an honorific of several languages, then the person's name: "Herrn Vogel", "Madame Girard", "Sra. Ortega"
 #: (the stand-ins' list of titles, `surrogates.TITLES`, capitalised as a title is written before a name)
 _TITLED = re.compile(r"(?<![\w.])(?:" + "|".join(re.escape(t[:1].upper() + t[1:]) for t in sorted(TITLES, key=lambda t: (-len(t), t)))
-                     + r")\.?[ \t]+([A-ZÀ-ÖØ-Þ][^\W\d_]{1,30}(?:[-'’][A-ZÀ-ÖØ-Þ][^\W\d_]{1,30})?)")
+                     + r")\.?[ \t]+([A-ZÀ-ÖØ-Þ][^\W\d_]{1,30}(?:[-'’][A-ZÀ-ÖØ-Þ][^\W\d_]{1,30})?)"
+                     r"(?:[ \t]([A-ZÀ-ÖØ-Þ][^\W\d_]{1,30}(?:[-'’][A-ZÀ-ÖØ-Þ][^\W\d_]{1,30})?)(?![\w-]))?")
 
 
 def world_given_names() -> frozenset[str]:
@@ -534,7 +535,9 @@ def cued_names(text: str) -> list[tuple[int, int, str]]:
     words), for the decision's provenance."""
     out = [(m.start(), m.end(), "after an initial") for m in _INITIAL_NAME.finditer(text)
            if _name_word(m.group(1), after_name=True) and (m.start() == 0 or not text[m.start() - 1].isalnum())]
-    out += [(m.start(), m.end(1), "after a title") for m in _TITLED.finditer(text)
+    out += [(m.start(), m.end(2) if m.group(2) and _name_word(m.group(2), after_name=True) and
+             not ordinary(m.group(2)) and m.group(2).casefold() not in ORG_WORDS else m.end(1), "after a title")
+            for m in _TITLED.finditer(text)  # "Aunty Ngozi Eze": the name's second word too
             if _name_word(m.group(1), after_name=True) and not ordinary(m.group(1))]
     labelled = [(m, "a name after a person's role label") for m in _ROLE_LABEL.finditer(text)] + \
         [(m, "an attendee's name in a calendar entry") for m in _CAL_NAME.finditer(text)] + \
@@ -667,6 +670,13 @@ _FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself", "we", "us", "our",
 _ASKING_ME = frozenset({"tell", "explain", "show", "give", "help", "teach", "remind", "to"})
 
 
+#: a public life's own words: a question about one asks when they were born, where they lived, whom they married
+_LIFE_WORDS = frozenset({"born", "lived", "died", "married", "divorced"})
+#: a conjunction and a short clause before a question's word ("And while you're at it, why is …")
+_LEADING_CLAUSE = re.compile(r"^(?:and|but|also|so|then|or|plus)\b[^?.!\n]{0,40}?,\s{1,3}(?=\w)|^(?:and|but|also|so|then|or|plus)\s",
+                             re.I)
+
+
 def asked_about(text: str, h) -> bool:
     """A full name that a short question ties to no one is a public life asked about ("What did Alan Turing do at
     Bletchley Park?", "How did Frida Kahlo's accident shape her painting?", "Tell me about Serena Williams's
@@ -675,14 +685,15 @@ def asked_about(text: str, h) -> bool:
     "we"; "tell me" is the asking), names a person noun ("colleague", "patient", "born") or runs past 280
     characters (a paragraph of context may be anyone's), nor a single word."""
     words = NAME_WORD.findall(h.text)  # a hyphenated name whole: "Bong Joon-ho"
-    if len(words) < 2 or len(text) > 280 or not all(w[:1].isupper() for w in words) or all(ordinary(w) for w in words):
+    if len(words) < 2 or len(text) > 280 or not all(w[:1].isupper() or w in PARTICLES for w in words) or \
+            not words[-1][:1].isupper() or all(ordinary(w) for w in words):  # "de Moivre": a particle first
         return False
-    sentence = _sentence(text, h.start, h.end).lstrip()
+    sentence = _LEADING_CLAUSE.sub("", _sentence(text, h.start, h.end).lstrip(), count=1)
     if not (sentence.rstrip().endswith("?") and _QUESTION_START.match(sentence) or _TELL_ME_ABOUT.match(sentence)):
         return False
     said = [w.casefold().replace("’", "'") for w in re.findall(r"[\w'’]+", text)]
     foreign = other_language(text)  # Polish, Italian … "i" is "and", Spanish "me" no asking of the writer's
-    return not any(w in PERSON_WORDS or (w in _FIRST_PERSON and not foreign and
+    return not any(w in PERSON_WORDS and w not in _LIFE_WORDS or (w in _FIRST_PERSON and not foreign and
                                          not (w == "me" and k and said[k - 1] in _ASKING_ME))
                    for k, w in enumerate(said))
 

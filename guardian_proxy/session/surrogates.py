@@ -39,12 +39,17 @@ from ..person_names import WORLD, faker_names
 #: stand-in keeps them, and they say the person's sex
 WOMEN_TITLES = frozenset({"mrs", "ms", "miss", "madam", "dame", "lady", "frau", "madame", "mme", "mlle",
                           "mademoiselle", "señora", "sra", "señorita", "srta", "signora", "senhora", "mevrouw",
-                          "mevr", "pani", "bayan", "sayın", "dona", "doña"})
+                          "mevr", "pani", "bayan", "sayın", "dona", "doña",
+                          # a family's word written as a title ("Aunty Ngozi Eze", "Auntie Patricia", "Nan Rose")
+                          "aunty", "auntie", "aunt", "nan", "nana", "grandma", "granny", "gran"})
 MEN_TITLES = frozenset({"mr", "sir", "lord", "herr", "herrn", "monsieur", "señor", "sr", "signor", "sig", "senhor", "meneer",
-                        "dhr", "pan", "bay", "don"})
-_TITLES = {"mr", "mrs", "ms", "miss", "mx", "dr", "prof", "sir", "madam", "dame", "lord", "lady", "rev",
+                        "dhr", "pan", "bay", "don", "uncle", "grandpa", "grandad", "granddad", "grampa"})
+_TITLES = {"mr", "mrs", "ms", "miss", "mx", "dr", "prof", "sir", "madam", "dame", "lord", "lady", "rev", "nurse", "cousin",
            # "Familie Brandstätter": the family's word stays, its surname gets a surname's stand-in
            "familie", "famille", "familia", "famiglia", "família", "rodzina"} | WOMEN_TITLES | MEN_TITLES
+#: a family's words written as titles: the one word after them is a given name
+KIN_TITLES = frozenset({"uncle", "aunty", "auntie", "aunt", "nan", "nana", "grandma", "granny", "gran", "grandpa",
+                        "grandad", "granddad", "grampa", "cousin"})
 #: every title a name may carry, read by the session's name rules too (a title is never cut off a name)
 TITLES = frozenset(_TITLES)
 _SUFFIXES = {"jr", "sr", "ii", "iii", "iv", "phd", "md"}
@@ -273,7 +278,8 @@ class SurrogateMaker:
                 # another letter, never the initial itself ("R. K. Iyer" → "W. S. Hensley", not "W. K. …")
                 out.append(random.Random(f"{seed}{tok}").choice([c for c in "ABCDEFGHJKLMNPRSTW" if c != tok.upper()]))
             else:
-                last = m is real[-1] and (len(real) > 1 or parts.index(m) > 0 or surname)
+                # one word after a title is a surname ("Mrs Keane"), after a family's word a given name ("Uncle Fergus")
+                last = m is real[-1] and (len(real) > 1 or parts.index(m) > 0 and not titles & KIN_TITLES or surname)
                 sex = "" if last else (given_name_sex(tok) or given_name_sex(tok.split("-")[0]) or title_sex)
                 out.append(standins.case_like(self.name_part(tok, last, seed, names, avoid, sex), tok))
             pos = m.end()

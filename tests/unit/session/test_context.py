@@ -163,15 +163,16 @@ def test_hard_rule_values_are_always_kept():
 def test_stock_examples_belong_to_no_one():
     text = ("Fix this regex so it matches user@example.com and john.doe@test.example. The maintainer is Jane Doe. "
             "My nginx log has 192.168.1.20 and fe80::1, the ARN is arn:aws:iam::123456789012:role/deploy. "
-            "Write to maria.gonzalez@example.com or maria.g@gmail.com, from 203.0.113.7 and 8.8.8.8; Jane Dovey.")
+            "Write to maria.gonzalez@example.com or maria.g@gmail.com, from 203.0.113.7, 8.8.8.8 and 94.173.58.210; "
+            "Jane Dovey.")
     chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
     for value, entity in [("user@example.com", "EMAIL_ADDRESS"), ("john.doe@test.example", "EMAIL_ADDRESS"),
                           ("Jane Doe", "PERSON"), ("192.168.1.20", "IP_ADDRESS"), ("fe80::1", "IP_ADDRESS"),
-                          ("123456789012", "PHONE_NUMBER")]:
-        assert not keeps(chat, 0, value, entity), value
-    # a person's name at a reserved domain is kept (what the writer meant), so are public and documentation addresses
+                          ("123456789012", "PHONE_NUMBER"), ("203.0.113.7", "IP_ADDRESS"), ("8.8.8.8", "IP_ADDRESS")]:
+        assert not keeps(chat, 0, value, entity), value  # a documentation range's address, a public resolver's
+    # a person's name at a reserved domain is kept (what the writer meant), so is a public host's address
     for value, entity in [("maria.gonzalez@example.com", "EMAIL_ADDRESS"), ("maria.g@gmail.com", "EMAIL_ADDRESS"),
-                          ("203.0.113.7", "IP_ADDRESS"), ("8.8.8.8", "IP_ADDRESS"), ("Jane Dovey", "PERSON")]:
+                          ("94.173.58.210", "IP_ADDRESS"), ("Jane Dovey", "PERSON")]:
         assert keeps(chat, 0, value, entity), value
     chat = chat_of({"model": "m", "messages": [{"role": "user", "content": "My SSN is 123-45-6789."}]})
     assert keeps(chat, 0, "123-45-6789", "US_SSN")  # a hard-rule type is never judged a stock example
@@ -777,3 +778,50 @@ def test_a_tax_forms_code_a_banks_bic_a_tests_name_and_a_station_are_no_ones():
     assert part.why_not(0, slot, hit_at(chat, 0, "HbA1c +", "DATE")) == "no date"
     assert part.why_not(0, slot, hit_at(chat, 0, "9 Dec", "DATE")) != "no date"
     assert part.why_not(0, slot, hit_at(chat, 0, "Berlin Hbf", "PERSON")) is not None
+
+
+def test_machine_times_a_dotted_time_an_eponym_and_a_cited_case_are_no_ones():
+    text = ('Why is it expired when the clock says 2026-12-03T09:30:00Z?\n{"iat": 1796287200000, "exp": 1796290800}\n'
+            '94.173.58.210 - - [03/Dec/2026:08:14:07 +0000] "GET / HTTP/1.1" 200\n'
+            "Panel at 11.30, plumber came at 4.30am. Our Bradford Factor trigger; the Turnbull guidelines "
+            "(R v Turnbull [1977] QB 224) and Ward v Tesco Stores Ltd [1976] 1 WLR 810. Her line manager will run it.")
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
+    part, slot = PartContext(chat), chat.slots[0]
+    assert part.why_not(0, slot, hit_at(chat, 0, "2026-12-03T09:30:00", "DATE")) == "a machine's timestamp"
+    assert part.why_not(0, slot, hit_at(chat, 0, "1796287200000", "PHONE_NUMBER")) == "a machine's timestamp"
+    assert part.why_not(0, slot, hit_at(chat, 0, "1796290800", "PHONE_NUMBER")) == "a machine's timestamp"
+    assert part.why_not(0, slot, hit_at(chat, 0, "08:14:07", "DATE")) == "a log's timestamp"
+    for value in ("11.30", "4.30am"):
+        assert part.why_not(0, slot, hit_at(chat, 0, value, "DATE")) == "day or time of the week", value
+    assert part.why_not(0, slot, hit_at(chat, 0, "Bradford", "LOCATION")) == "a named method"
+    assert part.why_not(0, slot, hit_at(chat, 0, "Turnbull", "PERSON")) == "a named method"
+    assert part.why_not(0, slot, hit_at(chat, 0, "Turnbull", "PERSON", nth=1)) == "a cited case"
+    assert part.why_not(0, slot, hit_at(chat, 0, "Tesco Stores Ltd", "ORGANIZATION")) == "a cited case"
+    assert part.why_not(0, slot, hit_at(chat, 0, "line manager", "OCCUPATION")) == "a role to the user"
+
+
+def test_a_familys_title_a_nurses_title_and_a_degree_stay_with_the_name():
+    text = "Seating: Uncle Fergus, Aunty Ngozi Eze and the vet, Dr Saoirse Kehoe MRCVS, with Nurse Okafor."
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
+    part = PartContext(chat)
+    names = {h.text for h in part.cued(0, text, [])}
+    assert {"Uncle Fergus", "Aunty Ngozi Eze", "Nurse Okafor"} <= names
+    h = PartContext.tidy(hit_at(chat, 0, "Dr Saoirse Kehoe MRCVS", "PERSON"), text)
+    assert h.text == "Dr Saoirse Kehoe"
+
+
+@pytest.mark.parametrize("text, name", [
+    ("Who was Edsger Dijkstra? And while you're at it, why is the Gaussian named after Carl Friedrich Gauss when "
+     "de Moivre found it earlier?", "de Moivre"),
+    ("How did Chimamanda Ngozi Adichie go from medicine to Purple Hibiscus? And is it true she grew up in a house "
+     "Chinua Achebe had lived in?", "Chinua Achebe"),
+    ("When was Marie Curie born?", "Marie Curie"),
+])
+def test_a_public_life_asked_about_with_its_own_words(text, name):
+    from guardian_proxy.session.namecues import asked_about
+
+    h = hit_at(chat_of({"model": "m", "messages": [{"role": "user", "content": text}]}), 0, name, "PERSON")
+    assert asked_about(text, h)
+    assert not asked_about("When was my neighbour Marie Curie born?", hit_at(chat_of(
+        {"model": "m", "messages": [{"role": "user", "content": "When was my neighbour Marie Curie born?"}]}),
+        0, "Marie Curie", "PERSON"))

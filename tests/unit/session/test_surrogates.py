@@ -172,3 +172,12 @@ def test_a_postcode_alone_stays_a_postcode():
         new = make("LOCATION", value)
         assert re.fullmatch(shape, new) and new != value
     assert not re.search(r"\d", make("LOCATION", "Torino"))
+
+
+def test_one_word_after_a_familys_title_is_a_given_name():
+    for seed in range(5):  # a man's given name after "Uncle", a woman's after "Auntie" (a surname after "Mrs")
+        title, given = make("PERSON", "Uncle Fergus", seed=seed).split()
+        assert title == "Uncle" and given_name_sex(given) == "m", given
+        title, given = make("PERSON", "Auntie Patricia", seed=seed).split()
+        assert title == "Auntie" and given_name_sex(given) == "f", given
+    assert make("PERSON", "Mrs Keane").split()[0] == "Mrs"
