@@ -515,6 +515,10 @@ def _cited_cases(text: str) -> tuple:
     return tuple(_CASE_CITE.finditer(text)) if " v" in text else ()
 
 
+#: what follows an author cited by name and year, in the text's or in brackets: "Granovetter (1973)", "(Putnam,
+#: 2000)", "Kahneman and Tversky (1979)", "Smith et al. (2019)", "(Bourdieu, 1986, p. 243)"
+_CITED_AFTER = re.compile(r"(?:['’]s)?(?:[ ](?:and|&)[ ][A-Z][\w'’-]{1,30})?(?:[ ]et[ ]?al\.?)?(?:,[ ]|[ ])\(?"
+                          r"(?:1[5-9]|20)\d\d[a-z]?(?:[,:][ ]?(?:pp?\.[ ]?)?\d{1,4}(?:[-–]\d{1,4})?)?[);]")
 #: a quantifier before a role noun: the role in general ("per student", "all teachers", "each carer")
 _ANY_BEFORE = re.compile(r"\b(?:per|each|every|all|any|other|many|most|some|no|few|several|fellow)\s$", re.I)
 _RELATION_BEFORE = re.compile(r"\b(?:my|our|your|his|her|their)\s(?:(?:new|old|former|current|previous|future|line|"
@@ -925,6 +929,9 @@ class PartContext:
             return "a role in general"  # "a comment per student", "every nurse on the ward": no one in particular
         if h.entity == "OCCUPATION" and _RELATION_BEFORE.search(text, max(0, h.start - 24), h.start):
             return "a role to the user"  # "my new manager", "our lawyer": who they are to the user, not a job held
+        if h.entity in ("PERSON", "ORGANIZATION", "LOCATION", "NRP") and not known and not seen and \
+                _CITED_AFTER.match(text, h.end):
+            return "a cited author"  # "Granovetter (1973)", "(Putnam, 2000)", "Smith et al. (2019)": a work's author
         if h.entity not in _KEY_DATA and any(m.start() <= h.start and h.end <= m.end() for m in _cited_cases(text)):
             return "a cited case"  # "R v Turnbull [1977] QB 224", "Ward v Tesco Stores Ltd [1976] 1 WLR 810": law
         if h.entity in ("PERSON", "LOCATION", "ORGANIZATION", "NRP") and not known and not seen and \

@@ -179,7 +179,7 @@ def tabled_names(text: str) -> list[tuple[int, int, str]]:
 
 #: a key and its quoted value in code or a config ("last_name=\"Kiprono\"", "lastName: 'Kiprono'", a YAML line
 #: "last_name: Kiprono")
-_ASSIGNED = re.compile(r"\b([A-Za-z_]\w{1,30})[\"']?\s{0,3}[=:]\s{0,3}([\"'])([^\"'\n\\]{1,60})\2")
+_ASSIGNED = re.compile(r"\b([A-Za-z_]\w{1,30})[\"']?\s{0,3}(?:=>|[=:])\s{0,3}([\"'])([^\"'\n\\]{1,60})\2")
 #: a record typed on one line, its values unquoted: "first_name: Lucía, last_name: Márquez"
 _INLINE_PAIR = re.compile(r"\b([A-Za-z_]\w{1,30}):[ \t]{1,3}([^\r\n,;:\"'{}\[\]]{1,60}?)(?=[ \t]{0,3}(?:[,;]|\r?$))", re.M)
 _YAML_LINE = re.compile(r"^[ \t]{0,12}-?[ \t]{0,3}([A-Za-z_]\w{1,30}):[ \t]{1,3}([^\r\n#\"'{}\[\]]{1,60}?)[ \t]*\r?$", re.M)
@@ -191,14 +191,19 @@ def _snake(key: str) -> str:
 
 
 #: keys whose value is a person's data of a known type, whatever its words ("username": "hbrennan_77", "dob":
-#: "1991-07-23", a CSV's "postcode" column): the type the value takes
+#: "1991-07-23", a CSV's "postcode" or "phone" column, a Rails log's "street"=>"…"): the type the value takes
 _TYPED_KEYS = {
     **dict.fromkeys(("username", "user_name_handle", "login", "handle", "screen_name", "screenname", "nickname",
                      "user_login", "userid_handle"), "USERNAME"),
     **dict.fromkeys(("dob", "date_of_birth", "birth_date", "birthdate", "birthday", "born"), "DATE_OF_BIRTH"),
     **dict.fromkeys(("postcode", "post_code", "postal_code", "postalcode", "zip", "zipcode", "zip_code"), "LOCATION"),
+    **dict.fromkeys(("phone", "phone_number", "phonenumber", "mobile", "mobile_number", "tel", "telephone", "cell",
+                     "cellphone", "contact_number"), "PHONE_NUMBER"),
+    **dict.fromkeys(("nhs_number", "nhs_no", "nhs"), "UK_NHS"),
+    **dict.fromkeys(("line1", "address_line1", "address_line_1", "address1", "street", "street_address",
+                     "address_1"), "STREET_ADDRESS"),
 }
-_TYPED_VALUE = re.compile(r"\b([A-Za-z_][\w-]{1,30})[\"']?\s{0,3}[=:]\s{0,3}[\"']([^\"'\n\\]{2,60})[\"']")
+_TYPED_VALUE = re.compile(r"\b([A-Za-z_][\w-]{1,30})[\"']?\s{0,3}(?:=>|[=:])\s{0,3}[\"']([^\"'\n\\]{2,60})[\"']")
 
 
 def typed_values(text: str) -> list[tuple[int, int, str, str]]:

@@ -645,13 +645,19 @@ _PROGRAM_MESSAGE = re.compile(r"[\"'‘“`](?:Error|Warning|Fatal|Exception|Tra
 
 def _sentence(text: str, start: int, end: int) -> str:
     """The sentence of `text` around `start`..`end` (a full stop ends one only before a space or the text's end:
-    "v2.3" and "e.g." stay inside)."""
+    "v2.3" and "e.g." stay inside; a newline only when it does not wrap the sentence's words)."""
     a = start
-    while a > 0 and text[a - 1] not in ".!?\n":
+    while a > 0 and (text[a - 1] not in ".!?\n" or text[a - 1] == "\n" and _wrapped(text, a - 1)):
         a -= 1
-    b = next((k + 1 for k in range(end, len(text)) if text[k] in "!?\n" or (text[k] == "." and (
-        k + 1 == len(text) or text[k + 1].isspace()))), len(text))
+    b = next((k + 1 for k in range(end, len(text)) if text[k] in "!?" or text[k] == "\n" and not _wrapped(text, k) or
+              (text[k] == "." and (k + 1 == len(text) or text[k + 1].isspace()))), len(text))
     return text[a:b]
+
+
+def _wrapped(text: str, k: int) -> bool:
+    """Whether the newline at `k` only wraps a sentence: a word before it, a lower-case word after it ("on the
+    Analytical Engine\ncontain?")."""
+    return 0 < k < len(text) - 1 and text[k - 1].isalnum() and text[k + 1].islower()
 
 
 #: how a question about someone starts: "What did …", "How did …", "Who was …", "Tell me about …"
@@ -671,7 +677,11 @@ _ASKING_ME = frozenset({"tell", "explain", "show", "give", "help", "teach", "rem
 
 
 #: a public life's own words: a question about one asks when they were born, where they lived, whom they married
-_LIFE_WORDS = frozenset({"born", "lived", "died", "married", "divorced"})
+_LIFE_WORDS = frozenset({"born", "lived", "died", "married", "divorced",
+                         # and the family of the life asked about ("her mother, Lady Byron"): a private person's
+                         # would be the writer's ("my mother"), which the first person rules out
+                         "son", "daughter", "wife", "husband", "mother", "father", "parent", "parents", "brother",
+                         "sister", "family", "children", "child", "grandmother", "grandfather"})
 #: a conjunction and a short clause before a question's word ("And while you're at it, why is …")
 _LEADING_CLAUSE = re.compile(r"^(?:and|but|also|so|then|or|plus)\b[^?.!\n]{0,40}?,\s{1,3}(?=\w)|^(?:and|but|also|so|then|or|plus)\s",
                              re.I)

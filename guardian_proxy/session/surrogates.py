@@ -78,6 +78,14 @@ SCRAMBLE = {"CASE_NUMBER", "US_ITIN", "US_PASSPORT", "US_DRIVER_LICENSE", "UK_NH
             "ADVERTISING_ID", "DEVICE_ID", "ACCOUNT_NUMBER", "US_BANK_NUMBER", "IBAN_CODE", "CREDIT_CARD", "US_SSN"}
 
 
+def postcode(value: str, rng: random.Random) -> str:
+    """A postcode's stand-in: a digit for each digit, a letter for each letter ("B10 0AE" → "K47 3TR"; a hex-looking
+    one must not turn a letter's place into a digit's)."""
+    return "".join(str(rng.randrange(10)) if c.isdigit() else
+                   chr(rng.randrange(26) + (65 if c.isupper() else 97)) if c.isascii() and c.isalpha() else c
+                   for c in value)
+
+
 def scramble(value: str, rng: random.Random, keep_prefix: bool = True) -> str:
     """Same layout: digits → digits, hex → hex, letters → letters of the same case, a UUID stays a valid UUID;
     a short prefix like `sk-` stays (`standins.shaped`)."""
@@ -249,7 +257,7 @@ class SurrogateMaker:
                         house = house + 1 if house + 1 < 10 ** n else 10 ** (n - 1)
                     cand = f"{house} {street}" if n else f"{street} {rng.randint(10, 999)}"
                 elif kind == "postcode":
-                    cand = scramble(value, rng, keep_prefix=False)
+                    cand = postcode(value, rng)
                 elif kind == "unit":  # "Unit 3" → "Unit 7": the word stays, the number is another
                     cand = _unit(value, rng)
                 elif kind == "region" and len(value) == 2:
@@ -330,9 +338,9 @@ class SurrogateMaker:
                 return f.country()
             tail = _TAIL.match(value.strip())
             if tail and tail.group("region"):  # "Wellington 6011": a town and its postcode stay a town and a postcode
-                return f"{f.city()} {scramble(tail.group('zip'), rng, keep_prefix=False)}"
+                return f"{f.city()} {postcode(tail.group('zip'), rng)}"
             if tail:  # a postcode alone ("postal_code": "10124", a CSV's "postcode" column) stays a postcode
-                return scramble(value, rng, keep_prefix=False)
+                return postcode(value, rng)
             return f.city()
         if entity == "STREET_ADDRESS":
             return f.street_address()

@@ -816,6 +816,8 @@ def test_a_familys_title_a_nurses_title_and_a_degree_stay_with_the_name():
     ("How did Chimamanda Ngozi Adichie go from medicine to Purple Hibiscus? And is it true she grew up in a house "
      "Chinua Achebe had lived in?", "Chinua Achebe"),
     ("When was Marie Curie born?", "Marie Curie"),
+    ("How did Ada Lovelace come to work with Charles Babbage, and what did her Note G on the Analytical Engine\n"
+     "contain? Was her mother, Lady Byron, the reason?", "Ada Lovelace"),  # a wrapped line, her family
 ])
 def test_a_public_life_asked_about_with_its_own_words(text, name):
     from guardian_proxy.session.namecues import asked_about
@@ -825,3 +827,13 @@ def test_a_public_life_asked_about_with_its_own_words(text, name):
     assert not asked_about("When was my neighbour Marie Curie born?", hit_at(chat_of(
         {"model": "m", "messages": [{"role": "user", "content": "When was my neighbour Marie Curie born?"}]}),
         0, "Marie Curie", "PERSON"))
+
+
+def test_an_author_cited_by_name_and_year_is_a_works():
+    text = ("a collective good (Putnam, 2000) and (Bourdieu, 1986, p. 243). Coleman (1988) bridges them; Kahneman and "
+            "Tversky (1979) and Smith et al. (2019) too. My tutor Dr. Halvorsen (2024 intake) disagrees.")
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
+    part, slot = PartContext(chat), chat.slots[0]
+    for name in ("Putnam", "Bourdieu", "Coleman", "Kahneman", "Tversky", "Smith"):
+        assert part.why_not(0, slot, hit_at(chat, 0, name, "PERSON")) == "a cited author", name
+    assert part.why_not(0, slot, hit_at(chat, 0, "Halvorsen", "PERSON")) != "a cited author"

@@ -87,3 +87,16 @@ def test_a_records_typed_keys_give_a_username_a_birth_date_and_a_postcode():
                                                                     ("2001-12-31", "DATE_OF_BIRTH")]
     text = "| Name | DOB |\n|------|:---:|\n| Efua Mensah | 1990-04-01 |\n"  # Markdown: the rule is no row
     assert [text[a:b] for a, b, _, _ in typed_values(text)] == ["1990-04-01"]
+
+
+def test_phone_nhs_and_street_keys_and_a_ruby_hash():
+    from guardian_proxy.session.keyed import assigned_names, typed_values
+
+    text = ("patient_id,full_name,dob,nhs_number,phone,postcode\n40417,Rukhsana Begum,1974-02-09,614 382 7095,"
+            "07723 318642,B12 9QL\n40418,Dafydd ap Rhys,1952-11-30,943 476 5919,01248 361 209,LL57 2DG\n")
+    typed = {(text[a:b], e) for a, b, e, _ in typed_values(text)}
+    assert {("614 382 7095", "UK_NHS"), ("07723 318642", "PHONE_NUMBER"), ("01248 361 209", "PHONE_NUMBER")} <= typed
+    text = '{"customer"=>{"first_name"=>"Ximena", "address_attributes"=>{"street"=>"Av. Insurgentes Sur 1602, Int. 7"}}}'
+    assert [text[a:b] for a, b, _ in assigned_names(text)] == ["Ximena"]
+    assert [(text[a:b], e) for a, b, e, _ in typed_values(text)] == [("Av. Insurgentes Sur 1602, Int. 7",
+                                                                     "STREET_ADDRESS")]

@@ -168,7 +168,8 @@ def test_a_surname_alone_under_its_key_gets_a_surname():
 
 def test_a_postcode_alone_stays_a_postcode():
     """A record's "postal_code": "10124" had become a town's name ("Johnsonmouth")."""
-    for value, shape in (("10124", r"\d{5}"), ("560034", r"\d{6}"), ("SN1 5LW", r"[A-Z]{2}\d \d[A-Z]{2}")):
+    for value, shape in (("10124", r"\d{5}"), ("560034", r"\d{6}"), ("SN1 5LW", r"[A-Z]{2}\d \d[A-Z]{2}"),
+                         ("B10 0AE", r"[A-Z]\d\d \d[A-Z]{2}")):
         new = make("LOCATION", value)
         assert re.fullmatch(shape, new) and new != value
     assert not re.search(r"\d", make("LOCATION", "Torino"))
