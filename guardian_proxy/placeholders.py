@@ -16,7 +16,9 @@ Each is no one's by a published reservation or by being the textbook example, ne
   prompt that asks to translate a notice or draft a letter to it keeps it (`role_mailbox`);
 - a password that is a default or a placeholder of documentation and local setups (`changeme`, `password`,
   `postgres`, `example`, `mysecretpassword`, or the service's own name like `app`, `db`, `root`: the Postgres and
-  MySQL images' documented examples and a docker-compose file's usual values), not a secret anyone holds;
+  MySQL images' documented examples and a docker-compose file's usual values), not a secret anyone holds, nor a
+  reference to one kept elsewhere or a mask (`${DB_PASSWORD}`, `%DB_PASS%`, `{{ secrets.TOKEN }}`,
+  `<your-password>`, `********`): the config names where the secret is, it holds none;
 - a number whose digits are one digit repeated or a run counting up or down (`123456789012` and `111122223333`,
   AWS's documented example accounts; `0000000000`; `9876543210`): the shape of an example, not an issued number.
 """
@@ -63,9 +65,19 @@ _STOCK_PASSWORDS = frozenset({
 })
 
 
+#: a reference to a secret kept elsewhere, or a mask, where a config or a template writes a password: "${DB_PASSWORD}",
+#: "$PGPASSWORD", "%DB_PASS%", "{{ secrets.DB_PASSWORD }}", "<your-password>", "********"
+_SECRET_REFERENCE = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]{0,63}(?::?-[^}]{0,40})?\}?|(?-i:\$[A-Z_][A-Z0-9_]{1,63})|"
+                               r"%[A-Za-z_][A-Za-z0-9_]{0,63}%|"
+                               r"\{\{\s{0,3}[\w.-]{1,80}\s{0,3}\}\}|<[\w .-]{1,40}>|[*•x]{4,64}|\[(?:redacted|hidden|masked)\]",
+                               re.I)
+
+
 def stock_password(text: str) -> bool:
-    """A password that is a documented default or a local setup's placeholder (see the module's rules)."""
-    return text.strip().strip("'\"").casefold() in _STOCK_PASSWORDS
+    """A password that is a documented default or a local setup's placeholder, or a reference to one kept elsewhere
+    (an environment variable, a template's secret, a mask: see the module's rules)."""
+    value = text.strip().strip("'\"")
+    return value.casefold() in _STOCK_PASSWORDS or _SECRET_REFERENCE.fullmatch(value) is not None
 
 
 def stock_email(text: str) -> bool:

@@ -113,7 +113,9 @@ PATTERNS: list[tuple[str, float, re.Pattern]] = [
     # people, handles, labelled fields
     ("PERSON", 0.9, re.compile(rf"\b(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Professor|Judge|Sir|Dame|Lady|Lord|Mme|Mlle|Herr|Frau)\.?"
                                rf"\s+(?:(?:\p{{Lu}}\.\s?){{1,3}}(?:{_NAME}(?:\s+{_NAME}){{0,3}})?|{_NAME}(?:\s+(?:\p{{Lu}}\.\s?)?{_NAME}){{0,3}})")),
-    ("USERNAME", 0.9, re.compile(r"(?<![\w@.])@(?=[\w.]{0,30}[A-Za-z])[A-Za-z0-9_](?:[A-Za-z0-9_.]*[A-Za-z0-9_])?")),
+    # a handle, not a URL's host after its credentials ("…:${DB_PASSWORD}@postgres:5432", "user:pass@db")
+    ("USERNAME", 0.9, re.compile(r"(?<![\w@.}\]):/])@(?=[\w.]{0,30}[A-Za-z])[A-Za-z0-9_](?:[A-Za-z0-9_.]*[A-Za-z0-9_])?"
+                                 r"(?![\w.]*:\d)")),
     ("USERNAME", 0.8, re.compile(r"(?m)^\s*\K[\w.\-]{2,40}(?=\s+:\s)")),
     ("USERNAME", 0.8, re.compile(r"(?i)\b(?:user ?name|name|seller(?: name)?|author|posted by|buyer|reviewer|"
                                  r"contact name|nickname|handle)\s*[:=]\s*\K[^|\n:&]{1,60}?(?=\s*(?:\||\n|$|,|\(|&))")),

@@ -494,7 +494,10 @@ _MACHINE_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})
 _BIRTH_BEFORE = re.compile(r"(?:birth|born|dob|birthday)\w*[\"']?\s{0,3}[:=]?\s{0,3}[\"']?$", re.I)
 _EPOCH = re.compile(r"1[0-9]\d{8}(?:\d{3})?")
 _TIME_KEY_BEFORE = re.compile(r"[\"']?(?:iat|exp|nbf|auth_time|\w{0,20}_at|\w{0,20}time(?:stamp)?|ts|\w{0,20}_ts|"
-                              r"expires(?:_at)?)[\"']?\s{0,3}[:=]\s{0,3}$", re.I)
+                              r"expires(?:_at)?|created|updated|modified|issued|since|until|t)[\"']?\s{0,3}[:=]\s{0,3}$",
+                              re.I)
+#: a key that calls its number an id ("assignee_id": 38800192733, "id": 5812997034251, run_id=11875402931)
+_ID_KEY_BEFORE = re.compile(r"(?:\b|_)(?:id|ids|no|number|num)[\"']?\s{0,3}[:=]\s{0,3}$", re.I)
 #: what a name before it makes a method, a measure, a law or a disease of ("the Bradford Factor", "the Turnbull
 #: guidelines", "Glasgow Coma Scale", "Crohn's disease", "Bayes' theorem")
 _EPONYM_AFTER = re.compile(r"(?:['’]s?)?\s(?:Factor|Score|Scale|Index|Criteria|Criterion|[Gg]uidelines|Rule|Test|"
@@ -519,6 +522,9 @@ def _cited_cases(text: str) -> tuple:
 #: 2000)", "Kahneman and Tversky (1979)", "Smith et al. (2019)", "(Bourdieu, 1986, p. 243)"
 _CITED_AFTER = re.compile(r"(?:['’]s)?(?:[ ](?:and|&)[ ][A-Z][\w'’-]{1,30})?(?:[ ]et[ ]?al\.?)?(?:,[ ]|[ ])\(?"
                           r"(?:1[5-9]|20)\d\d[a-z]?(?:[,:][ ]?(?:pp?\.[ ]?)?\d{1,4}(?:[-–]\d{1,4})?)?[);]")
+#: a field's name as code writes it: lower camel case ending in what a field holds ("userId", "createdAt", "orderNo")
+_FIELD_IDENTIFIER = re.compile(r"[a-z]{2,20}(?:[A-Z][a-z0-9]{1,15}){0,3}(?:Id|ID|Ids|Name|At|Type|Key|Url|URL|Code|Count|"
+                               r"Date|Time|Status|No|Number|Ref|Hash|Token)")
 #: a quantifier before a role noun: the role in general ("per student", "all teachers", "each carer")
 _ANY_BEFORE = re.compile(r"\b(?:per|each|every|all|any|other|many|most|some|no|few|several|fellow)\s$", re.I)
 _RELATION_BEFORE = re.compile(r"\b(?:my|our|your|his|her|their)\s(?:(?:new|old|former|current|previous|future|line|"
@@ -877,10 +883,16 @@ class PartContext:
             return "the request's vocabulary"
         if h.entity == "USERNAME" and not known and " " in value.strip() and text[h.start - 1:h.start] in ("'", '"'):
             return "not a name's shape"  # "{ name: 'Export Job' }": a quoted label, not a user's handle or name
+        if h.entity == "USERNAME" and not known and _FIELD_IDENTIFIER.fullmatch(value.strip()):
+            return "field name"  # "userId : string", "createdAt": a schema's field, no one's handle
         if h.entity == "USERNAME" and not known and annotation(text, h):
             return "code annotation"  # "@MainActor and DispatchQueue.main.async in Swift": a language's attribute
-        if _EPOCH.fullmatch(value.strip()) and _TIME_KEY_BEFORE.search(text, max(0, h.start - 30), h.start):
-            return "a machine's timestamp"  # "iat": 1796287200: seconds since 1970 under a time's key, no phone
+        if _EPOCH.fullmatch(value.strip()) and (_TIME_KEY_BEFORE.search(text, max(0, h.start - 30), h.start) or
+                                                h.entity == "PHONE_NUMBER" and value.strip()[1] in "56789"):
+            return "a machine's timestamp"  # "iat": 1796287200, "?t=1764712934": seconds since 1970, no phone
+        if h.entity == "PHONE_NUMBER" and value.strip().isdigit() and \
+                _ID_KEY_BEFORE.search(text, max(0, h.start - 30), h.start):
+            return "a record's id"  # "assignee_id": 38800192733, "run_id=11875402931": a number the key calls an id
         if h.entity == "IP_ADDRESS" and _no_ones_ip(value.strip()):
             return "a network's address"  # "nameserver 8.8.8.8", "10.0.4.21", "172.17.0.0/16": no one's device
         if h.entity in _SHAPED:
@@ -929,6 +941,10 @@ class PartContext:
             return "a role in general"  # "a comment per student", "every nurse on the ward": no one in particular
         if h.entity == "OCCUPATION" and _RELATION_BEFORE.search(text, max(0, h.start - 24), h.start):
             return "a role to the user"  # "my new manager", "our lawyer": who they are to the user, not a job held
+        if h.entity in ("NRP", "LOCATION") and not known and not seen and (words := NAME_WORD.findall(value)) and \
+                all(w.casefold() in recognizer_data()["not_name_terms"] for w in words) and \
+                not any(listed_name(w) for w in words):
+            return "product"  # "SOQL result", "in Redoc": the recognizers' list of products (not an employer's name)
         if h.entity in ("PERSON", "ORGANIZATION", "LOCATION", "NRP") and not known and not seen and \
                 _CITED_AFTER.match(text, h.end):
             return "a cited author"  # "Granovetter (1973)", "(Putnam, 2000)", "Smith et al. (2019)": a work's author

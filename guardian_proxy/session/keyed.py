@@ -13,6 +13,7 @@ from bisect import bisect_right
 from functools import lru_cache
 
 from .namecues import NAME_WORD, listed_name, ordinary
+from .surrogates import PARTICLES
 
 #: a JSON string (group 1); an escape outside a string is matched alone so that a search after an unclosed quote stays
 #: aligned and linear (the plain string pattern restarts at every escaped quote: quadratic on '\\"' * n)
@@ -56,15 +57,26 @@ _MAYBE_PERSON_KEYS = frozenset({"name", "author", "customer", "contact", "sender
                                 "participant", "child", "tenant", "applicant", "person", "staff", "learner"})
 
 
-def named_value(key: str, value: str) -> bool:
+#: the keys of a person's contact in a record
+_CONTACT_KEYS = frozenset({"email", "email_address", "emailaddress", "phone", "phone_number", "mobile", "telephone"})
+
+
+_CONTACT_KEY = re.compile(r"[\"'](?:email|email_address|emailAddress|phone|phone_number|mobile|telephone)[\"']\s{0,3}(?:=>|:)")
+
+
+def named_value(key: str, value: str, contact: bool = False) -> bool:
     """Whether `value` under `key` (a JSON key or a table's column) is a person's name: any capitalised name words
     under a key that means one, two to four under a key that may (a given name first or a surname last, no ordinary
-    word)."""
+    word; under "name" in a record that holds a person's e-mail or phone (`contact`), any such words)."""
     words = value.split()
-    if "\\" in value or not 1 <= len(words) <= 4 or not all(NAME_WORD.fullmatch(w) and w[:1].isupper() for w in words):
+    if "\\" in value or not 1 <= len(words) <= 5 or not all(
+            NAME_WORD.fullmatch(w) and (w[:1].isupper() or 0 < k < len(words) - 1 and w in PARTICLES)
+            for k, w in enumerate(words)):  # "Dafydd ap Rhys", "Ana de la Cruz": a particle between the names
         return False
+    words = [w for w in words if w[:1].isupper()]
     return key in _PERSON_KEYS and not all(ordinary(w) for w in words) or key in _MAYBE_PERSON_KEYS and \
-        len(words) >= 2 and not any(ordinary(w) for w in words) and (listed_name(words[0]) or listed_name(words[-1]))
+        len(words) >= 2 and not any(ordinary(w) for w in words) and (
+            listed_name(words[0]) or listed_name(words[-1]) or contact and key == "name")
 
 
 #: a table's column name: "name", "first_name", "E-mail", "Customer Name"
@@ -229,8 +241,10 @@ def assigned_names(text: str) -> list[tuple[int, int, str]]:
     value of a key that means a name in a record typed on one line ("first_name: Lucía, last_name: Márquez"), by the
     JSON keys' rule (`named_value`): `User(first_name="Amani", last_name="Kiprono")` had kept the surname."""
     out = []
+    contact = bool(_CONTACT_KEY.search(text))  # a record with a person's e-mail or phone: its "name" is theirs
     for m in _ASSIGNED.finditer(text):
-        if named_value(_snake(m.group(1)), m.group(3)):
+        key = _snake(m.group(1))
+        if named_value(key, m.group(3), contact):
             out.append((m.start(3), m.end(3), f"a person's name under the key {_snake(m.group(1))!r}"))
     for m in _YAML_LINE.finditer(text):
         if named_value(_snake(m.group(1)), m.group(2)):
@@ -254,12 +268,15 @@ def keyed_names(text: str) -> list[tuple[int, int, str]]:
     values, keys = found
     out = []
     k = 0
+    # a record that holds a person's contact ("email", "phone") names that person under "name" ("Abdulrahman
+    # Al-Sayegh" of a Stripe customer: no list need hold the name)
+    contact = any(text[a:b].casefold() in _CONTACT_KEYS for a, b in keys)
     for a, b in values:
         while k < len(keys) and keys[k][1] < a:
             k += 1
         if not k:
             continue
         key = text[keys[k - 1][0]:keys[k - 1][1]].casefold().replace("-", "_")
-        if named_value(key, text[a:b]):
+        if named_value(key, text[a:b], contact):
             out.append((a, b, f"a person's name under the JSON key {key!r}"))
     return out

@@ -41,7 +41,7 @@ _LANGUAGE_PARTS = (r"(?i:coroutines?|goroutines?|traits?|structs?|macros?|generi
                    r"borrow\s+checker|garbage\s+collector|type\s+system|standard\s+library|stdlib|event\s+loop|"
                    r"runtime|compiler|interpreter|bytecode|syntax)\b")
 _PRODUCT_AFTER = re.compile(
-    r"^\s+(?:v\d+(?:\.\d+)*\b|\d+\.\d+\.\d+\b|\d+\.x\b|(?i:app|apps|application|applications|project|projects|"
+    r"^[ \t]+(?:v\d+(?:\.\d+)*\b|\d+\.\d+\.\d+\b|\d+\.x\b|(?i:app|apps|application|applications|project|projects|"
     r"server|servers|container|containers|image|images|cluster|clusters|api|apis|sdk|sdks|cli|library|libraries|"
     r"framework|plugin|plugins|package|packages|module|modules|database|databases|backend|frontend|template|"
     r"templates|migration|migrations|settings|config|configuration|docs|documentation|installation|deployment|"
@@ -52,7 +52,9 @@ _PRODUCT_AFTER = re.compile(
     r"profiles|channel|channels|feed|inbox|notifications|listing|listings|ads|task|tasks|job|jobs|pipeline|pipelines|"
     r"error|errors|warning|warnings|wrapper|script|scripts|release|releases|cache|registry|index|consumer|consumers|"
     r"producer|producers|topic|topics|broker|brokers|partition|partitions|coroutine|coroutines|kernel|bytecode|"
-    r"dataframe|dataframes|cmdlet|cmdlets|manifest|manifests)\b)"
+    r"dataframe|dataframes|cmdlet|cmdlets|manifest|manifests|workspace|workspaces|org|orgs|tenant|account|"
+    r"client|clients|export|exports|result|results|query|queries|webhook|webhooks|event|events|report|reports|"
+    r"console|portal|admin|sandbox|environment|subscription|plan)\b)"
     r"|^['’]s\s+(?:[A-Z]{2,}\b|[a-z]+[A-Z]\w*|\w+\(|\w*_\w+)")
 _LANGUAGE_OWNS = re.compile(r"['’]s\s+" + _LANGUAGE_PARTS)
 #: verbs that take a person and then a thing ("send John the docs", "give Anna access"): a noun after the name is

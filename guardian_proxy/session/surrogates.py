@@ -191,7 +191,7 @@ KIND_FIRST = frozenset({"rue", "avenue", "boulevard", "bd", "chemin", "place", "
 
 #: the particles of a surname, kept as written between a stand-in's names
 PARTICLES = frozenset({"van", "der", "den", "de", "da", "di", "del", "della", "la", "le", "von", "zu", "bin", "ibn",
-                        "al", "el", "dos", "das", "du", "ter", "ten", "af", "av", "y"})
+                        "al", "el", "dos", "das", "du", "ter", "ten", "af", "av", "y", "ap", "ferch", "mac", "nic", "ní", "ó", "bint"})
 
 
 def _unit(value: str, rng: random.Random) -> str:

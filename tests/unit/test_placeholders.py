@@ -60,3 +60,13 @@ def test_a_default_password_and_a_sample_address_belong_to_no_one():
     assert no_ones("PASSWORD", "app") and no_ones("PASSWORD", "changeme") and not no_ones("PASSWORD", "t7#Kq!92vX")
     assert no_ones("EMAIL_ADDRESS", "a+tag@example.com") and no_ones("EMAIL_ADDRESS", "test.user@example.org")
     assert not no_ones("EMAIL_ADDRESS", "natalie73@example.com")  # a given name at a reserved domain: someone's
+
+
+def test_a_reference_to_a_secret_kept_elsewhere_or_a_mask_is_no_ones_password():
+    from guardian_proxy.placeholders import stock_password
+
+    for value in ("${DB_PASSWORD}", "${DB_PASSWORD", "$PGPASSWORD", "${PG_PASS:-changeme}", "%DB_PASS%", "{{ secrets.DB_PASSWORD }}",
+                  "<your-password>", "********", "[REDACTED]"):
+        assert stock_password(value), value
+    for value in ("Tr0ub4dor&3", "hunter2!x", "$ecretP4ss"):
+        assert not stock_password(value), value

@@ -286,3 +286,9 @@ def test_a_representatives_capacity_or_a_relation_is_no_job(text):
 def test_a_dotted_quad_is_no_phone_number_and_a_querys_name_ends_at_its_ampersand():
     assert not {lab for v, lab in found("94.173.58.210 - kgarcia [03/Dec/2026:08:14:07 +0000]") if lab == "PHONE_NUMBER"}
     assert has("see /track?name=Maria Lopez&plan=pro", "Maria Lopez", "USERNAME"), found("/track?name=Maria Lopez&x=1")
+
+
+def test_a_urls_host_after_its_credentials_is_no_handle():
+    assert not has("DATABASE_URL: postgres://app:${DB_PASSWORD}@postgres:5432/app", "@postgres", "USERNAME")
+    assert not has("mysql://root:pw@db:3306/app", "@db", "USERNAME")
+    assert has("ping @jo_smith on Slack", "@jo_smith", "USERNAME")

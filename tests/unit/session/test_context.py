@@ -837,3 +837,16 @@ def test_an_author_cited_by_name_and_year_is_a_works():
     for name in ("Putnam", "Bourdieu", "Coleman", "Kahneman", "Tversky", "Smith"):
         assert part.why_not(0, slot, hit_at(chat, 0, name, "PERSON")) == "a cited author", name
     assert part.why_not(0, slot, hit_at(chat, 0, "Halvorsen", "PERSON")) != "a cited author"
+
+
+def test_holdout23_classes_an_epoch_an_id_key_a_products_name_and_a_schemas_field():
+    text = ('{"assignee_id": 38800192733, "created": 1764148102}\nlogs at https://x.test/logs?t=1764712934\n'
+            "SOQL result from our org; it renders wrong in Redoc.\nuserId : string\n")
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
+    part, slot = PartContext(chat), chat.slots[0]
+    assert part.why_not(0, slot, hit_at(chat, 0, "38800192733", "PHONE_NUMBER")) == "a record's id"
+    for value in ("1764148102", "1764712934"):
+        assert part.why_not(0, slot, hit_at(chat, 0, value, "PHONE_NUMBER")) == "a machine's timestamp", value
+    assert part.why_not(0, slot, hit_at(chat, 0, "SOQL", "NRP")) == "product"
+    assert part.why_not(0, slot, hit_at(chat, 0, "Redoc", "PERSON")) == "product"
+    assert part.why_not(0, slot, hit_at(chat, 0, "userId", "USERNAME")) == "field name"

@@ -100,3 +100,12 @@ def test_phone_nhs_and_street_keys_and_a_ruby_hash():
     assert [text[a:b] for a, b, _ in assigned_names(text)] == ["Ximena"]
     assert [(text[a:b], e) for a, b, e, _ in typed_values(text)] == [("Av. Insurgentes Sur 1602, Int. 7",
                                                                      "STREET_ADDRESS")]
+
+
+def test_a_name_with_a_particle_and_a_contact_records_name():
+    from guardian_proxy.session.keyed import assigned_names, named_value
+
+    assert named_value("full_name", "Dafydd ap Rhys") and named_value("name", "Ana de la Cruz")
+    assert not named_value("name", "Export de Job")
+    text = '{"name": "Abdulrahman Al-Sayegh", "email": "a.alsayegh@emirates-mail.ae"} {"name": "Export Job"}'
+    assert [text[a:b] for a, b, _ in assigned_names(text)] == ["Abdulrahman Al-Sayegh"]
