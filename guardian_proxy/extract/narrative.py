@@ -78,11 +78,13 @@ PATTERNS: list[tuple[str, float, re.Pattern]] = [
                                     r"(?=[A-Z0-9]{0,9}\d)(?=[A-Z0-9]{0,9}[A-Z])[A-Z0-9]{5,10}\b")),
     ("GOVERNMENT_ID", 0.85, re.compile(r"\b\d{3}-\d{2}-\d{4}\b")),
     # a record's number after its label: a hospital's or a patient's number, an employee's, a door's or a PIN
-    # ("hospital number RWH 3391027", "MRN 00458121", "Emp No: 004512", "Door code 4471")
+    # ("hospital number RWH 3391027", "MRN 00458121", "Emp No: 004512", "Door code 4471", "student no. 19283746B")
     ("CASE_NUMBER", 0.85, re.compile(
         r"(?i:\b(?:MRN|hospital\s+(?:number|no\.?)|patient\s+(?:number|no\.?|id)|NHS\s+(?:number|no\.?)|"
         r"emp(?:loyee)?\.?\s+(?:no\.?|number|id)|staff\s+(?:no\.?|number|id)|payroll\s+(?:no\.?|number)|"
-        r"NI\s+(?:no\.?|number)|door\s+code|access\s+code|alarm\s+code|gate\s+code|PIN))"
+        r"NI\s+(?:no\.?|number)|door\s+code|access\s+code|alarm\s+code|gate\s+code|PIN|key\s+safe(?:\s+code)?|"
+        r"student\s+(?:no\.?|number|id)|matric(?:ulation)?\s+(?:no\.?|number)|registration\s+(?:no\.?|number)|"
+        r"membership\s+(?:no\.?|number)|candidate\s+(?:no\.?|number)))"
         r"\s{0,3}[:#]?\s{0,3}\K(?=[A-Z0-9 ]{0,16}\d)[A-Z0-9](?:[A-Z0-9]|\s(?=[A-Z0-9]))"
         r"{2,20}(?![\w])")),
     # a national identity or tax number after its own label, in the label's country's form ("BSN 273951841", "NIE

@@ -525,6 +525,14 @@ _CITED_AFTER = re.compile(r"(?:['’]s)?(?:[ ](?:and|&)[ ][A-Z][\w'’-]{1,30})?
 #: a field's name as code writes it: lower camel case ending in what a field holds ("userId", "createdAt", "orderNo")
 _FIELD_IDENTIFIER = re.compile(r"[a-z]{2,20}(?:[A-Z][a-z0-9]{1,15}){0,3}(?:Id|ID|Ids|Name|At|Type|Key|Url|URL|Code|Count|"
                                r"Date|Time|Status|No|Number|Ref|Hash|Token)")
+#: what a family calls its members, in several languages, written as a name
+_FAMILY_WORDS = frozenset({"babcia", "dziadek", "dziadzia", "oma", "opa", "omi", "opi", "nonna", "nonno", "abuela",
+                           "abuelo", "abuelita", "abuelito", "mamie", "papy", "mémé", "pépé", "vovó", "vovô", "avó",
+                           "avô", "dadi", "dada", "nani", "nana", "baba", "bibi", "babushka", "dedushka", "grandma",
+                           "grandpa", "granny", "grandad", "gran", "nan", "nanna", "mum", "mom", "mama", "mamma",
+                           "papa", "pappa", "mutti", "vati", "ammi", "abba", "appa", "amma", "halmeoni", "harabeoji",
+                           "obaachan", "ojiichan", "lola", "lolo", "yiayia", "pappou", "teta", "jiddo", "sitti"})
+_NUMBER_LABEL_AFTER = re.compile(r"[ \t](?:no\.?|number|num|id|ID|card|reference|ref)\b", re.I)
 #: a quantifier before a role noun: the role in general ("per student", "all teachers", "each carer")
 _ANY_BEFORE = re.compile(r"\b(?:per|each|every|all|any|other|many|most|some|no|few|several|fellow)\s$", re.I)
 _RELATION_BEFORE = re.compile(r"\b(?:my|our|your|his|her|their)\s(?:(?:new|old|former|current|previous|future|line|"
@@ -936,6 +944,10 @@ class PartContext:
         if h.entity == "OCCUPATION" and (_ROLE_NOUN_AFTER.match(text, h.end) or
                                          _APPLIED_FOR_BEFORE.search(text, max(0, h.start - 60), h.start)):
             return "the role asked about"  # "a job interview … for a Senior Data Engineer role": what to prepare for
+        if h.entity == "PERSON" and not h.part and value.strip().casefold() in _FAMILY_WORDS:
+            return "a family's word"  # "Babcia died in 2009", "Oma's recipe": what the writer calls a grandparent
+        if h.entity == "OCCUPATION" and _NUMBER_LABEL_AFTER.match(text, h.end):
+            return "field name"  # "student no. 19283746B", "employee number": the number's label, the number is data
         if h.entity == "OCCUPATION" and _ANY_BEFORE.search(text, max(0, h.start - 12), h.start) and \
                 " " not in value.strip():
             return "a role in general"  # "a comment per student", "every nurse on the ward": no one in particular

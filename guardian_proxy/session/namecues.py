@@ -139,7 +139,9 @@ def _zipf(word: str) -> float:
 _KIN_NOUNS = (r"daughter|son|wife|husband|mother|father|mom|mum|dad|brother|sister|friend|colleague|coworker|boss|"
               r"manager|neighbou?rs?|partner|boyfriend|girlfriend|fianc[ée]e?|cousin|aunt|uncle|niece|nephew|"
               r"grandmother|grandfather|grandson|granddaughter|landlord|landlady|tenant|teacher|student|doctor|patient|"
-              r"client|roommate|flatmate")
+              r"client|roommate|flatmate|parent|children|kids|sibling|grandparent|grandchild|grandchildren|"
+              r"stepmother|stepfather|stepson|stepdaughter|twin|mate|office\s+mate|housemate|classmate|supervisor|"
+              r"in-law")
 #: two capitalised words (a hyphen or an apostrophe inside), each a whole word: a given name and a surname, perhaps
 _LISTED_PAIR = re.compile(r"(?<![\w'’-])([A-ZÀ-ÖØ-ÞĀ-Ž][a-zß-öø-ÿā-ž]+(?:-[A-ZÀ-ÖØ-ÞĀ-Ž][a-zß-öø-ÿā-ž]+)?) "
                           r"([A-ZÀ-ÖØ-ÞĀ-Ž][a-zß-öø-ÿā-ž]+(?:[-'’][A-ZÀ-ÖØ-ÞĀ-Ž][a-zß-öø-ÿā-ž]+)?)(?![\w'’-])")
@@ -432,9 +434,12 @@ _ROLE_LABEL = re.compile(r"(?im)(?:^[ \t>*\-•]{0,4}|(?<=[ \t]{2})|(?<=\t)|(?<=
                          r"employee|applicant|parent|guardian|carer|child|member|passenger|guest|resident|beneficiary|"
                          r"claimant|defendant|witness|attendee|driver|contact|referee|next\s+of\s+kin|emergency\s+contact|"
                          r"reporter|assignee|author|committer|co-authored-by|owner|organi[sz]er|requester|approver|"
+                         # a paper's contributor roles (CRediT): "Formal analysis: Olusegun Bakare"
+                         r"conceptuali[sz]ation|data\s+curation|formal\s+analysis|funding\s+acquisition|investigation|"
+                         r"methodology|project\s+administration|supervision|validation|visuali[sz]ation|"
                          r"reviewer|payee|pay\s+to|account\s+holder|account\s+name|submitted\s+by|prepared\s+by|"
                          r"signed|(?-i:[A-Z]{1,2}\d{1,4}))"
-                         r"(?:['’]s\s+name|\s+name)?(?:/[a-z]{2,12})?[ \t]{0,3}:[ \t]{0,3}"
+                         r"(?:['’]s\s+name|\s+name)?(?:/[a-z]{2,12})?(?:[ \t]\([^)\n]{1,40}\))?[ \t]{0,3}:[ \t]{0,3}"
                          r"(?=((?-i:[A-ZÀ-ÖØ-Þ])[^\n]{0,60}))")  # the value read ahead: another label may follow it
 #: an iCalendar attendee's or organiser's common name: "ATTENDEE;CN=Anneliese Marchetti:mailto:…"
 _CAL_NAME = re.compile(r"[;:]CN=\"?([A-ZÀ-ÖØ-Þ][^:;\n\"]{1,60})")
@@ -448,6 +453,11 @@ _CONTACT_ROW = re.compile(r"(?m)^[ \t>*•·-]{0,4}(?:\d{1,3}[.)][ \t]{1,2})?((?
 #: words that begin a line's phrase, never a name there ("My" is a given name of the lists)
 _DETERMINERS = frozenset({"my", "our", "your", "his", "her", "their", "its", "the", "a", "an", "this", "that", "these",
                           "those", "me", "we", "you", "i", "it"})
+#: a name and right after it, in brackets, the person's own ORCID or phone number: "Sebastián Morales Peña (ORCID
+#: 0000-0002-7714-3928)", "Adebayo Ogunleye (+234 803 417 2290)"
+_OWN_ID_AFTER = re.compile(r"([A-ZÀ-ÖØ-Þ][^\W\d_]{1,30}(?:[-'’][A-ZÀ-ÖØ-Þ]?[^\W\d_]{1,30})?(?:[ \t](?:[A-ZÀ-ÖØ-Þ][^\W\d_]{0,30}"
+                           r"(?:[-'’][A-ZÀ-ÖØ-Þ]?[^\W\d_]{1,30})?\.?|de|da|del|van|von|ap|bin|al)){1,3})[ \t]\((?:ORCID[:\s]{1,3}"
+                           r"\d{4}-\d{4}-\d{4}-\d{3}[\dX]|\+\d[\d \-]{7,16}\d)\)")
 #: whom someone went or talked to for advice or help: "I went to Tomasz for advice", "talked to Ana about it"
 _TURNED_TO = re.compile(r"\b(?:went|go|going|turned|turn|talked|talk|spoke|speak|reached\s+out)\sto\s([A-Z][^\W\d_]{2,20})"
                         r"\s(?:for\s(?:advice|help|support|guidance|feedback|a\schat)|about\b)")
@@ -558,6 +568,11 @@ def cued_names(text: str) -> list[tuple[int, int, str]]:
         firm = n < len(words) and words[n].group(0).casefold() in ORG_WORDS  # "Customer: Acme Widgets Ltd"
         if not firm and (n >= 2 or n == 1 and words[0].group(0).casefold() in world_given_names()):
             out.append((m.start(1), m.start(1) + words[n - 1].end(), cue))
+    for m in _OWN_ID_AFTER.finditer(text):  # "Sebastián Morales Peña (ORCID 0000-…)", "Adebayo Ogunleye (+234 …)"
+        words = m.group(1).split()
+        if all(_name_word(w.rstrip("."), after_name=k > 0) or w in PARTICLES for k, w in enumerate(words)) and \
+                not any(w.casefold() in ORG_WORDS for w in words) and not ordinary(words[0]):
+            out.append((m.start(1), m.end(1), "a name before its own ORCID or phone number"))
     for m in _EXEC_ROLE.finditer(text):  # "sign-off from CFO Lorraine Tebbutt", "Head of Sales Priya Nair"
         words = m.group(1).split()
         if words[0].casefold() in world_given_names() and all(_name_word(w, after_name=k > 0) for k, w in enumerate(words)):

@@ -43,7 +43,7 @@ def backstop(slot: int, text: str) -> list[Hit]:
     out = [Hit(slot, m.start(), m.end(), "US_SSN", m.group(0)) for m in _SSN.finditer(text)]
     for m in _CARD.finditer(text):
         digits = re.sub(r"\D", "", m.group(0))
-        if card_number(digits):
+        if card_number(digits) and digits[0] != "0":  # no issuer's number begins with 0 ("0000-0001-8826-4410": an ORCID)
             out.append(Hit(slot, m.start(), m.end(), "CREDIT_CARD", m.group(0)))
     for m in _ACCOUNT.finditer(text):
         if len(re.sub(r"\D", "", m.group(1))) >= 6:

@@ -850,3 +850,23 @@ def test_holdout23_classes_an_epoch_an_id_key_a_products_name_and_a_schemas_fiel
     assert part.why_not(0, slot, hit_at(chat, 0, "SOQL", "NRP")) == "product"
     assert part.why_not(0, slot, hit_at(chat, 0, "Redoc", "PERSON")) == "product"
     assert part.why_not(0, slot, hit_at(chat, 0, "userId", "USERNAME")) == "field name"
+
+
+def test_holdout22_classes_an_orcid_a_crediT_role_a_signature_a_number_label_and_a_family_word():
+    text = ("Conceptualisation: Sebastián Morales Peña (ORCID 0000-0002-7714-3928), Hanne Kristiansen\n"
+            "Formal analysis: Olusegun Bakare\nFieldwork: Adebayo Ogunleye (+234 803 417 2290).\n"
+            "Signed (confidential to editor): Lars-Erik Sandvik, Stockholm University\n"
+            "My parents, Olumide and Bisi Adeyemi, came. My student no. 19283746B expires. Babcia died in 2009.")
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
+    part, slot = PartContext(chat), chat.slots[0]
+    names = {h.text for h in part.cued(0, text, [])}
+    assert {"Sebastián Morales Peña", "Olusegun Bakare", "Adebayo Ogunleye", "Lars-Erik Sandvik", "Olumide"} <= names
+    assert part.why_not(0, slot, hit_at(chat, 0, "student", "OCCUPATION")) == "field name"
+    assert part.why_not(0, slot, hit_at(chat, 0, "Babcia", "PERSON")) == "a family's word"
+
+
+def test_an_orcid_is_no_card_number():
+    from guardian_proxy.session.rewrite import backstop
+
+    assert not backstop(0, "ORCID 0000-0001-8826-4410")
+    assert [h.entity for h in backstop(0, "card 4111-1111-1111-1111")] == ["CREDIT_CARD"]
