@@ -68,9 +68,11 @@ CORPORA = {"dev": ROOT / "tests" / "fixtures" / "prompts" / "prompts.yaml",
            "holdout20": ROOT / "tests" / "fixtures" / "prompts" / "holdout20.yaml",
            "holdout21": ROOT / "tests" / "fixtures" / "prompts" / "holdout21.yaml",
            "holdout22": ROOT / "tests" / "fixtures" / "prompts" / "holdout22.yaml",
-           "holdout23": ROOT / "tests" / "fixtures" / "prompts" / "holdout23.yaml"}
+           "holdout23": ROOT / "tests" / "fixtures" / "prompts" / "holdout23.yaml",
+           "holdout24": ROOT / "tests" / "fixtures" / "prompts" / "holdout24.yaml",
+           "holdout25": ROOT / "tests" / "fixtures" / "prompts" / "holdout25.yaml"}
 #: sets not yet scored: `--set all` leaves them out, so that scoring every set does not score them by the way
-UNSCORED: frozenset[str] = frozenset()
+UNSCORED: frozenset[str] = frozenset({"holdout24", "holdout25"})
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
 
