@@ -96,6 +96,12 @@ PATTERNS: list[tuple[str, float, re.Pattern]] = [
         r"henkilötunnus|CNP|EGN|JMBG|OIB|Aadhaar|NRIC|HKID|RUT|CURP|CUIL|CUIT|BVN|NIN)\b\.?"
         r"(?:\s+(?:no|nr|number|n[º°o]))?\.?(?:\s+(?:is|es|est|ist|è|é|är|er|jest|is:))?)"
         r"\s{0,3}[:#]?\s{0,3}\K(?=[A-Z0-9 .\-/]{0,24}\d)[A-Z0-9](?:[A-Z0-9]|[ .\-/](?=[A-Z0-9])){4,24}")),
+    # a vehicle's registration or identification number after its label ("Vehicle reg: KX16 HVT", "vehicle LR19 WZK",
+    # "VIN: WF0AXXGCDAGU48317"): it names the car's keeper as surely as their name
+    ("GOVERNMENT_ID", 0.85, re.compile(
+        r"(?i:\b(?:vehicle(?:\s+reg(?:istration)?)?|reg(?:istration)?(?:\s+(?:no|number|plate|mark))?|number\s+plate|"
+        r"licen[cs]e\s+plate|plate))\.?\s{0,3}[:#]?\s{0,3}\K[A-Z]{2}\d{2}\s?[A-Z]{3}\b")),
+    ("GOVERNMENT_ID", 0.85, re.compile(r"\bVIN\s{0,3}[:#]?\s{0,3}\K[A-HJ-NPR-Z0-9]{17}\b")),
     # money and quantities
     ("AMOUNT", 0.9, re.compile(rf"(?:(?:approximately|approx\.|about|some|around|over|nearly|almost)\s)?"
                                rf"(?:[{lx.CURRENCY_SYMBOLS}]\s?|\b(?:{lx.CURRENCY_CODES})\s?)\d(?:[\d,.' ]*\d)?"

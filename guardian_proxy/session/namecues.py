@@ -458,6 +458,18 @@ _DETERMINERS = frozenset({"my", "our", "your", "his", "her", "their", "its", "th
 _OWN_ID_AFTER = re.compile(r"([A-ZÀ-ÖØ-Þ][^\W\d_]{1,30}(?:[-'’][A-ZÀ-ÖØ-Þ]?[^\W\d_]{1,30})?(?:[ \t](?:[A-ZÀ-ÖØ-Þ][^\W\d_]{0,30}"
                            r"(?:[-'’][A-ZÀ-ÖØ-Þ]?[^\W\d_]{1,30})?\.?|de|da|del|van|von|ap|bin|al)){1,3})[ \t]\((?:ORCID[:\s]{1,3}"
                            r"\d{4}-\d{4}-\d{4}-\d{3}[\dX]|\+\d[\d \-]{7,16}\d)\)")
+#: a given name typed in lower case right after a word that names someone ("ask raj to join", "called fatima
+#: al-zahra", "w/ ravi", "successor is khalid b."): the word after it is a surname of the lists, a surname's particle
+#: joined to it ("al-zahra") or an initial
+_LOWER_CUE = re.compile(r"\b(?:ask|asked|tell|told|call|called|calling|email|emailed|text|texted|ping|pinged|remind|"
+                        r"reminded|message|messaged|cc|w/|with|meet|meeting|met|thank|thanks|from|to|and|by|hi|hey|"
+                        r"dear|via|is|was)[ \t]+([a-z][a-zà-öø-ÿ'’-]{1,20})"
+                        r"(?:[ \t]([a-z][a-zà-öø-ÿ'’-]{0,20}\.?))?(?![\w@])")
+#: initials and a surname in capitals, as a bank statement or a form prints them ("FASTER PAYMENT TO O ADEYEMI",
+#: "MR D J FAIRWEATHER", "K LINDQVIST RENT NOV")
+_CAPS_INITIALS = re.compile(r"(?<![A-Za-z0-9])((?:(?:MR|MRS|MS|MISS|DR)[ \t])?[A-Z](?:[ \t][A-Z]){0,2}[ \t]"
+                            r"([A-Z][A-Z'’]{1,20}(?:-[A-Z][A-Z'’]{1,20})?))(?![A-Za-z0-9])")
+_PARTICLE_JOINED = re.compile(r"(?:al|el|bin|ibn|de|van|von|o['’]|mc|mac|ní|nic)-?[a-z]{2,}")
 #: whom someone went or talked to for advice or help: "I went to Tomasz for advice", "talked to Ana about it"
 _TURNED_TO = re.compile(r"\b(?:went|go|going|turned|turn|talked|talk|spoke|speak|reached\s+out)\sto\s([A-Z][^\W\d_]{2,20})"
                         r"\s(?:for\s(?:advice|help|support|guidance|feedback|a\schat)|about\b)")
@@ -568,6 +580,22 @@ def cued_names(text: str) -> list[tuple[int, int, str]]:
         firm = n < len(words) and words[n].group(0).casefold() in ORG_WORDS  # "Customer: Acme Widgets Ltd"
         if not firm and (n >= 2 or n == 1 and words[0].group(0).casefold() in world_given_names()):
             out.append((m.start(1), m.start(1) + words[n - 1].end(), cue))
+    for m in _CAPS_INITIALS.finditer(text):  # "TO O ADEYEMI", "FROM J MENSAH-BONSU": a statement's payee
+        parts = m.group(2).casefold().split("-")
+        titled = m.group(1)[:2] in ("MR", "MS", "DR", "MI")  # "MR D J FAIRWEATHER": the title vouches for it
+        if (titled or all(p in faker_names("last_names", locales=WORLD) or listed_name(p.title()) for p in parts)) and \
+                not any(ordinary(p) for p in parts):
+            out.append((m.start(1), m.end(1), "initials and a surname in capitals"))
+    for m in _LOWER_CUE.finditer(text):  # "ask raj to join", "called fatima al-zahra (ops mgr)", "khalid b."
+        first, second = m.group(1), m.group(2)
+        if first not in world_given_names() or _zipf(first) >= 3.4 or ordinary(first) or \
+                first in recognizer_data()["not_name_terms"]:
+            continue
+        end = m.end(1)
+        if second and (len(second.rstrip(".")) == 1 or _PARTICLE_JOINED.fullmatch(second) or
+                       second in faker_names("last_names", locales=WORLD) and _zipf(second) < 3.4):
+            end = m.end(2) if len(second.rstrip(".")) > 1 or second.endswith(".") else m.start(2) + 1
+        out.append((m.start(1), end, "a given name in lower case after a word that names someone"))
     for m in _OWN_ID_AFTER.finditer(text):  # "Sebastián Morales Peña (ORCID 0000-…)", "Adebayo Ogunleye (+234 …)"
         words = m.group(1).split()
         if all(_name_word(w.rstrip("."), after_name=k > 0) or w in PARTICLES for k, w in enumerate(words)) and \

@@ -292,3 +292,10 @@ def test_a_urls_host_after_its_credentials_is_no_handle():
     assert not has("DATABASE_URL: postgres://app:${DB_PASSWORD}@postgres:5432/app", "@postgres", "USERNAME")
     assert not has("mysql://root:pw@db:3306/app", "@db", "USERNAME")
     assert has("ping @jo_smith on Slack", "@jo_smith", "USERNAME")
+
+
+def test_a_vehicles_registration_and_vin_after_their_labels():
+    assert has("Vehicle reg: KX16 HVT   VIN: WF0AXXGCDAGU48317", "KX16 HVT", "GOVERNMENT_ID")
+    assert has("Vehicle reg: KX16 HVT   VIN: WF0AXXGCDAGU48317", "WF0AXXGCDAGU48317", "GOVERNMENT_ID")
+    assert has("PCN WM40392871, vehicle LR19 WZK, code 01", "LR19 WZK", "GOVERNMENT_ID")
+    assert not {lab for v, lab in found("the AB12 CDE model") if lab == "GOVERNMENT_ID"}

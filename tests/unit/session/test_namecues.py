@@ -330,3 +330,14 @@ def test_a_name_after_an_executives_title_and_an_access_logs_user():
             '86.27.190.54 - ellie.marchetti [02/Dec/2026:03:15:41 +0000] "GET /account HTTP/2.0" 200\n'
             '10.0.0.1 - - [02/Dec/2026:03:15:42 +0000] "GET / HTTP/1.1" 200')
     assert [text[a:b] for a, b, _ in cued_names(text)] == ["Lorraine Tebbutt", "ellie.marchetti"]
+
+
+def test_a_lower_case_name_after_a_word_that_names_someone_and_a_statements_payee_in_capitals():
+    from guardian_proxy.session.namecues import cued_names
+
+    text = ("called fatima al-zahra (ops mgr) 10:15. successor is khalid b. - his mobile; w/ ravi + me. "
+            "i flew to django with julia.\nAccount: MR D J FAIRWEATHER\n03/11  FASTER PAYMENT TO O ADEYEMI REF RENT\n"
+            "07/11  TRANSFER FROM J MENSAH-BONSU +40.00\nU S ARMY, I WANT A BIG DEAL")
+    names = {text[a:b] for a, b, _ in cued_names(text)}
+    assert {"fatima al-zahra", "khalid b.", "ravi", "MR D J FAIRWEATHER", "O ADEYEMI", "J MENSAH-BONSU"} <= names
+    assert not names & {"django", "julia", "U S ARMY", "A BIG", "I WANT"}
