@@ -351,14 +351,22 @@ def uuid(value: str, rng: random.Random) -> str:
 
 
 def _hexlike(run: str) -> str | None:
-    """The hex alphabet of an alphanumeric run, or None: lower- or upper-case hex with a digit and a letter,
-    or 8+ characters of a–f."""
-    for alpha in (_HEX_LOWER, _HEX_UPPER):
-        if all(c in alpha for c in run):
-            has_letter = any(not c.isdigit() for c in run)
-            if has_letter and (any(c.isdigit() for c in run) or len(run) >= 8):
-                return alpha
+    """The hex alphabet of an alphanumeric run, or None: lower-case hex with a digit and a letter or 8+ characters
+    of a–f; upper-case hex of 12+ characters with a letter, a shorter one whose letters sit between its digits
+    ("3FA85F64"), or 8+ of A–F. Not an upper-case id whose one letter or two happen to be hex ("A09417723",
+    "19283746B", "0AE" of a postcode): its digits stay digits, its letters letters."""
+    if all(c in _HEX_LOWER for c in run):  # lower case: a hash's, a token's, an id's (git, UUID parts)
+        has_letter = any(not c.isdigit() for c in run)
+        return _HEX_LOWER if has_letter and (any(c.isdigit() for c in run) or len(run) >= 8) else None
+    if all(c in _HEX_UPPER for c in run):
+        letters = sum(not c.isdigit() for c in run)
+        if letters and (len(run) >= 12 or letters == len(run) and len(run) >= 8 or
+                        letters >= 2 and _HEX_INSIDE.search(run)):
+            return _HEX_UPPER
     return None
+
+
+_HEX_INSIDE = re.compile(r"\d[a-fA-F]+\d")
 
 
 def _shape_run(run: str, rng: random.Random) -> str:

@@ -72,7 +72,7 @@ CORPORA = {"dev": ROOT / "tests" / "fixtures" / "prompts" / "prompts.yaml",
            "holdout24": ROOT / "tests" / "fixtures" / "prompts" / "holdout24.yaml",
            "holdout25": ROOT / "tests" / "fixtures" / "prompts" / "holdout25.yaml"}
 #: sets not yet scored: `--set all` leaves them out, so that scoring every set does not score them by the way
-UNSCORED: frozenset[str] = frozenset({"holdout24", "holdout25"})
+UNSCORED: frozenset[str] = frozenset()
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
 

@@ -21,6 +21,16 @@ from .hit_filter import filter_hits
 Hit = tuple[int, int, str, float]
 
 _CAP = r"\p{Lu}[\p{L}'’\-]*"  # a capitalised word (Unicode)
+_DIGIT_WORD = r"(?:zero|oh|one|two|three|four|five|six|seven|eight|nine)"
+_ORDINAL_DAY = (r"(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|thirteenth|"
+                r"fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth|twenty[- ](?:first|second|"
+                r"third|fourth|fifth|sixth|seventh|eighth|ninth)|thirtieth|thirty[- ]first)")
+_NUMBER_WORD = (r"(?:seventeen|thirteen|fourteen|eighteen|nineteen|fifteen|sixteen|seventy|hundred|eleven|twelve|"
+                r"twenty|thirty|eighty|ninety|forty|fifty|sixty|three|seven|eight|four|five|nine|one|two|six|ten|oh)")
+#: a date said in words: "the eleventh of June nineteen forty-four", "twenty second of march nineteen ninety"
+_SPOKEN_DATE = (rf"(?:the\s)?{_ORDINAL_DAY}\s(?:of\s)?(?:january|february|march|april|may|june|july|august|september|"
+                rf"october|november|december)(?:,?\s(?:nineteen|twenty|two\sthousand)(?:[\s-](?:and\s)?{_NUMBER_WORD})"
+                rf"{{0,3}})?")
 _NAME = r"\p{Lu}[\p{L}'’\-]+"
 #: a street's name after its kind: capitalised words and the articles between them ("des Lilas", "de Alcalá")
 _STREET_LINK = r"(?:de\s+la|de\s+los|de\s+las|de|del|des|du|di|della|dello|dei|delle|da|do|dos|das|la|le|les|el|los|las|d['’]|l['’])"
@@ -171,6 +181,27 @@ PATTERNS: list[tuple[str, float, re.Pattern]] = [
                                         rf"(?![.,:]\d){_NOT_A_COUNT}")),
     ("STREET_ADDRESS", 0.75, re.compile(rf"\b(?:{_CAP}\s+){{1,3}}(?:Street|Road|Avenue|Lane|Boulevard|Marg|Drive|Caddesi|"
                                         rf"Sokak|Strasse|Straße|Throughway)\b")),
+    # a phone number and a date spoken and written down as words ("oh eight seven three one four two two nine oh six",
+    # "plus four eight six zero …", "born twenty second of march nineteen ninety", "the eleventh of June nineteen
+    # forty-four"): dictation writes them so
+    ("PHONE_NUMBER", 0.8, re.compile(rf"(?i)\b(?:plus\s)?(?:(?:(?:double|triple)\s)?{_DIGIT_WORD}[\s,-]{{1,2}}){{6,14}}"
+                                     rf"{_DIGIT_WORD}\b")),
+    ("DATE_OF_BIRTH", 0.9, re.compile(rf"(?i)\b(?:born(?:\s+on)?|date\s+of\s+birth(?:\s+is)?|birthday(?:\s+is)?|"
+                                      rf"dob(?:\s+is)?)[\s:,]{{1,3}}\K{_SPOKEN_DATE}")),
+    ("DATE", 0.8, re.compile(rf"(?i)\b{_SPOKEN_DATE}")),
+    # an address typed or dictated in lower case ("12 adeola street", "27 willow crescent", "19 fern rd", "4417 calle
+    # los pinos", "ulica Długa 17"): a house number, a street's words that are no count's or a route's, its kind
+    ("STREET_ADDRESS", 0.8, re.compile(
+        r"\b\d{1,5}[a-z]?\s+(?:(?!(?i:the|a|an|of|on|in|at|to|for|by|down|up|off|across|along|my|our|your|his|her|their|"
+        r"this|that|people|persons|times|miles|km|mins?|minutes|hours|days|weeks|years|more|other|cars?|houses?|very|"
+        r"big|small|new|old|main|high)\b)\p{L}[\p{Ll}'’\-]{1,20}\s+){1,3}(?:street|st|road|rd|avenue|ave|drive|lane|ln|"
+        r"crescent|close|terrace|gardens|grove|mews|boulevard|blvd|court)\b(?!\s+(?:friends?|to|by|call|game|attention|"
+        r"look|eye|relationship|contact|match|race|shave|second|range|quarters))")),
+    ("STREET_ADDRESS", 0.8, re.compile(r"\b\d{1,5}[a-z]?\s+(?:calle|rua|rue|via|avenida|ulica|ul\.)\s+"
+                                       r"(?:(?:de|del|la|las|los|da|do|das|dos|des|du|di)\s+)?\p{L}[\p{L}'’\-]{1,20}"
+                                       r"(?:\s+(?!(?:in|at|on|to|and|for|near|by|de|del)\b)\p{Ll}[\p{Ll}'’\-]{1,20})?\b")),
+    ("STREET_ADDRESS", 0.8, re.compile(r"\b(?:ulica|ul\.|calle|rua|rue|via)\s+\p{Lu}[\p{L}'’\-]{1,20}\s+\d{1,4}[a-z]?"
+                                       r"(?:\s+(?:mieszkanie|m\.|piso|apt\.?|flat)\s+\d{1,4})?\b")),
     # demographics and health
     ("GENDER", 0.85, re.compile(r"(?i)\b(?:sex|gender)\s*(?:[:=]\s*|\(|\bis\s+)\K(?:male|female|non-?binary|"
                                 r"transgender|intersex|other|man|woman|m|f|x)\b")),

@@ -85,7 +85,7 @@ from .namecues import (
     world_given_names,
 )
 from .rewrite import HARD_BLOCK, Hit
-from .surrogates import PARTICLES, TITLES, address_parts
+from .surrogates import PARTICLES, SPOKEN_DIGIT, TITLES, address_parts
 
 #: types whose values are numbers or codes: a text without a digit is not one
 _DIGITS = frozenset({"AMOUNT", "AGE", "PHONE_NUMBER", "IP_ADDRESS", "CASE_NUMBER", "US_PASSPORT", "US_DRIVER_LICENSE",
@@ -868,8 +868,8 @@ class PartContext:
         if not known:
             self.tidy(h, text)
         value = h.text
-        if h.entity in _DIGITS and not any(c.isdigit() for c in value):
-            return "no digit"
+        if h.entity in _DIGITS and not any(c.isdigit() for c in value) and len(SPOKEN_DIGIT.findall(value)) < 7:
+            return "no digit"  # (a number dictated as words is one: "oh eight seven three one four two …")
         if h.entity in _DIGITS and _VERSION.fullmatch(value):
             return "version"  # "/v1/items", "v2.3.1": an API's or a program's version, no one's number
         if h.entity in HARD_BLOCK:

@@ -151,7 +151,8 @@ _ORG_AFTER = re.compile(r" (?:Inc|Ltd|LLC|GmbH|AG|SA|Group|Bank|University|Colle
 #: a line of two or three words in capitals and nothing else
 _CAPS_LINE = re.compile(r"^[ \t]{0,8}([A-Z][A-Z'’-]{1,20}(?:[ \t][A-Z][A-Z'’-]{1,20}){1,2})[ \t]*$", re.M)
 #: a possessive, a kinship or role noun and up to three lower-case words: "my friend priya sharma"
-_KIN_LOWER = re.compile(r"\b(?:my|our|his|her|their)\s(?:best\s|old\s|new\s|little\s|big\s)?(?:" + _KIN_NOUNS +
+_KIN_LOWER = re.compile(r"\b(?:my|our|his|her|their|[a-z]{2,12}['’]s)\s(?:best\s|old\s|new\s|little\s|big\s)?(?:" + _KIN_NOUNS +
+                        r"|bro|sis|cuz|bestie|ex|bf|gf|hubby|wifey|" +
                         r")\s((?:[a-z][a-z'’-]{1,20}\s?){1,3})")
 #: the last words before a name that say it is a person the user knows ("my daughter", "our neighbours, the")
 _KIN_BEFORE = re.compile(r"\b(?:" + _KIN_NOUNS + r")s?(?:,|\s)+(?:is\s+|was\s+|the\s+|mr\.?\s+|"
@@ -458,6 +459,9 @@ _DETERMINERS = frozenset({"my", "our", "your", "his", "her", "their", "its", "th
 _OWN_ID_AFTER = re.compile(r"([A-ZÀ-ÖØ-Þ][^\W\d_]{1,30}(?:[-'’][A-ZÀ-ÖØ-Þ]?[^\W\d_]{1,30})?(?:[ \t](?:[A-ZÀ-ÖØ-Þ][^\W\d_]{0,30}"
                            r"(?:[-'’][A-ZÀ-ÖØ-Þ]?[^\W\d_]{1,30})?\.?|de|da|del|van|von|ap|bin|al)){1,3})[ \t]\((?:ORCID[:\s]{1,3}"
                            r"\d{4}-\d{4}-\d{4}-\d{3}[\dX]|\+\d[\d \-]{7,16}\d)\)")
+#: a title or a family's word in lower case, then a name ("mr okafor", "dr bhattacharya", "tía lupe", "ciocia Basia")
+_LOWER_TITLED = re.compile(r"\b(?:mr|mrs|ms|miss|dr|prof|uncle|aunty|auntie|aunt|t[ií]a|t[ií]o|ciocia|wujek|kuya|ate|"
+                           r"tita|tito|bhai|didi|mama|papa)\.?[ \t]+([A-Za-zà-öø-ÿ][a-zà-öø-ÿ'’-]{2,20})\b")
 #: a given name typed in lower case right after a word that names someone ("ask raj to join", "called fatima
 #: al-zahra", "w/ ravi", "successor is khalid b."): the word after it is a surname of the lists, a surname's particle
 #: joined to it ("al-zahra") or an initial
@@ -467,8 +471,8 @@ _LOWER_CUE = re.compile(r"\b(?:ask|asked|tell|told|call|called|calling|email|ema
                         r"(?:[ \t]([a-z][a-zà-öø-ÿ'’-]{0,20}\.?))?(?![\w@])")
 #: initials and a surname in capitals, as a bank statement or a form prints them ("FASTER PAYMENT TO O ADEYEMI",
 #: "MR D J FAIRWEATHER", "K LINDQVIST RENT NOV")
-_CAPS_INITIALS = re.compile(r"(?<![A-Za-z0-9])((?:(?:MR|MRS|MS|MISS|DR)[ \t])?[A-Z](?:[ \t][A-Z]){0,2}[ \t]"
-                            r"([A-Z][A-Z'’]{1,20}(?:-[A-Z][A-Z'’]{1,20})?))(?![A-Za-z0-9])")
+_CAPS_INITIALS = re.compile(r"(?<![A-Za-z0-9])((?:(?:MR|MRS|MS|MISS|DR)\.?[ \t](?:[A-Z](?:[ \t][A-Z]){0,2}[ \t])?|"
+                            r"[A-Z](?:[ \t][A-Z]){0,2}[ \t])([A-Z][A-Z'’]{1,20}(?:-[A-Z][A-Z'’]{1,20})?))(?![A-Za-z0-9])")
 _PARTICLE_JOINED = re.compile(r"(?:al|el|bin|ibn|de|van|von|o['’]|mc|mac|ní|nic)-?[a-z]{2,}")
 #: whom someone went or talked to for advice or help: "I went to Tomasz for advice", "talked to Ana about it"
 _TURNED_TO = re.compile(r"\b(?:went|go|going|turned|turn|talked|talk|spoke|speak|reached\s+out)\sto\s([A-Z][^\W\d_]{2,20})"
@@ -580,6 +584,11 @@ def cued_names(text: str) -> list[tuple[int, int, str]]:
         firm = n < len(words) and words[n].group(0).casefold() in ORG_WORDS  # "Customer: Acme Widgets Ltd"
         if not firm and (n >= 2 or n == 1 and words[0].group(0).casefold() in world_given_names()):
             out.append((m.start(1), m.start(1) + words[n - 1].end(), cue))
+    for m in _LOWER_TITLED.finditer(text):  # "call mr okafor", "with dr bhattacharya", "my tía lupe"
+        w = m.group(1)
+        if (m.group(0)[:1].islower() or w[:1].islower()) and not ordinary(w.casefold()) and _zipf(w.casefold()) < 3.5 \
+                and w.casefold() not in recognizer_data()["not_name_terms"]:
+            out.append((m.start(1), m.end(1), "a name after a title in lower case"))
     for m in _CAPS_INITIALS.finditer(text):  # "TO O ADEYEMI", "FROM J MENSAH-BONSU": a statement's payee
         parts = m.group(2).casefold().split("-")
         titled = m.group(1)[:2] in ("MR", "MS", "DR", "MI")  # "MR D J FAIRWEATHER": the title vouches for it
@@ -635,8 +644,10 @@ def cued_names(text: str) -> list[tuple[int, int, str]]:
             out.append((m.start(1), m.end(1), "a name in capitals on a line of its own"))
     for m in _KIN_LOWER.finditer(text):  # "my friend priya sharma said …": typed without capitals
         words = list(re.finditer(r"[a-z][a-z'’-]*", m.group(1)))
-        if not words or words[0].group(0) not in given or _zipf(words[0].group(0)) >= 3.5:
-            continue  # "my friend mark said": a common word in lower case may be no name
+        first = words[0].group(0) if words else ""
+        if not first or (first not in given or _zipf(first) >= 3.5) and (_zipf(first) >= 3.0 or ordinary(first)):
+            continue  # "my friend mark said": a common word in lower case may be no name ("my sister amaka": a rare
+            # word no list holds is one)
         n = 1
         while n < len(words) and listed_name(words[n].group(0)) and _zipf(words[n].group(0)) < 3.5:
             n += 1

@@ -78,6 +78,16 @@ SCRAMBLE = {"CASE_NUMBER", "US_ITIN", "US_PASSPORT", "US_DRIVER_LICENSE", "UK_NH
             "ADVERTISING_ID", "DEVICE_ID", "ACCOUNT_NUMBER", "US_BANK_NUMBER", "IBAN_CODE", "CREDIT_CARD", "US_SSN"}
 
 
+#: a digit said as a word, as dictation writes a phone number ("oh eight seven three …")
+SPOKEN_DIGIT = re.compile(r"(?i)\b(?:zero|oh|one|two|three|four|five|six|seven|eight|nine)\b")
+_DIGIT_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+
+
+def spoken_digits(value: str, rng: random.Random) -> str:
+    """A number said in words gets another said in words, digit for digit ("plus", "double" stay)."""
+    return SPOKEN_DIGIT.sub(lambda m: standins.case_like(rng.choice(_DIGIT_WORDS), m.group(0)), value)
+
+
 def postcode(value: str, rng: random.Random) -> str:
     """A postcode's stand-in: a digit for each digit, a letter for each letter ("B10 0AE" → "K47 3TR"; a hex-looking
     one must not turn a letter's place into a digit's)."""
@@ -227,6 +237,8 @@ class SurrogateMaker:
         with self._lock:
             if entity == "PERSON":
                 return self.person(value, seed, names, avoid, sex, surname)
+            if not any(c.isdigit() for c in value) and len(SPOKEN_DIGIT.findall(value)) >= 7:
+                return spoken_digits(value, random.Random(seed))  # "oh eight seven …": dictated, so the stand-in
             for attempt in range(24):
                 rng = random.Random(seed * 31 + attempt)
                 self.faker().seed_instance(seed * 31 + attempt)

@@ -299,3 +299,18 @@ def test_a_vehicles_registration_and_vin_after_their_labels():
     assert has("Vehicle reg: KX16 HVT   VIN: WF0AXXGCDAGU48317", "WF0AXXGCDAGU48317", "GOVERNMENT_ID")
     assert has("PCN WM40392871, vehicle LR19 WZK, code 01", "LR19 WZK", "GOVERNMENT_ID")
     assert not {lab for v, lab in found("the AB12 CDE model") if lab == "GOVERNMENT_ID"}
+
+
+def test_a_dictated_phone_number_and_birth_date_and_a_lower_case_address():
+    assert has("text ciaran at oh eight seven three one four two two nine oh six that",
+               "oh eight seven three one four two two nine oh six", "PHONE_NUMBER")
+    assert has("born twenty second of march nineteen ninety.", "twenty second of march nineteen ninety", "DATE_OF_BIRTH")
+    assert not {lab for _, lab in found("oh one two three, go!") if lab == "PHONE_NUMBER"}
+    for text, value in (("the flat on 12 adeola street make it", "12 adeola street"),
+                        ("a lift from 27 willow crescent at nine", "27 willow crescent"),
+                        ("she's at 8 Olorunsogo close, Surulere", "8 Olorunsogo close"),
+                        ("house, 4417 calle los pinos in Chula Vista", "4417 calle los pinos"),
+                        ("w ciocia Basia at ulica Długa 17 mieszkanie 4. her", "ulica Długa 17 mieszkanie 4")):
+        assert has(text, value, "STREET_ADDRESS"), (text, found(text))
+    for text in ("3 people on the road", "i have 2 close friends", "we walked 5 miles down the road"):
+        assert not {lab for _, lab in found(text) if lab == "STREET_ADDRESS"}, text

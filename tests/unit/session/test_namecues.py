@@ -341,3 +341,13 @@ def test_a_lower_case_name_after_a_word_that_names_someone_and_a_statements_paye
     names = {text[a:b] for a, b, _ in cued_names(text)}
     assert {"fatima al-zahra", "khalid b.", "ravi", "MR D J FAIRWEATHER", "O ADEYEMI", "J MENSAH-BONSU"} <= names
     assert not names & {"django", "julia", "U S ARMY", "A BIG", "I WANT"}
+
+
+def test_dictated_names_after_a_lower_case_title_or_a_kinship_noun_and_a_title_in_capitals():
+    from guardian_proxy.session.namecues import cued_names
+
+    text = ("tell my sister amaka i land at 6 and call mr okafor. with dr bhattacharya and mum's friend bev. my tía lupe. "
+            "staying w ciocia Basia. my friend from work said. TEACHER IS MRS. HALVORSEN. MR BIG")
+    names = {text[a:b] for a, b, _ in cued_names(text)}
+    assert {"amaka", "okafor", "bhattacharya", "bev", "lupe", "Basia", "MRS. HALVORSEN"} <= names
+    assert not names & {"from", "work", "MR BIG", "BIG"}

@@ -182,3 +182,9 @@ def test_one_word_after_a_familys_title_is_a_given_name():
         title, given = make("PERSON", "Auntie Patricia", seed=seed).split()
         assert title == "Auntie" and given_name_sex(given) == "f", given
     assert make("PERSON", "Mrs Keane").split()[0] == "Mrs"
+
+
+def test_a_dictated_number_gets_a_dictated_stand_in_and_a_short_upper_case_id_keeps_its_digits():
+    new = make("PHONE_NUMBER", "oh eight seven three one four two two nine oh six")
+    assert len(new.split()) == 11 and not re.search(r"\d", new) and new != "oh eight seven three one four two two nine oh six"
+    assert re.fullmatch(r"[A-Z]\d{8}", scramble("A09417723", random.Random(1), keep_prefix=False))
