@@ -176,6 +176,12 @@ PATTERNS: list[tuple[str, float, re.Pattern]] = [
     # ("Bahariye Cd. 42", "Bahariye Caddesi No: 42", "Hauptstraße 12", "Kerkstraat 5a", "Storgatan 14")
     ("STREET_ADDRESS", 0.85, re.compile(rf"\b(?:{_CAP}\s+){{1,3}}(?:{lx.STREET_HEADS})\b\.?(?:\s+No[.:]?)?\s+\d{{1,4}}[A-Za-z]?\b"
                                         rf"(?![.,:]\d){_NOT_A_COUNT}")),
+    # a German street named after a person, its parts hyphenated ("Karl-Marx-Straße 112", "Konrad-Adenauer-Allee 3")
+    ("STREET_ADDRESS", 0.85, re.compile(r"\b(?:\p{Lu}\p{Ll}+-){1,3}(?:Straße|Strasse|Str\.|Allee|Weg|Platz|Gasse|Ring|Damm|"
+                                        r"Ufer|Chaussee)\s+\d{1,4}[a-zA-Z]?\b")),
+    # an Irish Eircode ("V95 K2T8", "D02 X285")
+    ("LOCATION", 0.8, re.compile(r"\b[AC-FHKNPRTV-Y]\d[0-9W]\s?(?=[0-9AC-FHKNPRTV-Y]{0,3}\d)(?=[0-9AC-FHKNPRTV-Y]{0,3}"
+                                 r"[AC-FHKNPRTV-Y])[0-9AC-FHKNPRTV-Y]{4}\b")),
     ("STREET_ADDRESS", 0.85, re.compile(r"\b\p{Lu}\p{Ll}+(?:straße|strasse|str\.|straat|weg|gasse|laan|plein|gracht|allee|"
                                         r"damm|ufer|platz|vej|gade|gatan|vägen|veien|gata|katu|tie|utca|út)\s+\d{1,4}[a-zA-Z]?\b"
                                         rf"(?![.,:]\d){_NOT_A_COUNT}")),

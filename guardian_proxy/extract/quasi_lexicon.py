@@ -64,4 +64,5 @@ STREET_FIRST = (r"Rue|Avenue|Avenida|Av\.|Calle|Carrer|Camino|Paseo|Plaza|Via|Vi
 STREET_HEADS = ("Street|St|Road|Rd|Avenue|Ave|Drive|Dr|Lane|Ln|Boulevard|Blvd|Way|Place|Pl|Court|Ct|Square|Sq|"
                 "Terrace|Crescent|Close|Marg|Nagar|Chowk|Circle|Highway|Hwy|Parkway|Pkwy|Alley|Row|Walk|"
                 "Throughway|Expressway|Caddesi|Sokak|Sokağı|Cad|Cd|Sk|Sok|Bulvarı|Blv|ulica|ul|Strasse|Straße|Rue|Via|Calle|"
-                "Allee|Chaussee|Damm|Gasse|Platz|Ufer|Weg")
+                "Allee|Chaussee|Damm|Gasse|Platz|Ufer|Weg|Park|Gardens|Grove|Mews|Cottages|Rise|Heights|Parade|Vale|"
+                "Meadows|Wynd|Wharf|Quay")

@@ -283,7 +283,7 @@ _UK_POSTCODE = re.compile(r"\b[A-Z]{1,2}\d[A-Z\d]?\s?\d[A-Z]{2}\b")
 #: a postcode after a street address, past its town and its state when the detector stopped before them
 #: ("…, Apt 2B, Tucson, AZ 85712", "18 Jubilee Crescent, Bengaluru 560034")
 _POSTCODE_AFTER = re.compile(r"(?:,[ ]?[A-Z][^\W\d_]{1,20}(?:[ ][A-Z][^\W\d_]{1,20}){0,2})?(?:,?[ ][A-Z]{2})?"
-                             r"[ ,]{0,3}(?:\d{5}(?:-\d{4})?|\d{4,6})\b")
+                             r"[ ,]{0,3}(?:\d{5}(?:-\d{4})?|\d{4,6}|[A-Z]{1,2}\d[A-Z\d]?[ ]?\d[A-Z]{2})\b")
 _VERSION = re.compile(r"[vV]\d{1,3}(?:\.\d{1,4}){0,3}(?:[-.]?(?:alpha|beta|rc)\d{0,3})?|"
                       r"(?:HTTP|HTTPS|TLS|SSL|SPDY|SMTP|IMAP|POP3|FTP|SSH|QUIC|SIP|RTSP|AMQP|MQTT|SOCKS)/\d(?:\.\d)?")
 #: a log's or an ISO-like date written with slashes, year first ("2026/11/28 14:02:17"): a date, not a case number

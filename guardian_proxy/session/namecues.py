@@ -467,13 +467,23 @@ _LOWER_TITLED = re.compile(r"\b(?:mr|mrs|ms|miss|dr|prof|uncle|aunty|auntie|aunt
 #: joined to it ("al-zahra") or an initial
 _LOWER_CUE = re.compile(r"\b(?:ask|asked|tell|told|call|called|calling|email|emailed|text|texted|ping|pinged|remind|"
                         r"reminded|message|messaged|cc|w/|with|meet|meeting|met|thank|thanks|from|to|and|by|hi|hey|"
-                        r"dear|via|is|was)[ \t]+([a-z][a-zà-öø-ÿ'’-]{1,20})"
+                        r"dear|via|is|was|its|it['’]s|im|i['’]m)[ \t]+([a-z][a-zà-öø-ÿ'’-]{1,20})"
                         r"(?:[ \t]([a-z][a-zà-öø-ÿ'’-]{0,20}\.?))?(?![\w@])")
 #: initials and a surname in capitals, as a bank statement or a form prints them ("FASTER PAYMENT TO O ADEYEMI",
 #: "MR D J FAIRWEATHER", "K LINDQVIST RENT NOV")
 _CAPS_INITIALS = re.compile(r"(?<![A-Za-z0-9])((?:(?:MR|MRS|MS|MISS|DR)\.?[ \t](?:[A-Z](?:[ \t][A-Z]){0,2}[ \t])?|"
                             r"[A-Z](?:[ \t][A-Z]){0,2}[ \t])([A-Z][A-Z'’]{1,20}(?:-[A-Z][A-Z'’]{1,20})?))(?![A-Za-z0-9])")
 _PARTICLE_JOINED = re.compile(r"(?:al|el|bin|ibn|de|van|von|o['’]|mc|mac|ní|nic)-?[a-z]{2,}")
+#: a day's booking: a time, then the client's name before a dash, a comma or a bracket ("9:00 Funmi Adeyemi - knotless
+#: braids", "13:15 Aisha Bello - silk press")
+_BOOKING_LINE = re.compile(r"(?m)^[ \t>*•-]{0,4}\d{1,2}[:.]\d{2}(?:[ \t]?[AaPp][Mm])?[ \t]{1,3}"
+                           r"((?-i:[A-ZÀ-ÖØ-Þ])[^\n\t,(–—-]{1,40}?)[ \t]{0,2}[-–—,(]")
+#: a list's item that a name labels ("- Oisín: not Mondays", "* Beatriz: mornings only")
+_BULLET_NAME = re.compile(r"(?m)^[ \t]{0,4}[-*•][ \t]{1,3}((?-i:[A-ZÀ-ÖØ-Þ])[^\W\d_]{1,20}(?:[ \t](?-i:[A-ZÀ-ÖØ-Þ])"
+                          r"[^\W\d_]{1,20}){0,2})[ \t]{0,2}:")
+#: a name and the person's own e-mail right after it ("- Gemma Thornbury, gemma.t1989@gmail.com")
+_NAME_THEN_EMAIL = re.compile(r"((?-i:[A-ZÀ-ÖØ-Þ])[^\W\d_]{1,20}(?:[ \t](?-i:[A-ZÀ-ÖØ-Þ])[^\W\d_'’-]{1,20}(?:[-'’]"
+                              r"[^\W\d_]{1,20})?){1,2})[ \t]{0,2}[,<(][ \t]{0,2}(?:mailto:)?([\w.+-]{1,64})@[\w-]{1,63}\.")
 #: whom someone went or talked to for advice or help: "I went to Tomasz for advice", "talked to Ana about it"
 _TURNED_TO = re.compile(r"\b(?:went|go|going|turned|turn|talked|talk|spoke|speak|reached\s+out)\sto\s([A-Z][^\W\d_]{2,20})"
                         r"\s(?:for\s(?:advice|help|support|guidance|feedback|a\schat)|about\b)")
@@ -570,6 +580,9 @@ def cued_names(text: str) -> list[tuple[int, int, str]]:
     labelled = [(m, "a name after a person's role label") for m in _ROLE_LABEL.finditer(text)] + \
         [(m, "an attendee's name in a calendar entry") for m in _CAL_NAME.finditer(text)] + \
         [(m, "a speaker in a chat log") for m in _SPEAKER.finditer(text)] + \
+        [(m, "a client's name in a day's bookings") for m in _BOOKING_LINE.finditer(text)] + \
+        [(m, "a name labelling a list's item") for m in _BULLET_NAME.finditer(text)
+         if NAME_WORD.match(m.group(1)).group(0).casefold() in world_given_names()] + \
         [(m, "a name beginning a contact's line") for m in _CONTACT_ROW.finditer(text)
          if NAME_WORD.match(m.group(1)).group(0).casefold() not in _DETERMINERS]  # "My details: …" names no one
     for m, cue in labelled:  # "Pupil: Amelie Fairweather-Obi", "Assignee: Aoife Gallagher", "Pay to: C Okafor"
@@ -584,6 +597,12 @@ def cued_names(text: str) -> list[tuple[int, int, str]]:
         firm = n < len(words) and words[n].group(0).casefold() in ORG_WORDS  # "Customer: Acme Widgets Ltd"
         if not firm and (n >= 2 or n == 1 and words[0].group(0).casefold() in world_given_names()):
             out.append((m.start(1), m.start(1) + words[n - 1].end(), cue))
+    for m in _NAME_THEN_EMAIL.finditer(text):  # "Gemma Thornbury, gemma.t1989@gmail.com": the address is theirs
+        local = m.group(2).casefold()
+        words = m.group(1).split()
+        if any(len(w) >= 3 and w.casefold() in local for w in words) and \
+                not any(w.casefold() in ORG_WORDS for w in words):
+            out.append((m.start(1), m.end(1), "a name before its own e-mail address"))
     for m in _LOWER_TITLED.finditer(text):  # "call mr okafor", "with dr bhattacharya", "my tía lupe"
         w = m.group(1)
         if (m.group(0)[:1].islower() or w[:1].islower()) and not ordinary(w.casefold()) and _zipf(w.casefold()) < 3.5 \

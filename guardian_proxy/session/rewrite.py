@@ -25,7 +25,7 @@ NOT_VALUES = frozenset({"NARRATIVE", "QUANTITY"})
 
 _SSN = re.compile(r"(?<![\d-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\d-])")
 _CARD = re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])")
-_ACCOUNT = re.compile(r"\b(?:account|acct|routing|iban)\b[^\d\n]{0,24}?(\d[\d -]{4,24}\d)", re.I)
+_ACCOUNT = re.compile(r"\b(?:account|acct|acc|a/c|routing|iban)\b[^\d\n]{0,24}?(\d[\d -]{4,24}\d)", re.I)
 
 
 @dataclass

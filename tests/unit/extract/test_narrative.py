@@ -314,3 +314,9 @@ def test_a_dictated_phone_number_and_birth_date_and_a_lower_case_address():
         assert has(text, value, "STREET_ADDRESS"), (text, found(text))
     for text in ("3 people on the road", "i have 2 close friends", "we walked 5 miles down the road"):
         assert not {lab for _, lab in found(text) if lab == "STREET_ADDRESS"}, text
+
+
+def test_a_hyphenated_german_street_an_eircode_and_a_park_as_a_street():
+    assert has("business address Karl-Marx-Straße 112, 12043 Berlin", "Karl-Marx-Straße 112", "STREET_ADDRESS")
+    assert has("Ennis, Co. Clare V95 K2T8. Thanks", "V95 K2T8", "LOCATION")
+    assert has("Ship to: Siobhan Gallagher, 27 Glenview Park, Ennis", "27 Glenview Park, Ennis", "STREET_ADDRESS")

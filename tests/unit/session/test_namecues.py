@@ -351,3 +351,14 @@ def test_dictated_names_after_a_lower_case_title_or_a_kinship_noun_and_a_title_i
     names = {text[a:b] for a, b, _ in cued_names(text)}
     assert {"amaka", "okafor", "bhattacharya", "bev", "lupe", "Basia", "MRS. HALVORSEN"} <= names
     assert not names & {"from", "work", "MR BIG", "BIG"}
+
+
+def test_a_days_bookings_a_rotas_names_a_name_before_its_own_email_and_a_greetings_its():
+    from guardian_proxy.session.namecues import cued_names
+
+    text = ("9:00 Funmi Adeyemi - knotless braids (Grace) 07946 318 207\n11:00 Chloe Nakamura - balayage + toner\n"
+            "- Beatriz: mornings only\n- Note: we close at 4\nSort it out. - Gemma Thornbury, gemma.t1989@gmail.com\n"
+            "hiya its leanne from the market\nSupport: help@acme.example")
+    names = {text[a:b] for a, b, _ in cued_names(text)}
+    assert {"Funmi Adeyemi", "Chloe Nakamura", "Beatriz", "Gemma Thornbury", "leanne"} <= names
+    assert not names & {"Note", "Support"}

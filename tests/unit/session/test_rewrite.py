@@ -30,3 +30,9 @@ def test_resolve_prefers_hard_rule_then_longest_and_apply_escapes_json():
     out = apply('{"a": "John Doe"}', [Hit(0, 7, 15, "PERSON", "John Doe")], lambda h: 'Q "x"', json_text=True)
     assert out == '{"a": "Q \\"x\\""}'
     assert like_case("Alex Smith", "JOHN DOE", "John Doe") == "ALEX SMITH"
+
+
+def test_an_account_number_after_acc_is_blocked():
+    from guardian_proxy.session.rewrite import backstop
+
+    assert [h.text for h in backstop(0, "Bank: T Wojcik, sort code 40-47-84, acc 31926608")] == ["31926608"]
