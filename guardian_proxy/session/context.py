@@ -533,6 +533,11 @@ _FAMILY_WORDS = frozenset({"babcia", "dziadek", "dziadzia", "oma", "opa", "omi",
                            "papa", "pappa", "mutti", "vati", "ammi", "abba", "appa", "amma", "halmeoni", "harabeoji",
                            "obaachan", "ojiichan", "lola", "lolo", "yiayia", "pappou", "teta", "jiddo", "sitti"})
 _NUMBER_LABEL_AFTER = re.compile(r"[ \t](?:no\.?|number|num|id|ID|card|reference|ref)\b", re.I)
+#: what labels an order's, an invoice's or a ticket's number: the shop's or the desk's reference, not the buyer's
+#: (a booking's, a policy's, a claim's or a parcel's tracking reference names its holder and stays personal)
+_ORDER_LABEL_BEFORE = re.compile(r"\b(?:orders?|invoice|inv|purchase\s+order|PO|SKU|item|product|ticket)[ \t]{0,2}(?:no\.?|number|nr\.?|ref(?:erence)?|id|code)?"
+                                 r"[ \t]{0,2}[:#]?[ \t]{0,2}$", re.I)
+_ORDER_PREFIX = re.compile(r"(?:ORD|INV|PO|SO|SKU)-[A-Z0-9-]{2,20}", re.I)
 #: a quantifier before a role noun: the role in general ("per student", "all teachers", "each carer")
 _ANY_BEFORE = re.compile(r"\b(?:per|each|every|all|any|other|many|most|some|no|few|several|fellow)\s$", re.I)
 _RELATION_BEFORE = re.compile(r"\b(?:my|our|your|his|her|their)\s(?:(?:new|old|former|current|previous|future|line|"
@@ -895,6 +900,9 @@ class PartContext:
             return "field name"  # "userId : string", "createdAt": a schema's field, no one's handle
         if h.entity == "USERNAME" and not known and annotation(text, h):
             return "code annotation"  # "@MainActor and DispatchQueue.main.async in Swift": a language's attribute
+        if h.entity in ("CASE_NUMBER", "PHONE_NUMBER", "DATE") and not known and (
+                _ORDER_LABEL_BEFORE.search(text, max(0, h.start - 24), h.start) or _ORDER_PREFIX.match(value.strip())):
+            return "an order's number"  # "order #3318840257", "invoice INV-0893", "PO-26-1187": the shop's reference
         if _EPOCH.fullmatch(value.strip()) and (_TIME_KEY_BEFORE.search(text, max(0, h.start - 30), h.start) or
                                                 h.entity == "PHONE_NUMBER" and value.strip()[1] in "56789"):
             return "a machine's timestamp"  # "iat": 1796287200, "?t=1764712934": seconds since 1970, no phone

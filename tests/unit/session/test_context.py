@@ -870,3 +870,15 @@ def test_an_orcid_is_no_card_number():
 
     assert not backstop(0, "ORCID 0000-0001-8826-4410")
     assert [h.entity for h in backstop(0, "card 4111-1111-1111-1111")] == ["CREDIT_CARD"]
+
+
+def test_an_orders_an_invoices_and_a_tickets_number_are_the_shops():
+    text = ("I ordered it (order #3318840257); invoice INV-0893 is due; PURCHASE ORDER PO-26-1187; ticket #88213.\n"
+            "Parcel JJD0002249718304532 was signed for; booking reference 7KQ2MX8P.")
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
+    part, slot = PartContext(chat), chat.slots[0]
+    for value, entity in (("3318840257", "PHONE_NUMBER"), ("INV-0893", "CASE_NUMBER"), ("PO-26-1187", "CASE_NUMBER"),
+                          ("88213", "CASE_NUMBER")):
+        assert part.why_not(0, slot, hit_at(chat, 0, value, entity)) == "an order's number", value
+    for value in ("JJD0002249718304532", "7KQ2MX8P"):  # a parcel's and a booking's name their holder
+        assert part.why_not(0, slot, hit_at(chat, 0, value, "CASE_NUMBER")) != "an order's number", value
