@@ -156,7 +156,8 @@ PATTERNS: list[tuple[str, float, re.Pattern]] = [
     ("ORGANIZATION", 0.7, re.compile(rf"\b{_NAME},\s+{_NAME},?\s+(?:and|&)\s+{_NAME}\b")),
     ("LOCATION", 0.75, re.compile(rf"\b(?:{lx.PLACE_HEADS})\s+of\s+{_CAP}(?:[\s-]{_CAP}){{0,2}}")),
     ("LOCATION", 0.7, re.compile(rf"\b(?:(?!(?:The|A|An|This|That|In|On|By|At|For)\b){_CAP}\s+){{1,3}}(?:{lx.PLACE_HEADS})\b")),
-    ("STREET_ADDRESS", 0.85, re.compile(rf"\b\d{{1,5}}[A-Za-z]?,?\s+(?:{_CAP}\s+){{1,3}}(?:{lx.STREET_HEADS})\b\.?"
+    ("STREET_ADDRESS", 0.85, re.compile(rf"(?<![£$€¥₹.,]|[£$€¥₹]\s)\b\d{{1,5}}[A-Za-z]?,?\s+(?:(?!(?:On|In|At|The|By|For|To|Of)\b)"
+                                        rf"{_CAP}\s+){{1,3}}(?:{lx.STREET_HEADS})\b\.?"
                                         rf"(?:,\s+{_CAP}(?:\s+{_CAP})?)?")),
     ("STREET_ADDRESS", 0.8, re.compile(rf"\b\d{{1,4}}(?:st|nd|rd|th)\s+(?:{lx.STREET_HEADS})\b")),
     # a Japanese block address: chōme-ban-gō, then the district and perhaps the ward or city ("6-2-11 Roppongi,
@@ -185,7 +186,9 @@ PATTERNS: list[tuple[str, float, re.Pattern]] = [
     ("STREET_ADDRESS", 0.85, re.compile(r"\b\p{Lu}\p{Ll}+(?:straße|strasse|str\.|straat|weg|gasse|laan|plein|gracht|allee|"
                                         r"damm|ufer|platz|vej|gade|gatan|vägen|veien|gata|katu|tie|utca|út)\s+\d{1,4}[a-zA-Z]?\b"
                                         rf"(?![.,:]\d){_NOT_A_COUNT}")),
-    ("STREET_ADDRESS", 0.75, re.compile(rf"\b(?:{_CAP}\s+){{1,3}}(?:Street|Road|Avenue|Lane|Boulevard|Marg|Drive|Caddesi|"
+    ("STREET_ADDRESS", 0.75, re.compile(rf"\b(?:(?!(?:The|A|An|On|In|At|By|For|To|Of|Off|This|That|Our|My|Your|Their|His|"
+                                        rf"Her|Down|Up|Along|Across)\b)(?!(?:High|Main|Market|Church|Station)\s+(?:Street|Road)\b)"
+                                        rf"{_CAP}\s+){{1,3}}(?:Street|Road|Avenue|Lane|Boulevard|Marg|Drive|Caddesi|"
                                         rf"Sokak|Strasse|Straße|Throughway)\b")),
     # a phone number and a date spoken and written down as words ("oh eight seven three one four two two nine oh six",
     # "plus four eight six zero …", "born twenty second of march nineteen ninety", "the eleventh of June nineteen

@@ -900,7 +900,7 @@ class PartContext:
             return "field name"  # "userId : string", "createdAt": a schema's field, no one's handle
         if h.entity == "USERNAME" and not known and annotation(text, h):
             return "code annotation"  # "@MainActor and DispatchQueue.main.async in Swift": a language's attribute
-        if h.entity in ("CASE_NUMBER", "PHONE_NUMBER", "DATE") and not known and (
+        if h.entity == "PHONE_NUMBER" and not known and (
                 _ORDER_LABEL_BEFORE.search(text, max(0, h.start - 24), h.start) or _ORDER_PREFIX.match(value.strip())):
             return "an order's number"  # "order #3318840257", "invoice INV-0893", "PO-26-1187": the shop's reference
         if _EPOCH.fullmatch(value.strip()) and (_TIME_KEY_BEFORE.search(text, max(0, h.start - 30), h.start) or
@@ -1062,6 +1062,9 @@ class PartContext:
             return "region"  # "I'm a landlord in Texas": the law asked about; a state or a country holds millions
         if h.entity in _PLACES and not known and id(h) not in self.cues and not self._tied(text, h, persons):
             return "fact"
+        if h.entity in ("CASE_NUMBER", "DATE") and not known and (
+                _ORDER_LABEL_BEFORE.search(text, max(0, h.start - 24), h.start) or _ORDER_PREFIX.match(value.strip())):
+            return "an order's number"  # "invoice INV-0893", "PO-26-1187", "ticket #88213": the shop's reference
         return None
 
     @staticmethod

@@ -320,3 +320,9 @@ def test_a_hyphenated_german_street_an_eircode_and_a_park_as_a_street():
     assert has("business address Karl-Marx-Straße 112, 12043 Berlin", "Karl-Marx-Straße 112", "STREET_ADDRESS")
     assert has("Ennis, Co. Clare V95 K2T8. Thanks", "V95 K2T8", "LOCATION")
     assert has("Ship to: Siobhan Gallagher, 27 Glenview Park, Ennis", "27 Glenview Park, Ennis", "STREET_ADDRESS")
+
+
+def test_a_price_before_a_shops_phrase_and_the_high_street_are_no_address():
+    assert not {lab for _, lab in found("a jar for about £26 On The High Street") if lab == "STREET_ADDRESS"}
+    assert has("10 High Street, Oxford", "10 High Street, Oxford", "STREET_ADDRESS")
+    assert has("she lives at 221B Baker Street now", "221B Baker Street", "STREET_ADDRESS")

