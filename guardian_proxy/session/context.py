@@ -481,7 +481,6 @@ _APPLIED_FOR_BEFORE = re.compile(r"\b(?:interview|interviews|interviewing|apply|
                                  r"applications)\s(?:for|as)\s(?:an?\s|the\s)?(?:[A-Z][\w-]*\s){0,3}$", re.I)
 
 
-#: a possessive before a role: the role is the person's relation to the user ("my new manager", "our lawyer")
 #: letters after a name: a degree, a fellowship, an order, a registration ("MRCVS", "MBBS FRCP", "PhD", "KC")
 _POST_NOMINAL = re.compile(r",?[ \t](?:MRCVS|BVSc|BVM&S|BVetMed|MBBS|MBChB|BMBS|MD|DO|PhD|DPhil|EdD|DSc|FRCP|FRCS|MRCP|"
                            r"MRCS|MRCGP|FRCGP|FRCPath|FRCR|FRCA|FRCOG|MRCPsych|RN|RGN|RMN|RNMH|RM|BSc|MSc|MA|BA|MBA|"
@@ -540,6 +539,7 @@ _ORDER_LABEL_BEFORE = re.compile(r"\b(?:orders?|invoice|inv|purchase\s+order|PO|
 _ORDER_PREFIX = re.compile(r"(?:ORD|INV|PO|SO|SKU)-[A-Z0-9-]{2,20}", re.I)
 #: a quantifier before a role noun: the role in general ("per student", "all teachers", "each carer")
 _ANY_BEFORE = re.compile(r"\b(?:per|each|every|all|any|other|many|most|some|no|few|several|fellow)\s$", re.I)
+#: a possessive before a role: the role is the person's relation to the user ("my new manager", "our lawyer")
 _RELATION_BEFORE = re.compile(r"\b(?:my|our|your|his|her|their)\s(?:(?:new|old|former|current|previous|future|line|"
                               r"family|own|union|[A-Z]{2,5})\s)?$", re.I)
 
