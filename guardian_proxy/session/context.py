@@ -492,11 +492,11 @@ _ACCESS_STAMP = re.compile(r"\[\d{2}/[A-Z][a-z]{2}/\d{4}:\d{2}:\d{2}:\d{2} [+-]\
 _MACHINE_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?")
 _BIRTH_BEFORE = re.compile(r"(?:birth|born|dob|birthday)\w*[\"']?\s{0,3}[:=]?\s{0,3}[\"']?$", re.I)
 _EPOCH = re.compile(r"1[0-9]\d{8}(?:\d{3})?")
-_TIME_KEY_BEFORE = re.compile(r"[\"']?(?:iat|exp|nbf|auth_time|\w{0,20}_at|\w{0,20}time(?:stamp)?|ts|\w{0,20}_ts|"
+_TIME_KEY_BEFORE = re.compile(r"(?<![\w-])[\"']?(?:iat|exp|nbf|auth_time|\w{0,20}_at|\w{0,20}time(?:stamp)?|ts|\w{0,20}_ts|"
                               r"expires(?:_at)?|created|updated|modified|issued|since|until|t)[\"']?\s{0,3}[:=]\s{0,3}$",
                               re.I)
 #: a key that calls its number an id ("assignee_id": 38800192733, "id": 5812997034251, run_id=11875402931)
-_ID_KEY_BEFORE = re.compile(r"(?:\b|_)(?:id|ids|no|number|num)[\"']?\s{0,3}[:=]\s{0,3}$", re.I)
+_ID_KEY_BEFORE = re.compile(r"(?:\b|_)(?:id|ids)[\"']?\s{0,3}[:=]\s{0,3}$", re.I)  # not "number": "phone number: 0…"
 #: what a name before it makes a method, a measure, a law or a disease of ("the Bradford Factor", "the Turnbull
 #: guidelines", "Glasgow Coma Scale", "Crohn's disease", "Bayes' theorem")
 _EPONYM_AFTER = re.compile(r"(?:['’]s?)?\s(?:Factor|Score|Scale|Index|Criteria|Criterion|[Gg]uidelines|Rule|Test|"

@@ -883,3 +883,12 @@ def test_an_orders_an_invoices_and_a_tickets_number_are_the_shops():
                                                                               "reference number"), value
     for value in ("JJD0002249718304532", "7KQ2MX8P"):  # a parcel's and a booking's name their holder
         assert part.why_not(0, slot, hit_at(chat, 0, value, "CASE_NUMBER")) != "an order's number", value
+
+
+def test_a_phone_number_after_its_label_is_no_records_id():
+    text = 'phone number: 07946318207, mobile_no=07946318207, "user_id": 38800192733'
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
+    part, slot = PartContext(chat), chat.slots[0]
+    assert part.why_not(0, slot, hit_at(chat, 0, "07946318207", "PHONE_NUMBER")) is None
+    assert part.why_not(0, slot, hit_at(chat, 0, "07946318207", "PHONE_NUMBER", nth=1)) is None
+    assert part.why_not(0, slot, hit_at(chat, 0, "38800192733", "PHONE_NUMBER")) == "a record's id"
