@@ -499,11 +499,20 @@ _TIME_KEY_BEFORE = re.compile(r"(?<![\w-])[\"']?(?:iat|exp|nbf|auth_time|\w{0,20
 _ID_KEY_BEFORE = re.compile(r"(?:\b|_)(?:id|ids)[\"']?\s{0,3}[:=]\s{0,3}$", re.I)  # not "number": "phone number: 0…"
 #: what a name before it makes a method, a measure, a law or a disease of ("the Bradford Factor", "the Turnbull
 #: guidelines", "Glasgow Coma Scale", "Crohn's disease", "Bayes' theorem")
-_EPONYM_AFTER = re.compile(r"(?:['’]s?)?\s(?:Factor|Score|Scale|Index|Criteria|Criterion|[Gg]uidelines|Rule|Test|"
+_EPONYM_AFTER = re.compile(r"\s(?:Factor|Score|Scale|Index|Criteria|Criterion|[Gg]uidelines|Rule|Test|"
                            r"[Ss]yndrome|[Dd]isease|[Ee]ffect|Principle|[Tt]heorem|Law|Method|Algorithm|Protocol|"
                            r"Classification|[Ee]quation|[Dd]istribution|Formula|Prize|Award|Medal|[Cc]onjecture|"
                            r"[Ll]emma|[Pp]aradox|[Cc]onstant|[Nn]umber|[Tt]ransform|[Cc]ycle|[Mm]anoeuvre|[Mm]aneuver|"
-                           r"[Ss]ign|[Rr]eflex|[Cc]ompetence)\b")
+                           r"[Ss]ign|[Rr]eflex|[Cc]ompetence)\b|"
+                           # with a possessive only a law's, a theorem's or a disease's: "Sarah's number", "Tom's test
+                           # results" are theirs
+                           r"['’]s?\s(?:[Dd]isease|[Ss]yndrome|[Tt]heorem|[Ll]aw|[Pp]aradox|[Cc]onstant|[Ll]emma|"
+                           r"[Cc]onjecture|[Rr]azor|[Pp]rinciple|[Ee]quation|Factor|Scale|Index|Criteria|Prize)\b")
+#: a person's tie just before a name: the name is theirs whatever follows it ("my daughter Amara (2015)"; a bare
+#: possessive is no tie: "our Bradford Factor trigger")
+_TIED_BEFORE = re.compile(r"\b(?:daughter|son|wife|husband|mother|father|mum|mom|dad|"
+                          r"brother|sister|friend|colleague|client|patient|tenant|neighbou?r|partner|boss|manager|"
+                          r"student|pupil|child|baby|cousin|aunt|uncle|niece|nephew)\W{1,3}(?:\w+\W{1,3}){0,1}$", re.I)
 #: a case cited by its parties and its law report, as common-law courts write it: "R v Turnbull [1977] QB 224",
 #: "Ward v Tesco Stores Ltd [1976] 1 WLR 810", "Donoghue v Stevenson [1932] AC 562", "(1990) 2 AC 605"
 _CASE_CITE = re.compile(r"\b(?:R|[A-Z][\w'’&.-]{1,30}(?:[ ](?:[A-Z&][\w'’&.-]{0,30}|of|and|the|for)){0,5})[ ]v\.?[ ]"
@@ -966,12 +975,14 @@ class PartContext:
                 not any(listed_name(w) for w in words):
             return "product"  # "SOQL result", "in Redoc": the recognizers' list of products (not an employer's name)
         if h.entity in ("PERSON", "ORGANIZATION", "LOCATION", "NRP") and not known and not seen and \
-                _CITED_AFTER.match(text, h.end):
+                _CITED_AFTER.match(text, h.end) and id(h) not in self.cues and \
+                not _TIED_BEFORE.search(text, max(0, h.start - 40), h.start):
             return "a cited author"  # "Granovetter (1973)", "(Putnam, 2000)", "Smith et al. (2019)": a work's author
         if h.entity not in _KEY_DATA and any(m.start() <= h.start and h.end <= m.end() for m in _cited_cases(text)):
             return "a cited case"  # "R v Turnbull [1977] QB 224", "Ward v Tesco Stores Ltd [1976] 1 WLR 810": law
         if h.entity in ("PERSON", "LOCATION", "ORGANIZATION", "NRP") and not known and not seen and \
-                _EPONYM_AFTER.match(text, h.end):
+                _EPONYM_AFTER.match(text, h.end) and id(h) not in self.cues and \
+                not _TIED_BEFORE.search(text, max(0, h.start - 40), h.start):
             return "a named method"  # "the Bradford Factor", "the Turnbull guidelines", "Crohn's disease": a thing
         if h.entity == "ORGANIZATION" and not known and channel(text, h):
             return "product"  # "message my husband Declan on WhatsApp": the service the message goes through

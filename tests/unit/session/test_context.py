@@ -892,3 +892,15 @@ def test_a_phone_number_after_its_label_is_no_records_id():
     assert part.why_not(0, slot, hit_at(chat, 0, "07946318207", "PHONE_NUMBER")) is None
     assert part.why_not(0, slot, hit_at(chat, 0, "07946318207", "PHONE_NUMBER", nth=1)) is None
     assert part.why_not(0, slot, hit_at(chat, 0, "38800192733", "PHONE_NUMBER")) == "a record's id"
+
+
+def test_a_persons_number_test_or_year_is_theirs_not_an_eponym_or_a_citation():
+    text = ("Sarah's number is 07700 900123. Tom's test results came back. My daughter Amara (2015) loves it. "
+            "Crohn's disease, the Bradford Factor and Granovetter (1973) are no one's.")
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
+    part, slot = PartContext(chat), chat.slots[0]
+    for name in ("Sarah", "Tom", "Amara"):
+        assert part.why_not(0, slot, hit_at(chat, 0, name, "PERSON")) not in ("a named method", "a cited author"), name
+    assert part.why_not(0, slot, hit_at(chat, 0, "Crohn", "PERSON")) == "a named method"
+    assert part.why_not(0, slot, hit_at(chat, 0, "Bradford", "LOCATION")) == "a named method"
+    assert part.why_not(0, slot, hit_at(chat, 0, "Granovetter", "PERSON")) == "a cited author"
