@@ -11,8 +11,9 @@ Every pattern is bounded and possessive (linear on the security suite's 100 KB p
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from functools import lru_cache
-from urllib.parse import quote_plus, unquote_plus
+from urllib.parse import quote_plus
 
 #: one key=value pair of a query or form body; the value's characters exclude '&' and '=' so pairs never overlap
 _PAIR = re.compile(r"([\w.~*\[\]-]{1,64}+)=([\w.~%+*!'(),:;/@$\[\]-]{0,8192}+)")
@@ -99,14 +100,16 @@ def view(text: str) -> tuple[str, tuple[int, ...]] | None:
     return "".join(chars), tuple(offsets)
 
 
+def in_view(offsets: tuple[int, ...], start: int, end: int) -> tuple[int, int] | None:
+    """Where `start`..`end` of the text as sent stands in its view (`view`'s offsets), or None when it does not begin
+    and end on a character's boundary there; the break after a run's last value is no part of it."""
+    a, b = bisect_right(offsets, start) - 1, bisect_left(offsets, end)
+    return (a, b) if a >= 0 and b < len(offsets) and offsets[a] == start and offsets[b] == end else None
+
+
 def inside(text: str, start: int, end: int) -> bool:
     """Whether `start`..`end` lies within one encoded value of `text`."""
     return any(a <= start and end <= b for a, b in encoded_values(text))
-
-
-def decode(value: str) -> str:
-    """An encoded value as the person wrote it ("Nadia+Sharif" → "Nadia Sharif")."""
-    return unquote_plus(value)
 
 
 def encode(value: str) -> str:

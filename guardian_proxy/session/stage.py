@@ -26,7 +26,6 @@ import dataclasses
 import hashlib
 import logging
 import re
-from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable
 
@@ -508,12 +507,8 @@ def _values(hits: list[Hit]) -> list[Hit]:
 
 def _in_view(spans: list[Span], offsets: tuple[int, ...], view: str) -> list[Span]:
     """Stage 1's spans of a text located in its decoded view (`urlencoded.view`); the detector found them there."""
-    out = []
-    for sp in spans:
-        a, b = bisect_right(offsets, sp.start) - 1, bisect_left(offsets, sp.end)  # a run's added break is no part
-        if a >= 0 and b < len(offsets) and offsets[a] == sp.start and offsets[b] == sp.end:
-            out.append(sp.model_copy(update={"start": a, "end": b, "text": view[a:b]}))
-    return out
+    return [sp.model_copy(update={"start": at[0], "end": at[1], "text": view[at[0]:at[1]]})
+            for sp in spans if (at := urlencoded.in_view(offsets, sp.start, sp.end)) is not None]
 
 
 def _trim(h: Hit, text: str) -> Hit:

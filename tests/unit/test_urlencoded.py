@@ -1,6 +1,6 @@
 """URL-encoded values inside a text: the decoded view, its offsets, and which runs count as a query or form body."""
 
-from urllib.parse import quote_plus
+from urllib.parse import quote_plus, unquote_plus
 
 from guardian_proxy import urlencoded
 
@@ -34,7 +34,15 @@ def test_bad_bytes_and_a_cut_escape_are_kept_as_characters():
     assert len(offsets) == len(v) + 1
 
 
-def test_encode_is_what_a_form_writes_and_decode_inverts_it():
+def test_in_view_maps_a_span_as_sent_to_the_view_and_refuses_half_an_escape():
+    text = "q=Jos%C3%A9+Garc%C3%ADa&x=1"
+    v, offsets = urlencoded.view(text)
+    a = text.index("Jos")
+    assert v[slice(*urlencoded.in_view(offsets, a, a + len("Jos%C3%A9")))] == "José"
+    assert urlencoded.in_view(offsets, a, a + 5) is None  # ends inside "%C3%A9"
+
+
+def test_encode_is_what_a_form_writes_and_unquote_plus_inverts_it():
     for s in ("Chris Hernandez", "+44 7700 900123", "ana@example.com", "Zoë Ó Murchú"):
-        assert urlencoded.encode(s) == quote_plus(s, safe="") and urlencoded.decode(urlencoded.encode(s)) == s
+        assert urlencoded.encode(s) == quote_plus(s, safe="") and unquote_plus(urlencoded.encode(s)) == s
 
