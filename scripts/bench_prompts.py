@@ -70,9 +70,11 @@ CORPORA = {"dev": ROOT / "tests" / "fixtures" / "prompts" / "prompts.yaml",
            "holdout22": ROOT / "tests" / "fixtures" / "prompts" / "holdout22.yaml",
            "holdout23": ROOT / "tests" / "fixtures" / "prompts" / "holdout23.yaml",
            "holdout24": ROOT / "tests" / "fixtures" / "prompts" / "holdout24.yaml",
-           "holdout25": ROOT / "tests" / "fixtures" / "prompts" / "holdout25.yaml"}
+           "holdout25": ROOT / "tests" / "fixtures" / "prompts" / "holdout25.yaml",
+           "holdout26": ROOT / "tests" / "fixtures" / "prompts" / "holdout26.yaml",
+           "holdout27": ROOT / "tests" / "fixtures" / "prompts" / "holdout27.yaml"}
 #: sets not yet scored: `--set all` leaves them out, so that scoring every set does not score them by the way
-UNSCORED: frozenset[str] = frozenset()
+UNSCORED: frozenset[str] = frozenset({"holdout26", "holdout27"})
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
 
