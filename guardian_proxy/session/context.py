@@ -69,6 +69,7 @@ from .language import other_language
 from .namecues import (
     ORG_WORDS,
     PERSON_WORDS,
+    SIBLING_CUE,
     annotation,
     asked_about,
     channel,
@@ -81,6 +82,7 @@ from .namecues import (
     product,
     product_after,
     sibling_word,
+    siblings,
     work_name,
     world_given_names,
 )
@@ -799,7 +801,26 @@ class PartContext:
                 self.cues[id(out[-1])] = cue
             elif len(over) == 1 and over[0].entity in ("DATE", "DATE_TIME") and entity == "DATE_OF_BIRTH":
                 over[0].entity = "DATE_OF_BIRTH"  # "dob": "1991-07-23", found as a date
+        # a list's other names, beside a person's that a cue found or whose words the name lists hold ("orjson or
+        # ujson" lists no one)
+        anchors = [(h.start, h.end) for h in found + out if h.entity == "PERSON" and not h.part and (
+            id(h) in self.cues or any(listed_name(w) for w in _WORD.findall(h.text)))]
+        for _ in range(3):  # "Present: Ngozi Eze, Marek Dvořák, siobhan o'leary": a list's names, one from the next
+            new: list[Hit] = []
+            for a, b, cue in siblings(text, anchors):
+                if not any(h.start < b and a < h.end for h in found + out + new):
+                    new.append(Hit(i, a, b, "PERSON", text[a:b]))
+                    self.cues[id(new[-1])] = cue
+            out += new
+            anchors = [(h.start, h.end) for h in new]
+            if not new:
+                break
         return out
+
+    def _vouched(self, h: Hit) -> bool:
+        """Whether a cue found this name and says it is one (a name in a list beside another's does not: it is
+        judged as NER's names are, "Kahneman and Tversky (1979)" cites two authors)."""
+        return self.cues.get(id(h), SIBLING_CUE) != SIBLING_CUE
 
     @staticmethod
     def tidy(h: Hit, text: str) -> Hit:
@@ -934,7 +955,7 @@ class PartContext:
                 table_column(text, h.start, h.end) in NOT_NAME_COLUMNS:
             return "a table's value"  # "| Efua Mensah | Dispatcher |" under "Role": the column says what it is
         if h.entity in ("PERSON", "ORGANIZATION", "LOCATION", "NRP") and not known and not seen and not h.part and \
-                id(h) not in self.cues and not any(c.isdigit() for c in value) and \
+                not self._vouched(h) and not any(c.isdigit() for c in value) and \
                 (other_language(_sentence_of(text, h.start)) or other_language(text)) and \
                 not any(listed_name(w) for w in NAME_WORD.findall(value) if w[:1].isupper()):
             return "a word of another language"  # "Devo chiedere …", "der Bodensee", "Nagrodę Nobla": no listed name
@@ -946,7 +967,7 @@ class PartContext:
             return "work or public person"  # "il romanzo «Il Gattopardo»", "the novel "Beloved"": a work's title
         if h.entity in _NAMES and not h.part:
             why = _not_a_persons(text, h, persons, seen or known) if h.entity == "PERSON" else None
-            if why in ("not a name's shape", "field name") and id(h) in self.cues and not _inner_cap(value) and \
+            if why in ("not a name's shape", "field name") and self._vouched(h) and not _inner_cap(value) and \
                     not any(c.isdigit() or c == "_" for c in value):
                 why = None  # a name its cue found has a name's shape ("Author: Mei Lin Tan <…>"; "Tan" is a word),
                 # not one written as code ("My name is OpenTelemetry", a test's string)
@@ -975,13 +996,13 @@ class PartContext:
                 not any(listed_name(w) for w in words):
             return "product"  # "SOQL result", "in Redoc": the recognizers' list of products (not an employer's name)
         if h.entity in ("PERSON", "ORGANIZATION", "LOCATION", "NRP") and not known and not seen and \
-                _CITED_AFTER.match(text, h.end) and id(h) not in self.cues and \
+                _CITED_AFTER.match(text, h.end) and not self._vouched(h) and \
                 not _TIED_BEFORE.search(text, max(0, h.start - 40), h.start):
             return "a cited author"  # "Granovetter (1973)", "(Putnam, 2000)", "Smith et al. (2019)": a work's author
         if h.entity not in _KEY_DATA and any(m.start() <= h.start and h.end <= m.end() for m in _cited_cases(text)):
             return "a cited case"  # "R v Turnbull [1977] QB 224", "Ward v Tesco Stores Ltd [1976] 1 WLR 810": law
         if h.entity in ("PERSON", "LOCATION", "ORGANIZATION", "NRP") and not known and not seen and \
-                _EPONYM_AFTER.match(text, h.end) and id(h) not in self.cues and \
+                _EPONYM_AFTER.match(text, h.end) and not self._vouched(h) and \
                 not _TIED_BEFORE.search(text, max(0, h.start - 40), h.start):
             return "a named method"  # "the Bradford Factor", "the Turnbull guidelines", "Crohn's disease": a thing
         if h.entity == "ORGANIZATION" and not known and channel(text, h):
@@ -1068,10 +1089,10 @@ class PartContext:
         if h.entity in ("LOCATION", "NRP") and not known and (_TRIP_BEFORE.search(text, max(0, h.start - 40), h.start) or
                                                              _ROUTE_BEFORE.search(text, max(0, h.start - 80), h.start)):
             return "trip asked about"  # "Plan a 3-day itinerary in Kyoto for a family …": where to go, not to live
-        if h.entity in ("LOCATION", "NRP") and not known and id(h) not in self.cues and \
+        if h.entity in ("LOCATION", "NRP") and not known and not self._vouched(h) and \
                 value.strip().casefold() in _regions():
             return "region"  # "I'm a landlord in Texas": the law asked about; a state or a country holds millions
-        if h.entity in _PLACES and not known and id(h) not in self.cues and not self._tied(text, h, persons):
+        if h.entity in _PLACES and not known and not self._vouched(h) and not self._tied(text, h, persons):
             return "fact"
         if h.entity in ("CASE_NUMBER", "DATE") and not known and (
                 _ORDER_LABEL_BEFORE.search(text, max(0, h.start - 24), h.start) or _ORDER_PREFIX.match(value.strip())):

@@ -135,6 +135,12 @@ def _zipf(word: str) -> float:
     return zipf_frequency(word, "en")
 
 
+def rare_in_lower(word: str) -> bool:
+    """Whether a name written in lower case is still most likely the name: a word English text seldom uses (Zipf
+    < 3.7: "eilidh" 1.9, "nadia" 3.3, "raj" 3.55), not one it often does ("mark" 5.1, "dev" 3.76, "leo" 4.2)."""
+    return _zipf(word.casefold()) < 3.7
+
+
 #: the kinship and role nouns that say a name after them is of someone the user knows
 _KIN_NOUNS = (r"daughter|son|wife|husband|mother|father|mom|mum|dad|brother|sister|friend|colleague|coworker|boss|"
               r"manager|neighbou?rs?|partner|boyfriend|girlfriend|fianc[ée]e?|cousin|aunt|uncle|niece|nephew|"
@@ -562,6 +568,56 @@ def _addressed_alone(text: str, start: int, end: int) -> bool:
         return False
     sentence = _sentence(text, start, end)
     return not (_CODE_TOKEN.search(sentence) or _TECH_SENTENCE.search(sentence))
+
+
+SIBLING_CUE = "listed beside a person's name"
+#: a list's joint between a person's name and the next item: ", ", ", and ", " and ", " & ", " or "
+_JOINT_AFTER = re.compile(r"(?:[ \t]*,[ \t]*(?:and[ \t]+|&[ \t]+)?|[ \t]+(?:and|&|or)[ \t]+)")
+_JOINT_BEFORE = re.compile(r"(?:[ \t]*,[ \t]*|[ \t]+(?:and|&|or)[ \t]+)$")
+_SIBLING_WORD = re.compile(r"[^\W\d_](?:[^\W\d_]{1,19}|(?=['’]))(?:[-'’][^\W\d_]{2,20})?")
+
+
+def _sibling_name(words: list[str]) -> bool:
+    """Words that read as a person's name beside another person's, in any case ("ji-hoon baek", "siobhan o'leary"):
+    none a word English text often uses nor in capitals, and a listed given name or surname among them or two words
+    English text seldom has; not "croydon" or "kyoto" alone, nor "the team"."""
+    if not words or not all(rare_in_lower(w) and not w.isupper() for w in words):
+        return False  # "PESEL" after a name is the label of its number
+    return any(listed_name(w) for w in words) or len(words) >= 2 and all(_zipf(w.casefold()) < 3.2 for w in words)
+
+
+def siblings(text: str, persons: list[tuple[int, int]]) -> list[tuple[int, int, str]]:
+    """The items listed next to a person's name that read as names too, whatever their case: "Freya Lindqvist and
+    ji-hoon baek", "Hamid Karimi, siobhan o'leary". Up to three words each side, the longest run that reads as a
+    name (`_sibling_name`); each as (start, end, the cue)."""
+    out = []
+    for a, b in persons:
+        j = _JOINT_AFTER.match(text, b)
+        if j:
+            words = []
+            for m in _SIBLING_WORD.finditer(text, j.end()):
+                if len(words) == 3 or m.start() != (words[-1].end() + 1 if words else j.end()) or \
+                        (words and text[words[-1].end()] not in " \t"):
+                    break
+                words.append(m)
+            while words and not _sibling_name([m.group(0) for m in words]):
+                words.pop()
+            if words and (words[-1].end() == len(text) or not text[words[-1].end()].isalnum()):
+                out.append((words[0].start(), words[-1].end(), SIBLING_CUE))
+        j = _JOINT_BEFORE.search(text, max(0, a - 12), a)
+        if j:
+            left = text[max(0, j.start() - 70):j.start()]
+            run: list = []
+            for m in reversed(list(_SIBLING_WORD.finditer(left))[-3:]):
+                if m.end() != (run[0].start() - 1 if run else len(left)) or run and left[m.end()] not in " \t":
+                    break
+                run.insert(0, m)
+            while run and not _sibling_name([m.group(0) for m in run]):
+                run.pop(0)
+            if run and (run[0].start() == 0 or not left[run[0].start() - 1].isalnum()):
+                off = j.start() - len(left)
+                out.append((off + run[0].start(), off + run[-1].end(), SIBLING_CUE))
+    return out
 
 
 def cued_names(text: str) -> list[tuple[int, int, str]]:

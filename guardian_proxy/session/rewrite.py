@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from .. import urlencoded
 from ..checksums import card_number
+from .namecues import rare_in_lower
 from .registry import SessionState, normalise
 from .surrogates import _COMMON, _NAME_PART
 
@@ -60,7 +61,8 @@ def trim_possessive(h: Hit) -> Hit:
 
 
 class KnownValues:
-    """A regex over the originals of the values being replaced, plus their name parts (as written)."""
+    """A regex over the originals of the values being replaced, plus their name parts (as written, in capitals,
+    and in lower case when the part is no common word)."""
 
     def __init__(self, state: SessionState, active: set[str]):
         self.by_norm: dict[str, str] = {}
@@ -76,6 +78,8 @@ class KnownValues:
                     tok = m.group(0)
                     if len(tok) >= 3 and tok.casefold() not in _COMMON and tok.casefold() in state.names:
                         alts += [(tok, False), (tok.upper(), False)]
+                        if rare_in_lower(tok):  # "cheers eilidh" after "Eilidh Fraser"; not "mark" after "Mark"
+                            alts.append((tok.lower(), False))
         alts = sorted(set(alts), key=lambda a: -len(a[0]))
         body = "|".join(f"(?i:{re.escape(a)})" if ci else re.escape(a) for a, ci in alts)
         self.rx = re.compile(rf"(?<!\w)(?:{body})(?:['’]s)?(?!\w)") if alts else None

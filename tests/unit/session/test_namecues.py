@@ -362,3 +362,21 @@ def test_a_days_bookings_a_rotas_names_a_name_before_its_own_email_and_a_greetin
     names = {text[a:b] for a, b, _ in cued_names(text)}
     assert {"Funmi Adeyemi", "Chloe Nakamura", "Beatriz", "Gemma Thornbury", "leanne"} <= names
     assert not names & {"Note", "Support"}
+
+
+def test_a_lists_names_beside_a_persons_are_names_in_any_case():
+    from guardian_proxy.session.namecues import siblings
+
+    text = "To my office mates Freya Lindqvist and ji-hoon baek, thanks. Present: Hamid Karimi, siobhan o'leary"
+    a = text.index("Freya")
+    b = text.index("Hamid")
+    got = [text[s:e] for s, e, _ in siblings(text, [(a, a + len("Freya Lindqvist")), (b, b + len("Hamid Karimi"))])]
+    assert got == ["ji-hoon baek", "siobhan o'leary"]
+    # ordinary words, a label in capitals, a town alone, and a word of another language are no names
+    for text, name in [("Ask Hamid Karimi and the team", "Hamid Karimi"), ("Name Mateusz Wójcik, PESEL 92", "Mateusz Wójcik"),
+                       ("Hamid Karimi, croydon", "Hamid Karimi"), ("my dost Arjun Nair, uska 30th hai", "Arjun Nair")]:
+        a = text.index(name)
+        assert siblings(text, [(a, a + len(name))]) == [], text
+    text = "nadia and Ingrid Halvorsen are on the late shift"
+    a = text.index("Ingrid")
+    assert [text[s:e] for s, e, _ in siblings(text, [(a, a + len("Ingrid Halvorsen"))])] == ["nadia"]

@@ -22,6 +22,15 @@ def test_known_values_find_repeats_and_name_parts():
     assert [(h.text, h.part) for h in hits] == [("JOHN DOE", False), ("John", True), ("Doe", True)]
 
 
+def test_a_rare_name_part_is_found_again_in_lower_case_a_common_word_is_not():
+    s = SessionState(sid="x")
+    e = s.add("PERSON", "Eilidh Fraser", 1)
+    s.set_surrogate(e, "Alex Smith")
+    s.names.update({"eilidh": "Alex", "fraser": "Smith"})
+    hits = KnownValues(s, {e.norm}).find(0, "cheers eilidh, the fraser valley; Fraser said so")
+    assert [(h.text, h.part) for h in hits] == [("eilidh", True), ("Fraser", True)]
+
+
 def test_resolve_prefers_hard_rule_then_longest_and_apply_escapes_json():
     hits = [Hit(0, 0, 8, "PERSON", "John Doe"), Hit(0, 5, 8, "PERSON", "Doe"), Hit(0, 10, 21, "GOVERNMENT_ID", "x"),
             Hit(0, 10, 21, "US_SSN", "x")]

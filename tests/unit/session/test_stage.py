@@ -258,3 +258,17 @@ def test_a_pasted_form_body_is_read_decoded_and_its_stand_ins_go_back_encoded(ga
     assert back["choices"][0]["message"]["content"] == "Body: Hi its Nadia Sharif running late"
     found = {sp.text: sp for sp in d.six.spans}  # the decision says the value was read decoded
     assert "URL-encoded" in found["Nadia+Sharif"].reason and "URL-encoded" in found["%2B447946218357"].reason
+
+
+def test_a_lists_lower_case_names_and_a_known_names_lower_case_repeat_are_replaced(gateway):
+    """Names typed in lower case that no NER finds: one listed beside a found person's ("Hamid Karimi, siobhan
+    o'leary"), and a found person's rare given name again in lower case ("cheers eilidh" after "Eilidh Fraser"); a
+    common word that is also a name part stays ("the fraser valley"), and so does a cited author beside another."""
+    m = [{"role": "user", "content": "Present: Ngozi Eze (facilitator), Hamid Karimi, siobhan o'leary\n"
+                                     "- siobhan raised the childcare issue.\n"
+                                     "My colleague Eilidh Fraser sent the notes; reply 'cheers eilidh' about the fraser valley.\n"
+                                     "Cite Kahneman and Tversky (1979) here."}]
+    d = gateway.evaluate(chat(m, key="sk-siblings"), log=False)
+    text = sent(d)["messages"][0]["content"]
+    assert not re.search(r"(?i)\b(?:siobhan|o'leary|eilidh)\b", text), text
+    assert "the fraser valley" in text and "Kahneman and Tversky (1979)" in text
