@@ -72,9 +72,11 @@ CORPORA = {"dev": ROOT / "tests" / "fixtures" / "prompts" / "prompts.yaml",
            "holdout24": ROOT / "tests" / "fixtures" / "prompts" / "holdout24.yaml",
            "holdout25": ROOT / "tests" / "fixtures" / "prompts" / "holdout25.yaml",
            "holdout26": ROOT / "tests" / "fixtures" / "prompts" / "holdout26.yaml",
-           "holdout27": ROOT / "tests" / "fixtures" / "prompts" / "holdout27.yaml"}
+           "holdout27": ROOT / "tests" / "fixtures" / "prompts" / "holdout27.yaml",
+           "holdout28": ROOT / "tests" / "fixtures" / "prompts" / "holdout28.yaml",
+           "holdout29": ROOT / "tests" / "fixtures" / "prompts" / "holdout29.yaml"}
 #: sets not yet scored: `--set all` leaves them out, so that scoring every set does not score them by the way
-UNSCORED: frozenset[str] = frozenset({"holdout26", "holdout27"})
+UNSCORED: frozenset[str] = frozenset({"holdout28", "holdout29"})
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
 
