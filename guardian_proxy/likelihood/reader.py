@@ -16,10 +16,11 @@ statement, cached per text. The reader never sees the request: only policy text.
 from __future__ import annotations
 
 import re
-import zlib
 from functools import lru_cache
 
 import numpy as np
+
+from ..hashing import signed_buckets
 
 READ_CATS = ("contact", "financial", "health", "precise_location", "demographic", "device_id", "cookie",
              "behavioural", "identity", "government_id", "other", "generic")
@@ -48,26 +49,14 @@ def char_grams(text: str, lo: int = 2, hi: int = 5) -> set[str]:
     return out
 
 
-def _block(gs, bits: int, idf: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    hs = sorted({zlib.crc32(g.encode()) for g in gs})
-    if not hs:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-    h = np.array(hs, dtype=np.uint64)
-    ids = (h & np.uint64((1 << bits) - 1)).astype(np.int64)
-    w = np.where((h >> np.uint64(31)) & np.uint64(1), -1.0, 1.0).astype(np.float32)
-    if idf is not None:
-        w *= idf[ids]
-    return ids, w / np.float32(max(1e-6, float(np.sqrt(np.dot(w, w)))))
-
-
 def hashed(text: str, bits: int, idf: np.ndarray | None = None, chars: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """(bucket ids, signed weights) of the text's distinct word grams: ±idf of the bucket (1 without idf),
     L2-normalised; with `chars` the character n-grams are a second block, normalised alike, in the same
     buckets (each block weighs 1/√2, so the whole stays of norm ≈ 1)."""
-    ids, w = _block(grams(text), bits, idf)
+    ids, w = signed_buckets(grams(text), bits, idf)
     if not chars:
         return ids, w
-    cids, cw = _block(char_grams(text), bits, idf)
+    cids, cw = signed_buckets(char_grams(text), bits, idf)
     half = np.float32(np.sqrt(0.5))
     return np.concatenate([ids, cids]), np.concatenate([w * half, cw * half])
 

@@ -66,6 +66,8 @@ from .keyed import (
     typed_values,
 )
 from .language import other_language
+from .message_reader import message_reader
+from .message_reader import words as reader_words
 from .namecues import (
     ORG_WORDS,
     PERSON_WORDS,
@@ -77,6 +79,7 @@ from .namecues import (
     cued_names,
     given_and_surnames,
     listed_name,
+    near_the_writer,
     ordinary,
     person_by_cue,
     product,
@@ -96,6 +99,12 @@ _DIGITS = frozenset({"AMOUNT", "AGE", "PHONE_NUMBER", "IP_ADDRESS", "CASE_NUMBER
 _NAMES = frozenset({"PERSON", "USERNAME"})
 #: quasi-identifiers that are facts of the world unless a person is tied to them in their sentence
 _PLACES = frozenset({"LOCATION", "NRP", "ORGANIZATION", "DATE", "DATE_TIME"})
+#: the names the message reader judges (`message_reader`): people, organisations, places, groups
+_READ = frozenset({"PERSON", "ORGANIZATION", "LOCATION", "NRP"})
+#: someone's contact data or identifier: a message that holds one speaks of people, whatever the reader says
+_IDENTIFYING = frozenset({"EMAIL_ADDRESS", "PHONE_NUMBER", "STREET_ADDRESS", "GOVERNMENT_ID", "UK_NHS", "US_SSN",
+                          "US_ITIN", "US_PASSPORT", "US_DRIVER_LICENSE", "IBAN_CODE", "CREDIT_CARD", "ACCOUNT_NUMBER",
+                          "US_BANK_NUMBER", "DATE_OF_BIRTH", "MEDICAL_LICENSE"})
 #: kept whatever their context: values that are identifiers by their shape
 _SHAPED = frozenset({"EMAIL_ADDRESS", "PHONE_NUMBER", "IP_ADDRESS", "CREDIT_CARD", "US_SSN", "IBAN_CODE",
                      "US_BANK_NUMBER", "ACCOUNT_NUMBER", "API_KEY", "AUTH_TOKEN", "PRIVATE_KEY", "PASSWORD", "URL",
@@ -650,6 +659,7 @@ class PartContext:
         self._json: dict[int, list[tuple[int, int]] | None] = {}
         self._marks: dict[int, tuple[list, list]] = {}
         self.cues: dict[int, str] = {}  # the names only a cue found, by their hit's id (see `cued`)
+        self.identified: dict[int, bool] = {}  # the slots that hold someone's contact data or identifier (`cued`)
 
     def _structure(self, i: int, text: str) -> tuple[list, list]:
         if i not in self._marks:
@@ -803,6 +813,8 @@ class PartContext:
                 over[0].entity = "DATE_OF_BIRTH"  # "dob": "1991-07-23", found as a date
         # a list's other names, beside a person's that a cue found or whose words the name lists hold ("orjson or
         # ujson" lists no one)
+        # a message with someone's contact data or identifier speaks of people: the message reader does not judge it
+        self.identified[i] = any(h.entity in _IDENTIFYING for h in found + out)
         anchors = [(h.start, h.end) for h in found + out if h.entity == "PERSON" and not h.part and (
             id(h) in self.cues or any(listed_name(w) for w in _WORD.findall(h.text)))]
         for _ in range(3):  # "Present: Ngozi Eze, Marek Dvořák, siobhan o'leary": a list's names, one from the next
@@ -1097,6 +1109,13 @@ class PartContext:
         if h.entity in ("CASE_NUMBER", "DATE") and not known and (
                 _ORDER_LABEL_BEFORE.search(text, max(0, h.start - 24), h.start) or _ORDER_PREFIX.match(value.strip())):
             return "an order's number"  # "invoice INV-0893", "PO-26-1187", "ticket #88213": the shop's reference
+        if h.entity in _READ and slot.role == "user" and not known and not seen and not h.part and \
+                not self._vouched(h) and not self.identified.get(i) and \
+                not any(near_the_writer(text, Hit(i, m.start(), m.end(), h.entity, h.text))  # any of its mentions
+                        for m in re.finditer(re.escape(h.text), text)) and \
+                len(reader_words(text)) >= 8 and not other_language(text) and not _CJK_RUN.search(text) and \
+                message_reader().about_the_world(text):
+            return "a question about the world"  # "Who were Hakaru Hashimoto and Robert Graves?": the message reader
         return None
 
     @staticmethod

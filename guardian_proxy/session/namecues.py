@@ -572,8 +572,8 @@ def _addressed_alone(text: str, start: int, end: int) -> bool:
 
 SIBLING_CUE = "listed beside a person's name"
 #: a list's joint between a person's name and the next item: ", ", ", and ", " and ", " & ", " or "
-_JOINT_AFTER = re.compile(r"(?:[ \t]*,[ \t]*(?:and[ \t]+|&[ \t]+)?|[ \t]+(?:and|&|or)[ \t]+)")
-_JOINT_BEFORE = re.compile(r"(?:[ \t]*,[ \t]*|[ \t]+(?:and|&|or)[ \t]+)$")
+_JOINT_AFTER = re.compile(r"(?:[ \t]{0,3},[ \t]{0,3}(?:and[ \t]{1,3}|&[ \t]{1,3})?|[ \t]{1,3}(?:and|&|or)[ \t]{1,3})")
+_JOINT_BEFORE = re.compile(r"(?:[ \t]{0,3},[ \t]{0,3}|[ \t]{1,3}(?:and|&|or)[ \t]{1,3})$")
 _SIBLING_WORD = re.compile(r"[^\W\d_](?:[^\W\d_]{1,19}|(?=['’]))(?:[-'’][^\W\d_]{2,20})?")
 
 
@@ -838,6 +838,32 @@ def asked_about(text: str, h) -> bool:
                                          not (w == "me" and k and said[k - 1] in _ASKING_ME))
                    for k, w in enumerate(said))
 
+
+
+#: the words of one's own affairs: a name in a sentence with one is someone the writer deals with ("Read the Q3
+#: Report by Dana Whitfield, due Monday")
+_OWN_AFFAIRS = frozenset({"due", "deadline", "deadlines", "meeting", "meetings", "shift", "shifts", "rota", "invoice",
+                          "invoices", "appointment", "appointments", "interview", "standup", "stand-up", "sprint", "rent",
+                          "lease", "homework", "assignment", "payslip", "salary", "cc", "attendees", "rsvp"})
+
+
+_WITH_BEFORE = re.compile(r"\b(?:with|w/|ask|tell|remind|email|text|call|invite|thank)[ \t]{1,3}"
+                          r"(?:[A-Z][\w'’-]{0,20}(?:[ \t][A-Z][\w'’-]{0,20})?(?:,[ \t]{0,2}|[ \t]{1,2}and[ \t]{1,2}|"
+                          r"[ \t]{0,2}&[ \t]{0,2})){0,3}$",
+                          re.I)
+
+
+def near_the_writer(text: str, h) -> bool:
+    """Whether the sentence around `h` speaks of the writer or a person the writer knows: a first person ("why does
+    Tomasz ignore my messages", "Aisha's mum invited me"; not the asking "tell me about …"), a person noun ("my
+    colleague", "patients"), a word of one's own affairs ("due Monday", "the meeting"), a verb that addresses the
+    name ("Ask Mark and Grace") or a "with" before it."""
+    if _ADDRESSING.search(text[max(0, h.start - 20):h.start]) or _WITH_BEFORE.search(text, max(0, h.start - 80), h.start):
+        return True  # "reply to Keisha", "splitting the airbnb with Jun-ho and Malak"
+    said = [w.casefold().replace("’", "'") for w in re.findall(r"[\w'’-]+", _sentence(text, h.start, h.end))]
+    return any(w in PERSON_WORDS or w in _OWN_AFFAIRS or
+               w in _FIRST_PERSON and not (w in ("me", "us") and k and said[k - 1] in _ASKING_ME)
+               for k, w in enumerate(said))
 
 
 #: the words that join things compared: "Compare Airflow and Prefect", "Prefect vs Dagster"

@@ -272,3 +272,25 @@ def test_a_lists_lower_case_names_and_a_known_names_lower_case_repeat_are_replac
     text = sent(d)["messages"][0]["content"]
     assert not re.search(r"(?i)\b(?:siobhan|o'leary|eilidh)\b", text), text
     assert "the fraser valley" in text and "Kahneman and Tversky (1979)" in text
+
+
+def test_a_question_about_the_world_keeps_its_names_a_message_about_the_users_people_does_not(gateway):
+    """The message reader: "who were Hakaru Hashimoto and Robert Graves" asks about public lives, and a stand-in would
+    make the model answer another question; the decision says which rule kept them. A name beside the writer's own
+    words ("splitting the airbnb with Jun-ho and Malak"), or in a message with someone's phone number, is replaced."""
+    from guardian_proxy.decision_log import record
+
+    q = ("Is Crohn's disease named after Burrill Crohn? And while you're at it, who were Hakaru Hashimoto and Robert "
+         "Graves, and what's the difference between Hashimoto's thyroiditis and Graves' disease?")
+    req = chat([{"role": "user", "content": q}], key="sk-reader-1")
+    d = gateway.evaluate(req, log=False)
+    assert d.rewrite is None or sent(d)["messages"][0]["content"] == q
+    assert d.extra["kept"].get("a question about the world", 0) >= 1
+    assert "Hashimoto" not in str(record(req, d))
+    m = "splitting the airbnb with Jun-ho and Malak - 3 nights, £612 total, but Malak only stayed 2 nights. whats fair"
+    text = sent(gateway.evaluate(chat([{"role": "user", "content": m}], key="sk-reader-2"), log=False))
+    assert not re.search(r"\b(?:Jun-ho|Malak)\b", text["messages"][0]["content"])
+    m = ("Who were Hakaru Hashimoto and Robert Graves? Ring Robert Graves on 07700 182 934 about the diagnosis "
+         "before Friday.")
+    text = sent(gateway.evaluate(chat([{"role": "user", "content": m}], key="sk-reader-3"), log=False))
+    assert "Robert Graves" not in text["messages"][0]["content"]
