@@ -291,6 +291,10 @@ _AGE_BEFORE = re.compile(r"(?:\b(?:i'?m|i\s+am|he'?s|she'?s|aged?|age:?)|,)\s?$"
 _CODE_BEFORE = re.compile(r"\b[A-Z]{2,3}\s$")
 #: a British postcode ("LE2 3QT", "SW1A 1AA")
 _UK_POSTCODE = re.compile(r"\b[A-Z]{1,2}\d[A-Z\d]?\s?\d[A-Z]{2}\b")
+#: a whole postcode that names a street's few doors: British ("N1 4RH"), Irish Eircode ("D05 K2X4"), Canadian
+#: ("K1A 0B1"), Dutch ("1012 AB")
+_FULL_POSTCODE = re.compile(r"[A-Z]{1,2}\d[A-Z\d]?[ ]?\d[A-Z]{2}|[AC-FHKNPRTV-Y]\d{2}[ ]?[AC-FHKNPRTV-Y\d]{4}|"
+                            r"[A-Z]\d[A-Z][ ]?\d[A-Z]\d|\d{4}[ ]?[A-Z]{2}")
 #: a postcode after a street address, past its town and its state when the detector stopped before them
 #: ("…, Apt 2B, Tucson, AZ 85712", "18 Jubilee Crescent, Bengaluru 560034")
 _POSTCODE_AFTER = re.compile(r"(?:,[ ]?[A-Z][^\W\d_]{1,20}(?:[ ][A-Z][^\W\d_]{1,20}){0,2})?(?:,?[ ][A-Z]{2})?"
@@ -1098,6 +1102,8 @@ class PartContext:
             return "duration"  # "a fisherman for 50 years", "rent unpaid for two months": no date of anyone's
         if h.entity == "NRP" and _language(text, h):
             return "language"  # "Translate to German:", "reply in Spanish": the task's language, no one's origin
+        if h.entity == "LOCATION" and _FULL_POSTCODE.fullmatch(value.strip()):
+            return None  # "London N1 4RH", "Dublin 5, D05 K2X4": a postcode names a street's few doors, no fact
         if h.entity in ("LOCATION", "NRP") and not known and (_TRIP_BEFORE.search(text, max(0, h.start - 40), h.start) or
                                                              _ROUTE_BEFORE.search(text, max(0, h.start - 80), h.start)):
             return "trip asked about"  # "Plan a 3-day itinerary in Kyoto for a family …": where to go, not to live

@@ -147,7 +147,9 @@ _KIN_NOUNS = (r"daughter|son|wife|husband|mother|father|mom|mum|dad|brother|sist
               r"grandmother|grandfather|grandson|granddaughter|landlord|landlady|tenant|teacher|student|doctor|patient|"
               r"client|roommate|flatmate|parent|children|kids|sibling|grandparent|grandchild|grandchildren|"
               r"stepmother|stepfather|stepson|stepdaughter|twin|mate|office\s+mate|housemate|classmate|supervisor|"
-              r"in-law")
+              r"in-law|nan|nana|nanna|gran|granny|grandma|grandmum|grandad|granddad|grandpa|girls|boys|bride|groom|"
+              r"lola|lolo|ninang|ninong|godmother|godfather|godson|goddaughter|"
+              r"ex|exes|crush|bestie|bff")
 #: two capitalised words (a hyphen or an apostrophe inside), each a whole word: a given name and a surname, perhaps
 _LISTED_PAIR = re.compile(r"(?<![\w'’-])([A-ZÀ-ÖØ-ÞĀ-Ž][a-zß-öø-ÿā-ž]+(?:-[A-ZÀ-ÖØ-ÞĀ-Ž][a-zß-öø-ÿā-ž]+)?) "
                           r"([A-ZÀ-ÖØ-ÞĀ-Ž][a-zß-öø-ÿā-ž]+(?:[-'’][A-ZÀ-ÖØ-ÞĀ-Ž][a-zß-öø-ÿā-ž]+)?)(?![\w'’-])")
@@ -156,6 +158,15 @@ _ORG_AFTER = re.compile(r" (?:Inc|Ltd|LLC|GmbH|AG|SA|Group|Bank|University|Colle
                         r"Institute|Street|Road|Avenue|Stadium|Park|Hall|Centre|Center)\b")
 #: a line of two or three words in capitals and nothing else
 _CAPS_LINE = re.compile(r"^[ \t]{0,8}([A-Z][A-Z'’-]{1,20}(?:[ \t][A-Z][A-Z'’-]{1,20}){1,2})[ \t]*$", re.M)
+#: a name in capitals that begins a row of a list or a table ("ANITA MEHRA-ROWE / 548213907 / 03/2031")
+_CAPS_ROW = re.compile(r"^[ \t]{0,8}(?:\d{1,3}[.)][ \t]{1,2})?([A-Z][A-Z'’-]{1,20}(?:[ \t][A-Z][A-Z'’-]{1,20}){1,2})"
+                       r"[ \t]{0,3}(?:[/|,;–—]|-[ \t]|\t)", re.M)
+#: a given name, a nickname in quotes, a surname: 'Mariusz "Maniek" Grabowski', 'Rogelio "Jun-Jun" Santos'
+_NICKNAMED = re.compile(r"(?<![\w'’-])([A-ZÀ-ÖØ-ÞĀ-Ž][a-zß-öø-ÿā-ž]{1,20})[ \t]{1,2}[\"“'‘]([^\"”'’\n]{2,24})[\"”'’][ \t]{1,2}"
+                        r"([A-ZÀ-ÖØ-ÞĀ-Ž][\w'’-]{1,24}(?:[ \t][A-ZÀ-ÖØ-ÞĀ-Ž][\w'’-]{1,24})?)")
+#: three or more single capitalised words in a list: "Hamid, Yasmin, Cormac, Tereza", "Kemi, Tunde and Bayo"
+_GIVEN_LIST = re.compile(r"(?<![\w'’-])[A-ZÀ-ÖØ-ÞĀ-Ž][a-zß-öø-ÿā-ž'’-]{1,20}(?:(?:,[ \t]{1,2}(?:and[ \t]{1,2}|&[ \t]{1,2})?|"
+                         r"[ \t]{1,2}(?:and|&)[ \t]{1,2})[A-ZÀ-ÖØ-ÞĀ-Ž][a-zß-öø-ÿā-ž'’-]{1,20}){2,11}(?![\w'’-]|[ \t][A-Z])")
 #: a possessive, a kinship or role noun and up to three lower-case words: "my friend priya sharma"
 _KIN_LOWER = re.compile(r"\b(?:my|our|his|her|their|[a-z]{2,12}['’]s)\s(?:best\s|old\s|new\s|little\s|big\s)?(?:" + _KIN_NOUNS +
                         r"|bro|sis|cuz|bestie|ex|bf|gf|hubby|wifey|" +
@@ -207,7 +218,9 @@ ORG_WORDS = frozenset({"inc", "ltd", "llc", "corp", "corporation", "company", "c
 #: a letter's sign-off on the line before: the next line is its writer's name ("Best,\nAoife Gallagher")
 _SIGN_OFF = re.compile(r"(?:best|best\s+regards|kind\s+regards|warm\s+regards|warmest\s+regards|regards|cheers|thanks|"
                        r"thank\s+you|many\s+thanks|sincerely|yours\s+sincerely|yours\s+faithfully|yours\s+truly|"
-                       r"best\s+wishes|all\s+the\s+best|warmly|respectfully|love|take\s+care)[ \t]*[,.!]?[ \t]*\n[ \t]*$",
+                       r"best\s+wishes|all\s+the\s+best|warmly|respectfully|love|take\s+care|with\s+gratitude|"
+                       r"with\s+thanks|with\s+love|with\s+best\s+wishes|gratefully|lots\s+of\s+love|much\s+love|"
+                       r"yours|thanks\s+again|thank\s+you\s+again|speak\s+soon)[ \t]*[,.!]?[ \t]*\n[ \t]*$",
                        re.I)
 
 
@@ -717,6 +730,23 @@ def cued_names(text: str) -> list[tuple[int, int, str]]:
         if words[0].casefold() in given and words[-1].casefold() in faker_names("last_names", locales=WORLD) and \
                 not any(w.casefold() in ORG_WORDS for w in words):
             out.append((m.start(1), m.end(1), "a name in capitals on a line of its own"))
+    if sum(c.isupper() for c in text) < 0.5 * sum(c.isalpha() for c in text):  # a text in capitals says nothing so
+        for m in _CAPS_ROW.finditer(text):  # a passenger list: "ANITA MEHRA-ROWE / 548213907 / 03/2031"
+            words = m.group(1).split()
+            if words[0].casefold() in given and not ordinary(words[0]) and \
+                    not any(w.casefold() in ORG_WORDS for w in words):
+                out.append((m.start(1), m.end(1), "a name in capitals beginning a row"))
+    for m in _NICKNAMED.finditer(text):  # 'Mariusz "Maniek" Grabowski': NER stops at the quotes
+        if m.group(1).casefold() in given and not ordinary(m.group(1)) and \
+                all(_name_word(w, after_name=True) for w in m.group(3).split()):
+            out.append((m.start(), m.end(), "a name with a nickname in quotes"))
+    for m in _GIVEN_LIST.finditer(text):  # 'Team "Quiztopher Columbus": Hamid, Yasmin, Cormac, Tereza'
+        items = list(re.finditer(r"[^\W\d_][\w'’-]*", m.group(0)))
+        items = [w for w in items if w.group(0) not in ("and",)]
+        named = [w for w in items if w.group(0).casefold() in given and not ordinary(w.group(0))]
+        if len(named) >= max(2, (2 * len(items) + 2) // 3) and \
+                not any(w.group(0).casefold() in ORG_WORDS or ordinary(w.group(0)) for w in items):
+            out += [(m.start() + w.start(), m.start() + w.end(), "a list of given names") for w in items]
     for m in _KIN_LOWER.finditer(text):  # "my friend priya sharma said …": typed without capitals
         words = list(re.finditer(r"[a-z][a-z'’-]*", m.group(1)))
         first = words[0].group(0) if words else ""

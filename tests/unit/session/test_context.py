@@ -904,3 +904,13 @@ def test_a_persons_number_test_or_year_is_theirs_not_an_eponym_or_a_citation():
     assert part.why_not(0, slot, hit_at(chat, 0, "Crohn", "PERSON")) == "a named method"
     assert part.why_not(0, slot, hit_at(chat, 0, "Bradford", "LOCATION")) == "a named method"
     assert part.why_not(0, slot, hit_at(chat, 0, "Granovetter", "PERSON")) == "a cited author"
+
+
+def test_a_whole_postcode_is_no_fact_a_place_alone_is():
+    """"London N1 4RH" had been left as a fact about a place (no person in its sentence): a whole postcode names a
+    street's few doors. The town alone stays a fact."""
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content":
+                    "Write this up as a lost property report. Until 30 Nov the owner stays at a friend's flat, London "
+                    "N1 4RH. Payment goes to Dublin 5, D05 K2X4."}]})
+    assert keeps(chat, 0, "N1 4RH", "LOCATION") and keeps(chat, 0, "D05 K2X4", "LOCATION")
+    assert not keeps(chat, 0, "London", "LOCATION")

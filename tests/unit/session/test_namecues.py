@@ -380,3 +380,23 @@ def test_a_lists_names_beside_a_persons_are_names_in_any_case():
     text = "nadia and Ingrid Halvorsen are on the late shift"
     a = text.index("Ingrid")
     assert [text[s:e] for s, e, _ in siblings(text, [(a, a + len("Ingrid Halvorsen"))])] == ["nadia"]
+
+
+def test_names_by_their_rows_quotes_and_lists():
+    """A passenger list's names in capitals, a nickname in quotes, a team's given names, "my nan Bridget", a letter
+    signed after "With gratitude"."""
+    from guardian_proxy.session.namecues import cued_names
+
+    def found(text):
+        return {text[a:b] for a, b, _ in cued_names(text)}
+
+    rows = ("Can you make a one-page itinerary for our trip? Travellers (name as on passport / passport no.):\n"
+            "ANITA MEHRA-ROWE / 548213907 / 03/2031\nMARCUS ROWE / 561028374 / 11/2029\nWe are in an apartment.")
+    assert {"ANITA MEHRA-ROWE", "MARCUS ROWE"} <= found(rows)
+    assert not found("NOTE: ALL CAPS TEXT / NOTHING HERE\nPLEASE READ / THANKS")
+    assert 'Mariusz "Maniek" Grabowski' in found('Rooms: Mariusz "Maniek" Grabowski (+48 601 772 409) and Jen')
+    team = 'Team "Quiztopher Columbus": Hamid, Yasmin, Cormac, Tereza (paid on PayPal)'
+    assert {"Hamid", "Yasmin", "Cormac", "Tereza"} <= found(team)
+    assert not found("Compare Python, Rust, Go and Kotlin for a CLI.") & {"Python", "Rust", "Kotlin"}
+    assert "Bridget" in found("He loved three things: my nan Bridget, Coventry City, and the Dubliners.")
+    assert "Obiageli Nnadi" in found("Thank you again.\n\nWith gratitude,\nObiageli Nnadi\nFlat 3")
