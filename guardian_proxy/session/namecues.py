@@ -141,6 +141,20 @@ def rare_in_lower(word: str) -> bool:
     return _zipf(word.casefold()) < 3.7
 
 
+#: given names that are also common English words: in lower case they may be the word ("my friend mark said", "my
+#: boss will", "the dev server")
+WORD_NAMES = frozenset({
+    "mark", "will", "rose", "grace", "hope", "faith", "joy", "bill", "pat", "sue", "sunny", "dawn", "april", "may",
+    "june", "ruby", "amber", "jade", "iris", "lily", "daisy", "holly", "ivy", "max", "ray", "art", "frank", "jack",
+    "guy", "drew", "bob", "rob", "sandy", "summer", "autumn", "chase", "chip", "hunter", "page", "skip", "dev", "don",
+    "gene", "earl", "dean", "rich", "ken", "kit", "sam", "tom", "ted", "ben", "dan", "al", "ed", "bo", "jan", "eve",
+    "angel", "august", "bay", "blue", "brook", "cash", "clay", "cliff", "colt", "crystal", "destiny", "ginger",
+    "glen", "gray", "grey", "harmony", "heather", "honey", "jewel", "king", "lane", "lee", "love", "mason", "miles",
+    "misty", "neil", "noel", "olive", "pearl", "penny", "poppy", "reed", "rocky", "sage", "scott", "sky", "star",
+    "stone", "storm", "victor", "violet", "wade", "warren", "wood", "young", "rain", "river", "major",
+    "precious", "comfort", "blessing", "patience", "charity", "prudence", "constance", "mercy", "honor", "honour"})
+
+
 #: the kinship and role nouns that say a name after them is of someone the user knows
 _KIN_NOUNS = (r"daughter|son|wife|husband|mother|father|mom|mum|dad|brother|sister|friend|colleague|coworker|boss|"
               r"manager|neighbou?rs?|partner|boyfriend|girlfriend|fianc[ée]e?|cousin|aunt|uncle|niece|nephew|"
@@ -164,6 +178,9 @@ _CAPS_ROW = re.compile(r"^[ \t]{0,8}(?:\d{1,3}[.)][ \t]{1,2})?([A-Z][A-Z'’-]{1
 #: a given name, a nickname in quotes, a surname: 'Mariusz "Maniek" Grabowski', 'Rogelio "Jun-Jun" Santos'
 _NICKNAMED = re.compile(r"(?<![\w'’-])([A-ZÀ-ÖØ-ÞĀ-Ž][a-zß-öø-ÿā-ž]{1,20})[ \t]{1,2}[\"“'‘]([^\"”'’\n]{2,24})[\"”'’][ \t]{1,2}"
                         r"([A-ZÀ-ÖØ-ÞĀ-Ž][\w'’-]{1,24}(?:[ \t][A-ZÀ-ÖØ-ÞĀ-Ž][\w'’-]{1,24})?)")
+#: three or more single lower-case words in a list: "kofi, isla-rose, mohammed"
+_LOWER_LIST = re.compile(r"(?<![\w'’-])[a-zß-öø-ÿā-ž][a-zß-öø-ÿā-ž'’-]{1,20}(?:(?:,[ \t]{1,2}(?:and[ \t]{1,2}|&[ \t]{1,2})?|"
+                         r"[ \t]{1,2}(?:and|&)[ \t]{1,2})[a-zß-öø-ÿā-ž][a-zß-öø-ÿā-ž'’-]{1,20}){2,11}(?![\w'’-])")
 #: three or more single capitalised words in a list: "Hamid, Yasmin, Cormac, Tereza", "Kemi, Tunde and Bayo"
 _GIVEN_LIST = re.compile(r"(?<![\w'’-])[A-ZÀ-ÖØ-ÞĀ-Ž][a-zß-öø-ÿā-ž'’-]{1,20}(?:(?:,[ \t]{1,2}(?:and[ \t]{1,2}|&[ \t]{1,2})?|"
                          r"[ \t]{1,2}(?:and|&)[ \t]{1,2})[A-ZÀ-ÖØ-ÞĀ-Ž][a-zß-öø-ÿā-ž'’-]{1,20}){2,11}(?![\w'’-]|[ \t][A-Z])")
@@ -747,12 +764,19 @@ def cued_names(text: str) -> list[tuple[int, int, str]]:
         if len(named) >= max(2, (2 * len(items) + 2) // 3) and \
                 not any(w.group(0).casefold() in ORG_WORDS or ordinary(w.group(0)) for w in items):
             out += [(m.start() + w.start(), m.start() + w.end(), "a list of given names") for w in items]
+    for m in _LOWER_LIST.finditer(text):  # "kofi, isla-rose, mohammed (his mum is on …)": an invite list typed fast
+        items = [w for w in re.finditer(r"[^\W\d_][\w'’-]*", m.group(0)) if w.group(0) != "and"]
+        if len(items) >= 3 and all(w.group(0) in given and w.group(0) not in WORD_NAMES and _zipf(w.group(0)) < 4.5
+                                   or _zipf(w.group(0).replace("-", "")) < 2.5 and not ordinary(w.group(0))
+                                   for w in items) and sum(w.group(0) in given for w in items) * 3 >= 2 * len(items):
+            out += [(m.start() + w.start(), m.start() + w.end(), "a list of given names") for w in items]
     for m in _KIN_LOWER.finditer(text):  # "my friend priya sharma said …": typed without capitals
         words = list(re.finditer(r"[a-z][a-z'’-]*", m.group(1)))
         first = words[0].group(0) if words else ""
-        if not first or (first not in given or _zipf(first) >= 3.5) and (_zipf(first) >= 3.0 or ordinary(first)):
-            continue  # "my friend mark said": a common word in lower case may be no name ("my sister amaka": a rare
-            # word no list holds is one)
+        if not first or (first not in given or _zipf(first) >= 3.5) and (_zipf(first) >= 3.0 or ordinary(first)) and \
+                (first not in given or first in WORD_NAMES or _zipf(first) >= 5.0):
+            continue  # "my friend mark said": a given name that is a common word may be no name in lower case ("my
+            # sister amaka": a rare word no list holds is one; "his mum sarah": a given name no English word)
         n = 1
         while n < len(words) and listed_name(words[n].group(0)) and _zipf(words[n].group(0)) < 3.5:
             n += 1

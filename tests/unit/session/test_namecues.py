@@ -400,3 +400,17 @@ def test_names_by_their_rows_quotes_and_lists():
     assert not found("Compare Python, Rust, Go and Kotlin for a CLI.") & {"Python", "Rust", "Kotlin"}
     assert "Bridget" in found("He loved three things: my nan Bridget, Coventry City, and the Dubliners.")
     assert "Obiageli Nnadi" in found("Thank you again.\n\nWith gratitude,\nObiageli Nnadi\nFlat 3")
+
+
+def test_lower_case_names_after_a_kinship_noun_and_in_a_list():
+    """"his mum sarah" (a given name that is no English word) and an invite list typed fast are names; "my friend mark
+    said" and a shopping list are not."""
+    from guardian_proxy.session.namecues import cued_names
+
+    def found(text):
+        return {text[a:b] for a, b, _ in cued_names(text)}
+
+    assert "sarah" in found("it's going to: ollie and his mum sarah, and the twins")
+    assert "mark" not in found("my friend mark said it was fine")
+    assert {"kofi", "isla-rose", "mohammed"} <= found("then kofi, isla-rose, mohammed (his mum is on the list)")
+    assert not found("buy eggs, milk, butter and bread") & {"eggs", "milk", "butter"}
