@@ -84,6 +84,7 @@ from .namecues import (
     person_by_cue,
     product,
     product_after,
+    public_office,
     sibling_word,
     siblings,
     work_name,
@@ -638,6 +639,8 @@ def _not_a_persons(text: str, h: Hit, persons, seen: bool = False) -> str | None
         return "product"  # "my Django app", "Docker's COPY", "push to a Vec", "Pandas warns SettingWithCopyWarning"
     if work_name(text, h, persons) or not seen and asked_about(text, h):
         return "work or public person"  # "Dune by Frank Herbert", "a biography of Marie Curie"
+    if not seen and public_office(text, h):
+        return "a public office's holder"  # "Mayor of London Sadiq Khan said", "Pope Clement VII", "Henry VIII"
     return None
 
 

@@ -141,6 +141,33 @@ def rare_in_lower(word: str) -> bool:
     return _zipf(word.casefold()) < 3.7
 
 
+#: a public office or rank before a name, its place perhaps before or after it: "Prime Minister Keir Starmer", "Mayor
+#: of London Sadiq Khan", "Warsaw mayor Rafał Trzaskowski", "Oslo's mayor Anne Lindboe", "Pope Clement VII", "the Health
+#: Secretary Wes Streeting", "Dame Jacqueline Wilson"
+_OFFICE = (r"(?:[Pp]rime[ \t]+[Mm]inister|(?:[Vv]ice[- ])?[Pp]resident|[Cc]hancellor|[Ss]enator|[Gg]overnor|"
+           r"[Cc]ongress(?:man|woman)|[Mm]inister|[Ss]ecretary|[Mm]ayor|[Pp]remier|Taoiseach|MP|MEP|King|Queen|Prince|"
+           r"Princess|Pope|Saint|St\.?|Sir|Dame|Emperor|Empress|Tsar|Czar|Sultan|Archbishop|Cardinal|"
+           r"Chief[ \t]+Justice)")
+_PUBLIC_OFFICE_BEFORE = re.compile(r"(?:\b" + _OFFICE + r"(?:[ \t]+of(?:[ \t]+the)?(?:[ \t]+[A-Z][\w'’-]{1,20}){1,3})?|"
+                                   r"\b[A-Z][\w'’-]{1,20}(?:['’]s)?[ \t]+(?:[A-Z][a-z]{2,20}[ \t]+)?" + _OFFICE + r")"
+                                   r",?[ \t]{1,2}$")
+#: a king's, a queen's or a pope's number after the name ("Henry VIII", "Clement VII", "Elizabeth II")
+_REGNAL = r"(?:II|III|IV|VI{0,3}|IX|XI{0,3}|XIV|XV|XVI{1,3}|XIX|XX)"  # not "I": "the guy, Darren I think"
+_REGNAL_AFTER = re.compile(r"[ \t]" + _REGNAL + r"\b(?!\.)")
+
+
+def public_office(text: str, h) -> bool:
+    """A name after a public office or rank ("Prime Minister Keir Starmer", "Mayor of London Sadiq Khan", "Oslo's
+    mayor Anne Lindboe", "Pope Clement VII", "Sir …", "Dame …") or with a king's or a pope's number ("Henry VIII"):
+    a public person, whose stand-in would make the text about someone else. Not after "my", "our", "his" … ("our
+    mayor"): an office the writer holds close may be anyone's."""
+    m = _PUBLIC_OFFICE_BEFORE.search(text, max(0, h.start - 60), h.start)
+    if m and not re.search(r"\b(?:my|our|his|her|their|your)[ \t]+$", text[max(0, m.start() - 12):m.start()], re.I):
+        return True
+    return bool(re.fullmatch(r".+[ \t]" + _REGNAL, h.text)) or \
+        bool(_REGNAL_AFTER.match(text, h.end))
+
+
 #: given names that are also common English words: in lower case they may be the word ("my friend mark said", "my
 #: boss will", "the dev server")
 WORD_NAMES = frozenset({

@@ -414,3 +414,19 @@ def test_lower_case_names_after_a_kinship_noun_and_in_a_list():
     assert "mark" not in found("my friend mark said it was fine")
     assert {"kofi", "isla-rose", "mohammed"} <= found("then kofi, isla-rose, mohammed (his mum is on the list)")
     assert not found("buy eggs, milk, butter and bread") & {"eggs", "milk", "butter"}
+
+
+def test_a_public_office_before_a_name_or_a_kings_number_after_it():
+    from guardian_proxy.session.namecues import public_office
+
+    for text, value in [("Mayor of London Sadiq Khan said on Monday that TfL is looking again", "Sadiq Khan"),
+                        ("Warsaw mayor Rafał Trzaskowski opened the new playground", "Rafał Trzaskowski"),
+                        ("Oslo's mayor Anne Lindboe visited Tøyen on Wednesday", "Anne Lindboe"),
+                        ("On Friday Prime Minister Keir Starmer visited the plant", "Keir Starmer"),
+                        ("because Pope Clement VII would not let him", "Clement VII"),
+                        ("Why did Henry VIII break with Rome?", "Henry")]:
+        assert public_office(text, hit(text, value)), text
+    for text, value in [("I phoned the support line, the guy, Darren I think, just hung up", "Darren"),
+                        ("our mayor Jane Doe lives on my street", "Jane Doe"),
+                        ("My manager Keir Hampton says no", "Keir Hampton")]:
+        assert not public_office(text, hit(text, value)), text
