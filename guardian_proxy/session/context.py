@@ -100,6 +100,8 @@ _DIGITS = frozenset({"AMOUNT", "AGE", "PHONE_NUMBER", "IP_ADDRESS", "CASE_NUMBER
 _NAMES = frozenset({"PERSON", "USERNAME"})
 #: quasi-identifiers that are facts of the world unless a person is tied to them in their sentence
 _PLACES = frozenset({"LOCATION", "NRP", "ORGANIZATION", "DATE", "DATE_TIME"})
+#: why a name is a public person's: a place beside one is tied to no one the user knows
+_PUBLIC_REASONS = frozenset({"work or public person", "a public office's holder"})
 #: the names the message reader judges (`message_reader`): people, organisations, places, groups
 _READ = frozenset({"PERSON", "ORGANIZATION", "LOCATION", "NRP"})
 #: someone's contact data or identifier: a message that holds one speaks of people, whatever the reader says
@@ -1135,8 +1137,9 @@ class PartContext:
             a -= 1
         m = _SENTENCE_END.search(text, h.end)
         b = m.end() if m else len(text)
-        if any(p.start < b and a < p.end and p is not h for p in persons):
-            return True
+        if any(p.start < b and a < p.end and p is not h and
+               _not_a_persons(text, p, persons) not in _PUBLIC_REASONS for p in persons):
+            return True  # a person of the conversation's (not "Marie Curie was born in Warsaw": a public life's place)
         sentence = _FRAME.sub(" ", text[a:b])
         question = sentence.rstrip().endswith("?")
         words = [w.casefold() for w in re.findall(r"[\w']+|[\w’]+", sentence)]

@@ -914,3 +914,15 @@ def test_a_whole_postcode_is_no_fact_a_place_alone_is():
                     "N1 4RH. Payment goes to Dublin 5, D05 K2X4."}]})
     assert keeps(chat, 0, "N1 4RH", "LOCATION") and keeps(chat, 0, "D05 K2X4", "LOCATION")
     assert not keeps(chat, 0, "London", "LOCATION")
+
+
+def test_a_public_lifes_place_is_tied_to_no_one_the_user_knows():
+    """"Why did Henry VIII break with Rome?" in a parent's message: the king is a public person ("a public office's
+    holder"), so Rome beside him is a fact; the son's town stays his."""
+    t = "Help my son with his history homework. Why did Henry VIII break with Rome? My son lives in Leeds."
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": t}]})
+    pc = PartContext(chat)
+    henry = hit_at(chat, 0, "Henry VIII", "PERSON")
+    assert pc.why_not(0, chat.slots[0], henry, [henry]) == "a public office's holder"
+    assert pc.why_not(0, chat.slots[0], hit_at(chat, 0, "Rome", "LOCATION"), [henry]) == "fact"
+    assert pc.why_not(0, chat.slots[0], hit_at(chat, 0, "Leeds", "LOCATION"), [henry]) is None
