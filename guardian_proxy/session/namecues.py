@@ -151,6 +151,15 @@ _OFFICE = (r"(?:[Pp]rime[ \t]+[Mm]inister|(?:[Vv]ice[- ])?[Pp]resident|[Cc]hance
 _PUBLIC_OFFICE_BEFORE = re.compile(r"(?:\b" + _OFFICE + r"(?:[ \t]+of(?:[ \t]+the)?(?:[ \t]+[A-Z][\w'’-]{1,20}){1,3})?|"
                                    r"\b[A-Z][\w'’-]{1,20}(?:['’]s)?[ \t]+(?:[A-Z][a-z]{2,20}[ \t]+)?" + _OFFICE + r")"
                                    r",?[ \t]{1,2}$")
+#: a public office after the name: "Tim Cook as CEO of Apple", "Satya Nadella, Microsoft's chief executive", "Amy
+#: Hood, the company's chief financial officer"
+_PUBLIC_OFFICE_AFTER = re.compile(r"(?:,[ \t]{1,2}|[ \t]{1,2}as[ \t]{1,2})(?:the[ \t]{1,2})?(?:[A-Z][\w&'’-]{1,20}['’]s[ \t]{1,2}|"
+                                  r"company['’]s[ \t]{1,2})?(?:CEO|CFO|COO|CTO|chief[ \t]+(?:\w{3,12}[ \t]+)?(?:executive|"
+                                  r"officer)|founder|co-founder|chair(?:man|woman)?|president|prime[ \t]+minister|"
+                                  r"chancellor|mayor|governor|senator|minister|secretary)[ \t]{1,2}of[ \t]{1,2}[A-Z]|"
+                                  r",[ \t]{1,2}(?:the[ \t]{1,2})?(?:[A-Z][\w&'’-]{1,20}['’]s|company['’]s)[ \t]{1,2}"
+                                  r"(?:CEO|CFO|chief[ \t]+(?:\w{3,12}[ \t]+)?(?:executive|officer)|founder|chair(?:man|woman)?|"
+                                  r"president)\b")
 #: a king's, a queen's or a pope's number after the name ("Henry VIII", "Clement VII", "Elizabeth II")
 _REGNAL = r"(?:II|III|IV|VI{0,3}|IX|XI{0,3}|XIV|XV|XVI{1,3}|XIX|XX)"  # not "I": "the guy, Darren I think"
 _REGNAL_AFTER = re.compile(r"[ \t]" + _REGNAL + r"\b(?!\.)")
@@ -158,14 +167,15 @@ _REGNAL_AFTER = re.compile(r"[ \t]" + _REGNAL + r"\b(?!\.)")
 
 def public_office(text: str, h) -> bool:
     """A name after a public office or rank ("Prime Minister Keir Starmer", "Mayor of London Sadiq Khan", "Oslo's
-    mayor Anne Lindboe", "Pope Clement VII", "Sir …", "Dame …") or with a king's or a pope's number ("Henry VIII"):
+    mayor Anne Lindboe", "Pope Clement VII", "Sir …", "Dame …"), with a king's or a pope's number ("Henry VIII"), or
+    before a company's or a country's office ("Tim Cook as CEO of Apple", "Satya Nadella, Microsoft's chief executive"):
     a public person, whose stand-in would make the text about someone else. Not after "my", "our", "his" … ("our
     mayor"): an office the writer holds close may be anyone's."""
     m = _PUBLIC_OFFICE_BEFORE.search(text, max(0, h.start - 60), h.start)
     if m and not re.search(r"\b(?:my|our|his|her|their|your)[ \t]+$", text[max(0, m.start() - 12):m.start()], re.I):
         return True
     return bool(re.fullmatch(r".+[ \t]" + _REGNAL, h.text)) or \
-        bool(_REGNAL_AFTER.match(text, h.end))
+        bool(_REGNAL_AFTER.match(text, h.end)) or bool(_PUBLIC_OFFICE_AFTER.match(text, h.end))
 
 
 #: given names that are also common English words: in lower case they may be the word ("my friend mark said", "my

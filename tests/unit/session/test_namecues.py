@@ -424,9 +424,12 @@ def test_a_public_office_before_a_name_or_a_kings_number_after_it():
                         ("Oslo's mayor Anne Lindboe visited Tøyen on Wednesday", "Anne Lindboe"),
                         ("On Friday Prime Minister Keir Starmer visited the plant", "Keir Starmer"),
                         ("because Pope Clement VII would not let him", "Clement VII"),
-                        ("Why did Henry VIII break with Rome?", "Henry")]:
+                        ("Why did Henry VIII break with Rome?", "Henry"),
+                        ("an open letter to Tim Cook as CEO of Apple asking for updates", "Tim Cook"),
+                        ('"Satya Nadella, Microsoft\'s chief executive, told analysts', "Satya Nadella")]:
         assert public_office(text, hit(text, value)), text
     for text, value in [("I phoned the support line, the guy, Darren I think, just hung up", "Darren"),
                         ("our mayor Jane Doe lives on my street", "Jane Doe"),
-                        ("My manager Keir Hampton says no", "Keir Hampton")]:
+                        ("My manager Keir Hampton says no", "Keir Hampton"),
+                        ("Contact Jane Okafor, our CEO, about it", "Jane Okafor")]:
         assert not public_office(text, hit(text, value)), text
