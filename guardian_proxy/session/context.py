@@ -669,6 +669,7 @@ class PartContext:
         self._marks: dict[int, tuple[list, list]] = {}
         self.cues: dict[int, str] = {}  # the names only a cue found, by their hit's id (see `cued`)
         self.identified: dict[int, bool] = {}  # the slots that hold someone's contact data or identifier (`cued`)
+        self.world: dict[int, bool] = {}  # the slots whose message reads as a question about the world
 
     def _structure(self, i: int, text: str) -> tuple[list, list]:
         if i not in self._marks:
@@ -837,6 +838,14 @@ class PartContext:
             if not new:
                 break
         return out
+
+    def _about_the_world(self, i: int, text: str) -> bool:
+        """Whether slot `i`'s message reads as a question about the world (`message_reader`), once per slot: an
+        English message of 8 words or more (the reader knows no other language, and a few words say too little)."""
+        if i not in self.world:
+            self.world[i] = len(reader_words(text)) >= 8 and not other_language(text) and \
+                not _CJK_RUN.search(text) and message_reader().about_the_world(text)
+        return self.world[i]
 
     def _vouched(self, h: Hit) -> bool:
         """Whether a cue found this name and says it is one (a name in a list beside another's does not: it is
@@ -1122,10 +1131,9 @@ class PartContext:
             return "an order's number"  # "invoice INV-0893", "PO-26-1187", "ticket #88213": the shop's reference
         if h.entity in _READ and slot.role == "user" and not known and not seen and not h.part and \
                 not self._vouched(h) and not self.identified.get(i) and \
+                self._about_the_world(i, text) and \
                 not any(near_the_writer(text, Hit(i, m.start(), m.end(), h.entity, h.text))  # any of its mentions
-                        for m in re.finditer(re.escape(h.text), text)) and \
-                len(reader_words(text)) >= 8 and not other_language(text) and not _CJK_RUN.search(text) and \
-                message_reader().about_the_world(text):
+                        for m in re.finditer(re.escape(h.text), text)):
             return "a question about the world"  # "Who were Hakaru Hashimoto and Robert Graves?": the message reader
         return None
 
