@@ -74,9 +74,11 @@ CORPORA = {"dev": ROOT / "tests" / "fixtures" / "prompts" / "prompts.yaml",
            "holdout26": ROOT / "tests" / "fixtures" / "prompts" / "holdout26.yaml",
            "holdout27": ROOT / "tests" / "fixtures" / "prompts" / "holdout27.yaml",
            "holdout28": ROOT / "tests" / "fixtures" / "prompts" / "holdout28.yaml",
-           "holdout29": ROOT / "tests" / "fixtures" / "prompts" / "holdout29.yaml"}
+           "holdout29": ROOT / "tests" / "fixtures" / "prompts" / "holdout29.yaml",
+           "holdout30": ROOT / "tests" / "fixtures" / "prompts" / "holdout30.yaml",
+           "holdout31": ROOT / "tests" / "fixtures" / "prompts" / "holdout31.yaml"}
 #: sets not yet scored: `--set all` leaves them out, so that scoring every set does not score them by the way
-UNSCORED: frozenset[str] = frozenset({"holdout28", "holdout29"})
+UNSCORED: frozenset[str] = frozenset({"holdout30", "holdout31"})
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
 
