@@ -215,6 +215,17 @@ _CAPS_ROW = re.compile(r"^[ \t]{0,8}(?:\d{1,3}[.)][ \t]{1,2})?([A-Z][A-Z'’-]{1
 #: a given name, a nickname in quotes, a surname: 'Mariusz "Maniek" Grabowski', 'Rogelio "Jun-Jun" Santos'
 _NICKNAMED = re.compile(r"(?<![\w'’-])([A-ZÀ-ÖØ-ÞĀ-Ž][a-zß-öø-ÿā-ž]{1,20})[ \t]{1,2}[\"“'‘]([^\"”'’\n]{2,24})[\"”'’][ \t]{1,2}"
                         r"([A-ZÀ-ÖØ-ÞĀ-Ž][\w'’-]{1,24}(?:[ \t][A-ZÀ-ÖØ-ÞĀ-Ž][\w'’-]{1,24})?)")
+#: a capitalised word alone (a given name the lists hold, with no surname after it)
+_NAME_ALONE = re.compile(r"(?<![\w'’@./-])[A-ZÀ-ÖØ-ÞĀ-Ž][a-zß-öø-ÿā-ž]{2,15}(?![\w'’@-]|[ \t][A-ZÀ-ÖØ-ÞĀ-Ž])")
+
+
+class _Span:
+    """A stretch of text where no hit is yet (for `near_the_writer`)."""
+
+    def __init__(self, start: int, end: int):
+        self.start, self.end = start, end
+
+
 #: three or more single lower-case words in a list: "kofi, isla-rose, mohammed"
 _LOWER_LIST = re.compile(r"(?<![\w'’-])[a-zß-öø-ÿā-ž][a-zß-öø-ÿā-ž'’-]{1,20}(?:(?:,[ \t]{1,2}(?:and[ \t]{1,2}|&[ \t]{1,2})?|"
                          r"[ \t]{1,2}(?:and|&)[ \t]{1,2})[a-zß-öø-ÿā-ž][a-zß-öø-ÿā-ž'’-]{1,20}){2,11}(?![\w'’-])")
@@ -848,6 +859,12 @@ def cued_names(text: str) -> list[tuple[int, int, str]]:
                     end -= 2
                 out.append((at, end, cue))
             break
+    # the weakest cue last: a span a stronger one found keeps that one's words
+    for m in _NAME_ALONE.finditer(text):  # "why does Tomasz always ignore my messages", "what do i get Keisha for …"
+        key = m.group(0).casefold()
+        if key in given and _zipf(key) < 3.2 and not ordinary(key) and key not in recognizer_data()["not_name_terms"] \
+                and near_the_writer(text, _Span(m.start(), m.end())):
+            out.append((m.start(), m.end(), "a given name beside the writer's own words"))
     seen: set[tuple[int, int]] = set()  # one cue per span: "I'm Hugo and I …" is cued twice
     return [x for x in out if (x[0], x[1]) not in seen and not seen.add((x[0], x[1]))]
 

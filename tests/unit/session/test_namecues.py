@@ -433,3 +433,15 @@ def test_a_public_office_before_a_name_or_a_kings_number_after_it():
                         ("My manager Keir Hampton says no", "Keir Hampton"),
                         ("Contact Jane Okafor, our CEO, about it", "Jane Okafor")]:
         assert not public_office(text, hit(text, value)), text
+
+
+def test_a_given_name_alone_beside_the_writers_own_words():
+    from guardian_proxy.session.namecues import cued_names
+
+    def found(text):
+        return {text[a:b] for a, b, _ in cued_names(text)}
+
+    assert "Tomasz" in found("why does Tomasz always ignore my messages but then watches all my stories")
+    assert "Keisha" in found("help me reply to a text: Keisha said she can't come to my party")
+    assert "Paris" not in found("I loved Paris in the spring")  # a name the lists hold, and a word English uses
+    assert "Tomasz" not in found("Tomasz Kot starred in Cold War.")  # no writer in the sentence
