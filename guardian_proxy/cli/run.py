@@ -249,10 +249,11 @@ def run(
             say(f"PAC file for browsers: {dash.pac_url}")
         elif dash is not None:
             say(f"[yellow]warning:[/] {dash.error}")
-        say(f"decision log: {s.decision_log}")
-        say(f"CA certificate: {ca}")
+        # the record first: whoever reads the banner to its "CA certificate:" line finds runtime.json written
         runtime.write(s.state_dir, runtime.info(bound, spec or mode_name, dash.url if dash is not None and dash.running
                                                 else None, confdir, ca))
+        say(f"decision log: {s.decision_log}")
+        say(f"CA certificate: {ca}")
         say("  trust it to inspect HTTPS: Firefox → Settings → Certificates → Import; "
             f"Debian/Ubuntu: sudo cp {ca} /usr/local/share/ca-certificates/mitmproxy.crt && "
             "sudo update-ca-certificates; macOS: open it in Keychain Access and set 'Always Trust'")
