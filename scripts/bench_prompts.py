@@ -76,9 +76,11 @@ CORPORA = {"dev": ROOT / "tests" / "fixtures" / "prompts" / "prompts.yaml",
            "holdout28": ROOT / "tests" / "fixtures" / "prompts" / "holdout28.yaml",
            "holdout29": ROOT / "tests" / "fixtures" / "prompts" / "holdout29.yaml",
            "holdout30": ROOT / "tests" / "fixtures" / "prompts" / "holdout30.yaml",
-           "holdout31": ROOT / "tests" / "fixtures" / "prompts" / "holdout31.yaml"}
+           "holdout31": ROOT / "tests" / "fixtures" / "prompts" / "holdout31.yaml",
+           "holdout32": ROOT / "tests" / "fixtures" / "prompts" / "holdout32.yaml",
+           "holdout33": ROOT / "tests" / "fixtures" / "prompts" / "holdout33.yaml"}
 #: sets not yet scored: `--set all` leaves them out, so that scoring every set does not score them by the way
-UNSCORED: frozenset[str] = frozenset()
+UNSCORED: frozenset[str] = frozenset({"holdout32", "holdout33"})
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
 
