@@ -260,7 +260,8 @@ PATTERNS: list[tuple[str, float, re.Pattern]] = [
 
 _ID_CONTEXT = re.compile(r"(?i)(passport|national id|identity card|id card|licen[cs]e|ssn|social security|\bid\b)[^.\n]{0,25}$")
 _PHONE_CONTEXT = re.compile(r"(?i)(phone|call|tel|mobile|contact|whatsapp|text|sms|fax)[^.\n]{0,30}$")
-_PHONE = re.compile(r"(?<![\w+/.-])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{1,4}\)\s?)?\d[\d\s.-]{5,16}\d(?![\w/]|[.,]\d)")
+#: (a dot inside only between digits: "+44 7392 118 405. 4 yrs at Ocado" is a number, then a sentence's end)
+_PHONE = re.compile(r"(?<![\w+/.-])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{1,4}\)\s?)?\d(?:[\d\s-]|\.(?=\d)){5,16}\d(?![\w/]|[.,]\d)")
 _LEGAL_REF = re.compile(r"(?i)(art(icle)?s?\.?|rules?|protocols?|§|para(graph)?s?\.?|sections?|chapters?|pages?|p\.|pp\.|"
                         r"items?|points?|no\.?|nos\.?|numbers?|acts?|laws?|codes?|volume|vol\.|series|annex|appendix|"
                         r"schedule|and|to|or|-|–|,)\s*$")

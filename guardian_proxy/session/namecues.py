@@ -533,8 +533,10 @@ _SPEAKER = re.compile(r"(?m)^[ \t]{0,4}\[?(?:\d{1,4}[/.-]\d{1,2}[/.-]\d{1,4},?[ 
                       r"(?:[ \t]?[AaPp][Mm])?\]?[ \t]{0,3}-?[ \t]{0,3}((?-i:[A-ZÀ-ÖØ-Þ])[^\n:]{1,60}):")
 #: a contact's line: a name first, then a dash, a colon, a comma or a tab, and a phone number or an e-mail address
 #: later on the line ("Kofi - mum Abena - 07534 882 913", "Finn O'Rourke: 07306 718 244")
-_CONTACT_ROW = re.compile(r"(?m)^[ \t>*•·-]{0,4}(?:\d{1,3}[.)][ \t]{1,2})?((?-i:[A-ZÀ-ÖØ-Þ])[^\n\t,:|–—-]{0,40}?)"
-                          r"[ \t]{0,2}[-–—:,|\t](?=[^\n]{0,120}?(?:\+?\d[\d ()-]{7,16}\d|@[\w-]{1,63}\.[a-z]{2,}))")
+_CONTACT_ROW = re.compile(r"(?m)^[ \t>*•·-]{0,4}(?:\d{1,3}[.)][ \t]{1,2})?((?-i:[A-ZÀ-ÖØ-Þ])"
+                          r"(?:[^\n\t,:|–—-]|(?<=[^\W\d_])-(?=[^\W\d_])){0,40}?)"  # "Mei-Ling Tsao - +44 …"
+                          r"(?:[ \t]{0,2}[–—:,|\t]|[ \t]{1,2}-)(?=[^\n]{0,120}?(?:\+?\d[\d ()-]{7,16}\d|@[\w-]{1,63}\.[a-z]{2,}|"
+                          r"linkedin\.com/in/))")
 #: words that begin a line's phrase, never a name there ("My" is a given name of the lists)
 _DETERMINERS = frozenset({"my", "our", "your", "his", "her", "their", "its", "the", "a", "an", "this", "that", "these",
                           "those", "me", "we", "you", "i", "it"})

@@ -326,3 +326,10 @@ def test_a_price_before_a_shops_phrase_and_the_high_street_are_no_address():
     assert not {lab for _, lab in found("a jar for about £26 On The High Street") if lab == "STREET_ADDRESS"}
     assert has("10 High Street, Oxford", "10 High Street, Oxford", "STREET_ADDRESS")
     assert has("she lives at 221B Baker Street now", "221B Baker Street", "STREET_ADDRESS")
+
+
+def test_a_phone_number_ends_at_its_sentences_full_stop():
+    """"+44 7392 118 405. 4 yrs at Ocado" had been one number with the years of experience in it (its stand-in changed
+    "4 yrs"); a dot between digits stays inside ("07946.318.207")."""
+    assert has("2. Mei-Ling Tsao - +44 7392 118 405. 4 yrs at Ocado", "+44 7392 118 405", "PHONE_NUMBER")
+    assert has("call 07946.318.207 today", "07946.318.207", "PHONE_NUMBER")

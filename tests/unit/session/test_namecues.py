@@ -445,3 +445,11 @@ def test_a_given_name_alone_beside_the_writers_own_words():
     assert "Keisha" in found("help me reply to a text: Keisha said she can't come to my party")
     assert "Paris" not in found("I loved Paris in the spring")  # a name the lists hold, and a word English uses
     assert "Tomasz" not in found("Tomasz Kot starred in Cold War.")  # no writer in the sentence
+
+
+def test_a_numbered_shortlists_hyphenated_names_and_linkedin_rows():
+    from guardian_proxy.session.namecues import cued_names
+
+    text = ("Shortlist:\n2. Mei-Ling Tsao - +44 7392 118 405. 4 yrs at Ocado\n"
+            "3. Bogdan Petrescu - linkedin.com/in/bogdan-petrescu-data, 8 yrs\n")
+    assert {"Mei-Ling Tsao", "Bogdan Petrescu"} <= {text[a:b] for a, b, _ in cued_names(text)}
