@@ -211,6 +211,13 @@ PATTERNS: list[tuple[str, float, re.Pattern]] = [
                                        r"(?:\s+(?!(?:in|at|on|to|and|for|near|by|de|del)\b)\p{Ll}[\p{Ll}'’\-]{1,20})?\b")),
     ("STREET_ADDRESS", 0.8, re.compile(r"\b(?:ulica|ul\.|calle|rua|rue|via)\s+\p{Lu}[\p{L}'’\-]{1,20}\s+\d{1,4}[a-z]?"
                                        r"(?:\s+(?:mieszkanie|m\.|piso|apt\.?|flat)\s+\d{1,4})?\b")),
+    # a house's, a block's or a lot's number first, as Pakistan, the Philippines, Malaysia, Jamaica and Nigeria write
+    # it: "House 27, Street 9", "Blk 7 Lot 22, Phase 2", "No. 12, Jalan SS 2/24", "Lot 45, Greater Portmore", "Plot 14"
+    ("STREET_ADDRESS", 0.8, re.compile(
+        r"\b(?:House|Plot|Blk\.?|Block|Lot|No\.)[ \t]?\d{1,5}[A-Z]?(?:/[A-Z0-9]{1,3})?"
+        r"(?:,?[ \t](?:Street|St\.?|Road|Lane|Lot|Phase|Sector|Jalan|Jln\.?|Lorong|Purok|Sitio)[ \t]?[\w/]{1,12}"
+        r"(?:[ \t][A-Z0-9][\w/]{0,12}){0,2}|,[ \t](?:[A-Z][\p{Ll}'’-]{1,20}[ \t]){0,2}[A-Z][\p{Ll}'’-]{2,20}"
+        r"(?=,|\n|$)){1,3}")),
     # demographics and health
     ("GENDER", 0.85, re.compile(r"(?i)\b(?:sex|gender)\s*(?:[:=]\s*|\(|\bis\s+)\K(?:male|female|non-?binary|"
                                 r"transgender|intersex|other|man|woman|m|f|x)\b")),

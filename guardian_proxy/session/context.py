@@ -50,6 +50,7 @@ from functools import cache, lru_cache
 
 from ..chatapi import ChatRequest, Slot
 from ..placeholders import EMAIL, no_ones, role_mailbox, stock_email
+from ..public_people import public
 from ..recognizer_data import data as recognizer_data
 from ..types import CONTAINER_ENTITIES
 from .keyed import (
@@ -101,7 +102,7 @@ _NAMES = frozenset({"PERSON", "USERNAME"})
 #: quasi-identifiers that are facts of the world unless a person is tied to them in their sentence
 _PLACES = frozenset({"LOCATION", "NRP", "ORGANIZATION", "DATE", "DATE_TIME"})
 #: why a name is a public person's: a place beside one is tied to no one the user knows
-_PUBLIC_REASONS = frozenset({"work or public person", "a public office's holder"})
+_PUBLIC_REASONS = frozenset({"work or public person", "a public office's holder", "a public person"})
 #: the names the message reader judges (`message_reader`): people, organisations, places, groups
 _READ = frozenset({"PERSON", "ORGANIZATION", "LOCATION", "NRP"})
 #: someone's contact data or identifier: a message that holds one speaks of people, whatever the reader says
@@ -995,6 +996,7 @@ class PartContext:
         if h.entity in ("PERSON", "ORGANIZATION") and not known and text[h.start - 1:h.start] in ("«", "“", '"') and \
                 text[h.end:h.end + 1] in ("»", "”", '"') and _TITLE_NOUN_BEFORE.search(text, max(0, h.start - 40), h.start):
             return "work or public person"  # "il romanzo «Il Gattopardo»", "the novel "Beloved"": a work's title
+            return "a public person"
         if h.entity in _NAMES and not h.part:
             why = _not_a_persons(text, h, persons, seen or known) if h.entity == "PERSON" else None
             if why in ("not a name's shape", "field name") and self._vouched(h) and not _inner_cap(value) and \
@@ -1129,6 +1131,10 @@ class PartContext:
         if h.entity in ("CASE_NUMBER", "DATE") and not known and (
                 _ORDER_LABEL_BEFORE.search(text, max(0, h.start - 24), h.start) or _ORDER_PREFIX.match(value.strip())):
             return "an order's number"  # "invoice INV-0893", "PO-26-1187", "ticket #88213": the shop's reference
+        if h.entity in _READ and not h.part and not known and not seen and \
+                self.cues.get(id(h), SIBLING_CUE) in (SIBLING_CUE, "after a title") and \
+                public(value, surname=h.entity == "PERSON"):  # "Bukayo Saka", "Hermione Granger", "Mr Darcy": (no cue
+            return "a public person"  # but a title ties them to the user: "my colleague Chris Evans" does)
         if h.entity in _READ and slot.role == "user" and not known and not seen and not h.part and \
                 not self._vouched(h) and not self.identified.get(i) and \
                 self._about_the_world(i, text) and \
@@ -1146,7 +1152,7 @@ class PartContext:
         m = _SENTENCE_END.search(text, h.end)
         b = m.end() if m else len(text)
         if any(p.start < b and a < p.end and p is not h and
-               _not_a_persons(text, p, persons) not in _PUBLIC_REASONS for p in persons):
+               _not_a_persons(text, p, persons) not in _PUBLIC_REASONS and not public(p.text) for p in persons):
             return True  # a person of the conversation's (not "Marie Curie was born in Warsaw": a public life's place)
         sentence = _FRAME.sub(" ", text[a:b])
         question = sentence.rstrip().endswith("?")

@@ -148,7 +148,9 @@ _OFFICE = (r"(?:[Pp]rime[ \t]+[Mm]inister|(?:[Vv]ice[- ])?[Pp]resident|[Cc]hance
            r"[Cc]ongress(?:man|woman)|[Mm]inister|[Ss]ecretary|[Mm]ayor|[Pp]remier|Taoiseach|MP|MEP|King|Queen|Prince|"
            r"Princess|Pope|Saint|St\.?|Sir|Dame|Emperor|Empress|Tsar|Czar|Sultan|Archbishop|Cardinal|"
            r"Chief[ \t]+Justice)")
-_PUBLIC_OFFICE_BEFORE = re.compile(r"(?:\b" + _OFFICE + r"(?:[ \t]+of(?:[ \t]+the)?(?:[ \t]+[A-Z][\w'’-]{1,20}){1,3})?|"
+#: the office alone, capitalised as a title is ("President Macron"; "the society secretary Mr. …" is a club's)
+_OFFICE_TITLE = re.sub(r"\[([A-Z])[a-z]\]", r"\1", _OFFICE)
+_PUBLIC_OFFICE_BEFORE = re.compile(r"(?:\b" + _OFFICE_TITLE + r"(?:[ \t]+of(?:[ \t]+the)?(?:[ \t]+[A-Z][\w'’-]{1,20}){1,3})?|"
                                    r"\b[A-Z][\w'’-]{1,20}(?:['’]s)?[ \t]+(?:[A-Z][a-z]{2,20}[ \t]+)?" + _OFFICE + r")"
                                    r",?[ \t]{1,2}$")
 #: a public office after the name: "Tim Cook as CEO of Apple", "Satya Nadella, Microsoft's chief executive", "Amy
@@ -172,7 +174,8 @@ def public_office(text: str, h) -> bool:
     a public person, whose stand-in would make the text about someone else. Not after "my", "our", "his" … ("our
     mayor"): an office the writer holds close may be anyone's."""
     m = _PUBLIC_OFFICE_BEFORE.search(text, max(0, h.start - 60), h.start)
-    if m and not re.search(r"\b(?:my|our|his|her|their|your)[ \t]+$", text[max(0, m.start() - 12):m.start()], re.I):
+    if m and not re.search(r"\b(?:my|our|his|her|their|your)(?:[ \t]+[\w'’-]{1,20}){0,2}[ \t]+$",
+                           text[max(0, m.start() - 50):m.start()], re.I):
         return True
     return bool(re.fullmatch(r".+[ \t]" + _REGNAL, h.text)) or \
         bool(_REGNAL_AFTER.match(text, h.end)) or bool(_PUBLIC_OFFICE_AFTER.match(text, h.end))
@@ -212,6 +215,8 @@ _CAPS_LINE = re.compile(r"^[ \t]{0,8}([A-Z][A-Z'’-]{1,20}(?:[ \t][A-Z][A-Z'’
 #: a name in capitals that begins a row of a list or a table ("ANITA MEHRA-ROWE / 548213907 / 03/2031")
 _CAPS_ROW = re.compile(r"^[ \t]{0,8}(?:\d{1,3}[.)][ \t]{1,2})?([A-Z][A-Z'’-]{1,20}(?:[ \t][A-Z][A-Z'’-]{1,20}){1,2})"
                        r"[ \t]{0,3}(?:[/|,;–—]|-[ \t]|\t)", re.M)
+#: two capitalised words in capitals anywhere: a bank statement's payee, an M-Pesa message's name
+_CAPS_NAME = re.compile(r"(?<![A-Za-z0-9'’-])([A-Z][A-Z'’-]{2,20}[ \t][A-Z][A-Z'’-]{2,20})(?![A-Za-z0-9'’-])")
 #: a given name, a nickname in quotes, a surname: 'Mariusz "Maniek" Grabowski', 'Rogelio "Jun-Jun" Santos'
 _NICKNAMED = re.compile(r"(?<![\w'’-])([A-ZÀ-ÖØ-ÞĀ-Ž][a-zß-öø-ÿā-ž]{1,20})[ \t]{1,2}[\"“'‘]([^\"”'’\n]{2,24})[\"”'’][ \t]{1,2}"
                         r"([A-ZÀ-ÖØ-ÞĀ-Ž][\w'’-]{1,24}(?:[ \t][A-ZÀ-ÖØ-ÞĀ-Ž][\w'’-]{1,24})?)")
@@ -803,6 +808,14 @@ def cued_names(text: str) -> list[tuple[int, int, str]]:
             if words[0].casefold() in given and not ordinary(words[0]) and \
                     not any(w.casefold() in ORG_WORDS for w in words):
                 out.append((m.start(1), m.end(1), "a name in capitals beginning a row"))
+    if sum(c.isupper() for c in text) < 0.5 * sum(c.isalpha() for c in text):
+        for m in _CAPS_NAME.finditer(text):  # "FASTER PAYMENT TO MEGAN HOLLINGWORTH REF RENT", "was WANJIKU NJOROGE"
+            words = m.group(1).split()
+            first = words[0].casefold()
+            if first in given and not ordinary(first) and first not in WORD_NAMES and \
+                    words[1].casefold() not in ORG_WORDS and not ordinary(words[1]) and \
+                    words[1].casefold() not in recognizer_data()["not_name_terms"]:
+                out.append((m.start(1), m.end(1), "a given name and a surname in capitals"))
     for m in _NICKNAMED.finditer(text):  # 'Mariusz "Maniek" Grabowski': NER stops at the quotes
         if m.group(1).casefold() in given and not ordinary(m.group(1)) and \
                 all(_name_word(w, after_name=True) for w in m.group(3).split()):

@@ -333,3 +333,12 @@ def test_a_phone_number_ends_at_its_sentences_full_stop():
     "4 yrs"); a dot between digits stays inside ("07946.318.207")."""
     assert has("2. Mei-Ling Tsao - +44 7392 118 405. 4 yrs at Ocado", "+44 7392 118 405", "PHONE_NUMBER")
     assert has("call 07946.318.207 today", "07946.318.207", "PHONE_NUMBER")
+
+
+def test_an_address_that_begins_with_a_house_block_or_lot():
+    """Pakistan's, the Philippines', Malaysia's and Jamaica's way of writing an address."""
+    assert has("We live at\nHouse 27, Street 9, Gulberg III, Lahore.", "House 27, Street 9", "STREET_ADDRESS")
+    assert has("Our address is Blk 7 Lot 22, Phase 2, Brgy. San Isidro,", "Blk 7 Lot 22, Phase 2", "STREET_ADDRESS")
+    assert has("the unit at No. 12, Jalan SS 2/24, Petaling Jaya for two years", "No. 12, Jalan SS 2/24",
+               "STREET_ADDRESS")
+    assert not {lab for v, lab in found("No. 5 is the best song, the Lot 3 auction item") if lab == "STREET_ADDRESS"}

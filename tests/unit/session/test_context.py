@@ -926,3 +926,14 @@ def test_a_public_lifes_place_is_tied_to_no_one_the_user_knows():
     assert pc.why_not(0, chat.slots[0], henry, [henry]) == "a public office's holder"
     assert pc.why_not(0, chat.slots[0], hit_at(chat, 0, "Rome", "LOCATION"), [henry]) == "fact"
     assert pc.why_not(0, chat.slots[0], hit_at(chat, 0, "Leeds", "LOCATION"), [henry]) is None
+
+
+def test_a_public_person_of_the_list_stays_unless_a_cue_ties_them_to_the_user():
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content":
+                    "My son wants Bukayo Saka on his birthday cake. My colleague Chris Evans says it's easy."}]})
+    pc = PartContext(chat)
+    text = chat.slots[0].text
+    saka, evans = hit_at(chat, 0, "Bukayo Saka", "PERSON"), hit_at(chat, 0, "Chris Evans", "PERSON")
+    pc.cued(0, text, [saka, evans])  # the cues are read first, as the stage does
+    assert pc.why_not(0, chat.slots[0], saka) == "a public person"
+    assert pc.why_not(0, chat.slots[0], evans) is None  # a kinship or role noun vouches for someone the user knows

@@ -453,3 +453,12 @@ def test_a_numbered_shortlists_hyphenated_names_and_linkedin_rows():
     text = ("Shortlist:\n2. Mei-Ling Tsao - +44 7392 118 405. 4 yrs at Ocado\n"
             "3. Bogdan Petrescu - linkedin.com/in/bogdan-petrescu-data, 8 yrs\n")
     assert {"Mei-Ling Tsao", "Bogdan Petrescu"} <= {text[a:b] for a, b, _ in cued_names(text)}
+
+
+def test_a_given_name_and_a_surname_in_capitals_anywhere():
+    from guardian_proxy.session.namecues import cued_names
+
+    text = ("Which of these are subscriptions?\n01/11/2026,FASTER PAYMENT TO MEGAN HOLLINGWORTH REF RENT,-650.00\n"
+            "and the name that came was WANJIKU NJOROGE. Safaricom said to call 100.")
+    got = {text[a:b] for a, b, _ in cued_names(text)}
+    assert {"MEGAN HOLLINGWORTH", "WANJIKU NJOROGE"} <= got and "FASTER PAYMENT" not in got
