@@ -82,8 +82,8 @@ PATTERNS: list[tuple[str, float, re.Pattern]] = [
     ("CASE_NUMBER", 0.8, re.compile(r"\b0x[0-9A-Fa-f]{2,}\b")),
     ("CASE_NUMBER", 0.7, re.compile(r"\b(?:1[89]|20)\d\d:\d{1,5}\b")),  # "NJA 2019:123" (not a port pair "8000:8000")
     # a booking's, an order's or a ticket's reference after its name: letters and digits mixed ("Booking reference
-    # QX7T2M", "PNR: K9XW4T", "confirmation code 7HJ2KQ")
-    ("CASE_NUMBER", 0.8, re.compile(r"(?i:\b(?:booking|reservation|confirmation|record\s+locator|PNR|ticket|order)"
+    # QX7T2M", "PNR: K9XW4T", "confirmation code 7HJ2KQ", "Group booking with TAP, ref 7KQ4ZM")
+    ("CASE_NUMBER", 0.8, re.compile(r"(?i:\b(?:booking|reservation|confirmation|record\s+locator|PNR|ticket|order|ref\.?)"
                                     r"(?:\s+(?:reference|ref\.?|number|no\.?|code|id))?(?:\s+is)?\s*[:#]?\s*)\K"
                                     r"(?=[A-Z0-9]{0,9}\d)(?=[A-Z0-9]{0,9}[A-Z])[A-Z0-9]{5,10}\b")),
     ("GOVERNMENT_ID", 0.85, re.compile(r"\b\d{3}-\d{2}-\d{4}\b")),

@@ -86,6 +86,7 @@ from .namecues import (
     product,
     product_after,
     public_office,
+    sentence_around,
     sibling_word,
     siblings,
     work_name,
@@ -103,6 +104,12 @@ _NAMES = frozenset({"PERSON", "USERNAME"})
 _PLACES = frozenset({"LOCATION", "NRP", "ORGANIZATION", "DATE", "DATE_TIME"})
 #: why a name is a public person's: a place beside one is tied to no one the user knows
 _PUBLIC_REASONS = frozenset({"work or public person", "a public office's holder", "a public person"})
+#: an airline's flight number: two letters (or a letter and a digit) and one to four digits ("BA 117", "TP1351")
+_FLIGHT_NUMBER = re.compile(r"(?:[A-Z]{2}|[A-Z]\d|\d[A-Z])[ ]?\d{1,4}")
+#: words of a flight in its sentence: "flight", "depart", "terminal", an airport pair "LHR-LIS", an airliner "A380"
+_FLIGHT_CONTEXT = re.compile(r"(?i:\b(?:flights?|flying|fly|flies|flew|depart\w{0,6}|arriv\w{0,4}|lands?|landed|"
+                             r"terminal|gate|boarding|airlines?|airport|layover|stopover|airbus|boeing|dreamliner)\b)|"
+                             r"\b[A-Z]{3}[ ]?[-–>→][ ]?[A-Z]{3}\b|\b(?:A3[1-8]\d|7[3-8]7)\b")
 #: the names the message reader judges (`message_reader`): people, organisations, places, groups
 _READ = frozenset({"PERSON", "ORGANIZATION", "LOCATION", "NRP"})
 #: someone's contact data or identifier: a message that holds one speaks of people, whatever the reader says
@@ -1128,6 +1135,10 @@ class PartContext:
             return "region"  # "I'm a landlord in Texas": the law asked about; a state or a country holds millions
         if h.entity in _PLACES and not known and not self._vouched(h) and not self._tied(text, h, persons):
             return "fact"
+        if h.entity in ("CASE_NUMBER", "ORGANIZATION", "GOVERNMENT_ID") and not known and \
+                _FLIGHT_NUMBER.fullmatch(value.strip()) and \
+                _FLIGHT_CONTEXT.search(sentence_around(text, h.start, h.end)):
+            return "a flight's number"  # "TP1351 LHR-LIS, 15 May", "Is BA 117 still an A380?": an airline's timetable
         if h.entity in ("CASE_NUMBER", "DATE") and not known and (
                 _ORDER_LABEL_BEFORE.search(text, max(0, h.start - 24), h.start) or _ORDER_PREFIX.match(value.strip())):
             return "an order's number"  # "invoice INV-0893", "PO-26-1187", "ticket #88213": the shop's reference

@@ -908,6 +908,9 @@ def _sentence(text: str, start: int, end: int) -> str:
     return text[a:b]
 
 
+sentence_around = _sentence
+
+
 def _wrapped(text: str, k: int) -> bool:
     """Whether the newline at `k` only wraps a sentence: a word before it, a lower-case word after it ("on the
     Analytical Engine\ncontain?")."""

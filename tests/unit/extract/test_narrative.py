@@ -342,3 +342,9 @@ def test_an_address_that_begins_with_a_house_block_or_lot():
     assert has("the unit at No. 12, Jalan SS 2/24, Petaling Jaya for two years", "No. 12, Jalan SS 2/24",
                "STREET_ADDRESS")
     assert not {lab for v, lab in found("No. 5 is the best song, the Lot 3 auction item") if lab == "STREET_ADDRESS"}
+
+
+def test_a_bookings_reference_after_ref():
+    assert has("Group booking with TAP, ref 7KQ4ZM.", "7KQ4ZM", "CASE_NUMBER")
+    assert has("tomek booked his own (ref KP2M9Z).", "KP2M9Z", "CASE_NUMBER")
+    assert not has("see the ref HEAD in git", "HEAD", "CASE_NUMBER")  # no digit: a word

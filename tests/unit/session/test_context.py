@@ -937,3 +937,13 @@ def test_a_public_person_of_the_list_stays_unless_a_cue_ties_them_to_the_user():
     pc.cued(0, text, [saka, evans])  # the cues are read first, as the stage does
     assert pc.why_not(0, chat.slots[0], saka) == "a public person"
     assert pc.why_not(0, chat.slots[0], evans) is None  # a kinship or role noun vouches for someone the user knows
+
+
+def test_a_flights_number_is_an_airlines_not_the_travellers():
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content":
+                    "Make an itinerary. Out: TP1351 LHR-LIS, 15 May, 07:30. Is EK 1 to Dubai still an A380? "
+                    "My member no. AB1234 is on the booking."}]})
+    pc = PartContext(chat)
+    assert pc.why_not(0, chat.slots[0], hit_at(chat, 0, "TP1351", "CASE_NUMBER")) == "a flight's number"
+    assert pc.why_not(0, chat.slots[0], hit_at(chat, 0, "EK 1", "CASE_NUMBER")) == "a flight's number"
+    assert keeps(chat, 0, "AB1234", "CASE_NUMBER")  # no flight's word around it
