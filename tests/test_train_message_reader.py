@@ -22,7 +22,8 @@ def test_the_trainer_reproduces_the_shipped_reader(tmp_path, capsys):
     assert T.main(["--out", str(out)]) == 0
     assert "threshold" in capsys.readouterr().out
     mine, shipped = load(out), message_reader()
-    assert mine.threshold == pytest.approx(shipped.threshold)
+    # one grid step apart at most: another BLAS may move an out-of-fold reading across a step's edge
+    assert mine.threshold == pytest.approx(shipped.threshold, abs=0.011)
     texts = [c["text"] for s in ("dev", "holdout22") for c in BP.load(s)]
     assert np.allclose([mine.private(t) for t in texts], [shipped.private(t) for t in texts], atol=0.02)
     with np.load(out) as z:
