@@ -301,11 +301,11 @@ _AGE_BEFORE = re.compile(r"(?:\b(?:i'?m|i\s+am|he'?s|she'?s|aged?|age:?)|,)\s?$"
 #: a code of two or three capitals before a number that might be read as a year: "LH 1234" is a flight
 _CODE_BEFORE = re.compile(r"\b[A-Z]{2,3}\s$")
 #: a British postcode ("LE2 3QT", "SW1A 1AA")
-_UK_POSTCODE = re.compile(r"\b[A-Z]{1,2}\d[A-Z\d]?\s?\d[A-Z]{2}\b")
+_UK = r"[A-Z]{1,2}\d[A-Z\d]?\s?\d[A-Z]{2}"
+_UK_POSTCODE = re.compile(r"\b" + _UK + r"\b")
 #: a whole postcode that names a street's few doors: British ("N1 4RH"), Irish Eircode ("D05 K2X4"), Canadian
 #: ("K1A 0B1"), Dutch ("1012 AB")
-_FULL_POSTCODE = re.compile(r"[A-Z]{1,2}\d[A-Z\d]?[ ]?\d[A-Z]{2}|[AC-FHKNPRTV-Y]\d{2}[ ]?[AC-FHKNPRTV-Y\d]{4}|"
-                            r"[A-Z]\d[A-Z][ ]?\d[A-Z]\d|\d{4}[ ]?[A-Z]{2}")
+_FULL_POSTCODE = re.compile(_UK + r"|[AC-FHKNPRTV-Y]\d{2}[ ]?[AC-FHKNPRTV-Y\d]{4}|[A-Z]\d[A-Z][ ]?\d[A-Z]\d|\d{4}[ ]?[A-Z]{2}")
 #: a postcode after a street address, past its town and its state when the detector stopped before them
 #: ("…, Apt 2B, Tucson, AZ 85712", "18 Jubilee Crescent, Bengaluru 560034")
 _POSTCODE_AFTER = re.compile(r"(?:,[ ]?[A-Z][^\W\d_]{1,20}(?:[ ][A-Z][^\W\d_]{1,20}){0,2})?(?:,?[ ][A-Z]{2})?"
@@ -1149,7 +1149,7 @@ class PartContext:
         if h.entity in _READ and slot.role == "user" and not known and not seen and not h.part and \
                 not self._vouched(h) and not self.identified.get(i) and \
                 self._about_the_world(i, text) and \
-                not any(near_the_writer(text, Hit(i, m.start(), m.end(), h.entity, h.text))  # any of its mentions
+                not any(near_the_writer(text, m.start(), m.end())  # any of its mentions
                         for m in re.finditer(re.escape(h.text), text)):
             return "a question about the world"  # "Who were Hakaru Hashimoto and Robert Graves?": the message reader
         return None

@@ -224,19 +224,20 @@ _NICKNAMED = re.compile(r"(?<![\w'’-])([A-ZÀ-ÖØ-ÞĀ-Ž][a-zß-öø-ÿā-ž
 _NAME_ALONE = re.compile(r"(?<![\w'’@./-])[A-ZÀ-ÖØ-ÞĀ-Ž][a-zß-öø-ÿā-ž]{2,15}(?![\w'’@-]|[ \t][A-ZÀ-ÖØ-ÞĀ-Ž])")
 
 
-class _Span:
-    """A stretch of text where no hit is yet (for `near_the_writer`)."""
-
-    def __init__(self, start: int, end: int):
-        self.start, self.end = start, end
 
 
-#: three or more single lower-case words in a list: "kofi, isla-rose, mohammed"
-_LOWER_LIST = re.compile(r"(?<![\w'’-])[a-zß-öø-ÿā-ž][a-zß-öø-ÿā-ž'’-]{1,20}(?:(?:,[ \t]{1,2}(?:and[ \t]{1,2}|&[ \t]{1,2})?|"
-                         r"[ \t]{1,2}(?:and|&)[ \t]{1,2})[a-zß-öø-ÿā-ž][a-zß-öø-ÿā-ž'’-]{1,20}){2,11}(?![\w'’-])")
-#: three or more single capitalised words in a list: "Hamid, Yasmin, Cormac, Tereza", "Kemi, Tunde and Bayo"
-_GIVEN_LIST = re.compile(r"(?<![\w'’-])[A-ZÀ-ÖØ-ÞĀ-Ž][a-zß-öø-ÿā-ž'’-]{1,20}(?:(?:,[ \t]{1,2}(?:and[ \t]{1,2}|&[ \t]{1,2})?|"
-                         r"[ \t]{1,2}(?:and|&)[ \t]{1,2})[A-ZÀ-ÖØ-ÞĀ-Ž][a-zß-öø-ÿā-ž'’-]{1,20}){2,11}(?![\w'’-]|[ \t][A-Z])")
+def _word_list(first: str, tail: str = "") -> re.Pattern:
+    """Three to twelve single words in a list, each beginning with a letter of `first`'s class and joined by ", ",
+    ", and ", " and " or " & ": "kofi, isla-rose, mohammed", "Hamid, Yasmin, Cormac, Tereza"; `tail`: what may not
+    follow the last word either."""
+    word = first + r"[a-zß-öø-ÿā-ž'’-]{1,20}"
+    return re.compile(r"(?<![\w'’-])" + word + r"(?:(?:,[ \t]{1,2}(?:and[ \t]{1,2}|&[ \t]{1,2})?|[ \t]{1,2}(?:and|&)[ \t]{1,2})"
+                      + word + r"){2,11}(?![\w'’-]" + tail + ")")
+
+
+_LOWER_LIST = _word_list(r"[a-zß-öø-ÿā-ž]")  # "kofi, isla-rose, mohammed"
+#: "Hamid, Yasmin, Cormac, Tereza", "Kemi, Tunde and Bayo" (not where the last word begins a full name)
+_GIVEN_LIST = _word_list(r"[A-ZÀ-ÖØ-ÞĀ-Ž]", r"|[ \t][A-Z]")
 #: a possessive, a kinship or role noun and up to three lower-case words: "my friend priya sharma"
 _KIN_LOWER = re.compile(r"\b(?:my|our|his|her|their|[a-z]{2,12}['’]s)\s(?:best\s|old\s|new\s|little\s|big\s)?(?:" + _KIN_NOUNS +
                         r"|bro|sis|cuz|bestie|ex|bf|gf|hubby|wifey|" +
@@ -878,7 +879,7 @@ def cued_names(text: str) -> list[tuple[int, int, str]]:
     for m in _NAME_ALONE.finditer(text):  # "why does Tomasz always ignore my messages", "what do i get Keisha for …"
         key = m.group(0).casefold()
         if key in given and _zipf(key) < 3.2 and not ordinary(key) and key not in recognizer_data()["not_name_terms"] \
-                and near_the_writer(text, _Span(m.start(), m.end())):
+                and near_the_writer(text, m.start(), m.end()):
             out.append((m.start(), m.end(), "a given name beside the writer's own words"))
     seen: set[tuple[int, int]] = set()  # one cue per span: "I'm Hugo and I …" is cued twice
     return [x for x in out if (x[0], x[1]) not in seen and not seen.add((x[0], x[1]))]
@@ -979,14 +980,14 @@ _WITH_BEFORE = re.compile(r"\b(?:with|w/|ask|tell|remind|email|text|call|invite|
                           re.I)
 
 
-def near_the_writer(text: str, h) -> bool:
-    """Whether the sentence around `h` speaks of the writer or a person the writer knows: a first person ("why does
+def near_the_writer(text: str, start: int, end: int) -> bool:
+    """Whether the sentence around `start`..`end` speaks of the writer or a person the writer knows: a first person ("why does
     Tomasz ignore my messages", "Aisha's mum invited me"; not the asking "tell me about …"), a person noun ("my
     colleague", "patients"), a word of one's own affairs ("due Monday", "the meeting"), a verb that addresses the
     name ("Ask Mark and Grace") or a "with" before it."""
-    if _ADDRESSING.search(text[max(0, h.start - 20):h.start]) or _WITH_BEFORE.search(text, max(0, h.start - 80), h.start):
+    if _ADDRESSING.search(text[max(0, start - 20):start]) or _WITH_BEFORE.search(text, max(0, start - 80), start):
         return True  # "reply to Keisha", "splitting the airbnb with Jun-ho and Malak"
-    said = [w.casefold().replace("’", "'") for w in re.findall(r"[\w'’-]+", _sentence(text, h.start, h.end))]
+    said = [w.casefold().replace("’", "'") for w in re.findall(r"[\w'’-]+", _sentence(text, start, end))]
     return any(w in PERSON_WORDS or w in _OWN_AFFAIRS or
                w in _FIRST_PERSON and not (w in ("me", "us") and k and said[k - 1] in _ASKING_ME)
                for k, w in enumerate(said))
