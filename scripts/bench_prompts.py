@@ -2,7 +2,8 @@
 
 Each prompt of `tests/fixtures/prompts/prompts.yaml` is sent as the only user message of a new OpenAI Chat
 Completions conversation through the real gateway (Presidio + spaCy, the session stage), as `guardian-proxy run`
-decides it. The prompt's words are compared with what would leave (difflib on word tokens):
+decides it. The prompt's words are compared with what would leave (difflib on word tokens, line by line when the
+lines are kept):
 
 - needless: a prompt in which a word outside its `personal` (and `either`) values was changed;
 - precision: of the changed words, the share inside a `personal` value;
@@ -13,7 +14,9 @@ decides it. The prompt's words are compared with what would leave (difflib on wo
         [--show] [--only REGEX]
 
 With `--api each` every prompt is also sent in Anthropic's and Gemini's framing, and the report counts the prompts
-whose changed words differ between the framings (a decision must not change with the encoding that carried it).
+whose changed words differ between the framings, and those whose decisions differ (each value's place, type and
+recognizer, what was kept and why): a decision must not change with the encoding that carried it, while a random
+stand-in may share a word with the original in one framing and not another.
 
 `prompts.yaml` (dev) was written while the session's rules were built; `holdout.yaml` was written after them and
 scored once as it stood, then the general faults it showed were fixed (it is no longer held out); `holdout2.yaml`
@@ -128,6 +131,15 @@ def sent_text(decision, text: str, api: str = "openai") -> str | None:
     return SHAPES[api][2](json.loads(rw.body))
 
 
+def _decided(decision, text: str) -> tuple:
+    """What a decision says of a prompt, apart from the random stand-ins: each value's place, type and recognizer,
+    what was kept and why, the action."""
+    return (decision.action,
+            tuple(sorted((sp.start, sp.end, sp.entity, sp.recognizer) for sp in decision.six.spans)),
+            json.dumps(decision.extra.get("kept"), sort_keys=True, default=str),
+            json.dumps(decision.extra.get("counts"), sort_keys=True, default=str))
+
+
 def spans_of(text: str, values: list) -> list[tuple[int, int]]:
     out = []
     for v in values:
@@ -141,6 +153,15 @@ def _changed_tokens(text: str, out: str | None) -> list[tuple[int, int, str]]:
     a = [(m.start(), m.end(), m.group(0)) for m in _TOKEN.finditer(text)]
     if out is None:
         return a
+    lines, out_lines = text.split("\n"), out.split("\n")
+    if len(lines) > 1 and len(lines) == len(out_lines):
+        # line by line when the lines are kept: a stand-in's words that happen to equal a word of another line
+        # ("07700 900 734" and "07700 900 434" in two rows) must not pull the alignment across rows
+        moved, base = [], 0
+        for line, line_out in zip(lines, out_lines, strict=True):
+            moved += [(s + base, e + base, t) for s, e, t in _changed_tokens(line, line_out)]
+            base += len(line) + 1
+        return moved
     sm = difflib.SequenceMatcher(a=[t for _, _, t in a], b=_TOKEN.findall(out), autojunk=False)
     return [x for op, i1, i2, _, _ in sm.get_opcodes() if op in ("replace", "delete") for x in a[i1:i2]]
 
@@ -200,13 +221,15 @@ def main(argv: list[str] | None = None) -> int:
         gw.warm_up()
         results = []
         apis = list(SHAPES) if args.api == "each" else [args.api]
-        differ = 0
+        differ = decisions = 0
         for n, c in enumerate(cases):
-            outs = {}
+            outs, decided = {}, set()
             for api in apis:
                 d = gw.evaluate(request(c["text"], n, api), log=False)
                 out = sent_text(d, c["text"], api)
                 outs[api] = (out, judge(c, out))
+                decided.add(_decided(d, c["text"]))
+            decisions += len(decided) > 1
             out, r = outs[apis[0]]
             changed = {api: _changed_words(c["text"], o) for api, (o, _) in outs.items()}
             if len({frozenset(v) for v in changed.values()}) > 1:
@@ -233,6 +256,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.api == "each":
         print(f"framings   {differ:3d} / {len(results):<3d} prompts whose changed words differ between "
               f"{', '.join(SHAPES)} (the first's numbers above)")
+        print(f"decisions  {decisions:3d} / {len(results):<3d} prompts whose decisions differ between the framings "
+              f"(each value's place, type and recognizer, what was kept and why, the action); the rest of the "
+              f"difference is which words a random stand-in happens to share with the original")
     if args.show:
         for c, out, r in results:
             if r["needless"] or r["leaks"] or r.get("partly") or r.get("differs"):

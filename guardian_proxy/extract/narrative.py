@@ -72,7 +72,7 @@ PATTERNS: list[tuple[str, float, re.Pattern]] = [
     ("AGE", 0.8, re.compile(r"\bin (?:his|her|their|my) (?:early |mid-?|late )?(?:teens|twenties|thirties|forties|fifties|"
                             r"sixties|seventies|eighties|nineties)\b", re.I)),
     # codes, case and file numbers, identity documents
-    ("CASE_NUMBER", 0.85, re.compile(r"(?<![\w/.§,])\d{1,6}(?:/\d{1,6}){1,3}(?![\w/])")),
+    ("CASE_NUMBER", 0.85, re.compile(r"(?<![\w/.§,])(?!\d{1,2}/\d{1,2}/(?:\d{4}|\d{2})(?![\w/]))\d{1,6}(?:/\d{1,6}){1,3}(?![\w/])")),
     ("CASE_NUMBER", 0.8, re.compile(r"\b(?=[A-Z0-9/-]*\d)(?=[A-Z0-9/-]*[A-Z])[A-Z0-9]{1,6}(?:[-/][A-Z0-9]{1,12}){1,4}\b")),
     ("CASE_NUMBER", 0.8, re.compile(r"\b[A-Z]{1,3}\d{3,}[A-Z]?\b")),
     # a long code of capitals and digits mixed ("SMITH712035JD9AB", a UK driving licence; "K7QX2M9PLT"): a
@@ -268,7 +268,9 @@ PATTERNS: list[tuple[str, float, re.Pattern]] = [
 _ID_CONTEXT = re.compile(r"(?i)(passport|national id|identity card|id card|licen[cs]e|ssn|social security|\bid\b)[^.\n]{0,25}$")
 _PHONE_CONTEXT = re.compile(r"(?i)(phone|call|tel|mobile|contact|whatsapp|text|sms|fax)[^.\n]{0,30}$")
 #: (a dot inside only between digits: "+44 7392 118 405. 4 yrs at Ocado" is a number, then a sentence's end)
-_PHONE = re.compile(r"(?<![\w+/.-])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{1,4}\)\s?)?\d(?:[\d\s-]|\.(?=\d)){5,16}\d(?![\w/]|[.,]\d)")
+#: a number's separators never cross a line: "… 07811 465 209\n2. Mohan …" ends before the next list item's number
+_PHONE = re.compile(r"(?<![\w+/.-])(?:\+\d{1,3}[^\S\r\n]?|\+\d{1,3}[.-])?(?:\(\d{1,4}\)[^\S\r\n]?)?\d"
+                    r"(?:[\d-]|[^\S\r\n]|\.(?=\d)){5,16}\d(?![\w/]|[.,]\d)")
 _LEGAL_REF = re.compile(r"(?i)(art(icle)?s?\.?|rules?|protocols?|§|para(graph)?s?\.?|sections?|chapters?|pages?|p\.|pp\.|"
                         r"items?|points?|no\.?|nos\.?|numbers?|acts?|laws?|codes?|volume|vol\.|series|annex|appendix|"
                         r"schedule|and|to|or|-|–|,)\s*$")

@@ -335,6 +335,16 @@ def test_a_phone_number_ends_at_its_sentences_full_stop():
     assert has("call 07946.318.207 today", "07946.318.207", "PHONE_NUMBER")
 
 
+def test_a_phone_number_ends_at_its_line_and_a_slashed_date_is_a_date():
+    """A passenger list's rows: "… son Gary 07811 465 209\n2. Mohan …" had taken the next row's number into the phone
+    number (its stand-in renumbered the list); "01/08/1947" is a birth date, not a case number ("18403/91" is)."""
+    text = "1. Edna Parkinson, next of kin: son Gary 07811 465 209\n2. Mohan Lal Sharma, 01/08/1947, none"
+    assert has(text, "07811 465 209", "PHONE_NUMBER")
+    assert has(text, "01/08/1947", "DATE") and not has(text, "01/08/1947", "CASE_NUMBER")
+    assert has("+44 20\n7946 0321", "+44 20", "PHONE_NUMBER") is False
+    assert has("application no. 18403/91 and 2/3/4", "18403/91", "CASE_NUMBER")
+
+
 def test_an_address_that_begins_with_a_house_block_or_lot():
     """Pakistan's, the Philippines', Malaysia's and Jamaica's way of writing an address."""
     assert has("We live at\nHouse 27, Street 9, Gulberg III, Lahore.", "House 27, Street 9", "STREET_ADDRESS")
