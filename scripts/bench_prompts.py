@@ -81,9 +81,11 @@ CORPORA = {"dev": ROOT / "tests" / "fixtures" / "prompts" / "prompts.yaml",
            "holdout30": ROOT / "tests" / "fixtures" / "prompts" / "holdout30.yaml",
            "holdout31": ROOT / "tests" / "fixtures" / "prompts" / "holdout31.yaml",
            "holdout32": ROOT / "tests" / "fixtures" / "prompts" / "holdout32.yaml",
-           "holdout33": ROOT / "tests" / "fixtures" / "prompts" / "holdout33.yaml"}
+           "holdout33": ROOT / "tests" / "fixtures" / "prompts" / "holdout33.yaml",
+           "holdout34": ROOT / "tests" / "fixtures" / "prompts" / "holdout34.yaml",
+           "holdout35": ROOT / "tests" / "fixtures" / "prompts" / "holdout35.yaml"}
 #: sets not yet scored: `--set all` leaves them out, so that scoring every set does not score them by the way
-UNSCORED: frozenset[str] = frozenset()
+UNSCORED: frozenset[str] = frozenset({"holdout34", "holdout35"})
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
 
