@@ -136,7 +136,9 @@ PATTERNS: list[tuple[str, float, re.Pattern]] = [
                                  r"(?![\w.]*:\d)")),
     ("USERNAME", 0.8, re.compile(r"(?m)^\s*\K[\w.\-]{2,40}(?=\s+:\s)")),
     ("USERNAME", 0.8, re.compile(r"(?i)\b(?:user ?name|name|seller(?: name)?|author|posted by|buyer|reviewer|"
-                                 r"contact name|nickname|handle)\s*[:=]\s*\K[^|\n:&]{1,60}?(?=\s*(?:\||\n|$|,|\(|&))")),
+                                 r"contact name|nickname|handle)\s*[:=]\s*(?:[\"']\K[^\"'\n]{1,60}(?=[\"'])|"
+                                 r"\K[^|\n:&\"']{1,60}?(?=\s*(?:\||\n|$|,|\(|&)|\s+[\w.-]{1,30}=))")),  # a quoted value, or
+    # up to the next field: 'name="Funmilayo Oyelaran" ip=…', "name=jdoe ip=…" (not the rest of a log's line)
     ("USERNAME", 0.7, re.compile(r"\bUser\s+\K(?:\p{Lu}[\w.\-]+|[\w.\-]*\d[\w.\-]*)")),
     # a person's profile on a social network, written in a text ("linkedin.com/in/ayesharahman", "instagram.com/…")
     ("USERNAME", 0.85, re.compile(r"(?i)\b(?:linkedin\.com/in|instagram\.com|facebook\.com|twitter\.com|x\.com|"

@@ -149,7 +149,7 @@ class IpRecognizer(Recognizer):
     _H = r"[0-9A-Fa-f]{1,4}"
     # not after `product/` or `brand;` (versions: Chrome/156.0.0.0 in a user agent, "Chromium;126.0.6478.126" in
     # client hints); `//10.0.0.1` is a host
-    PATTERNS = ((rf"(?<![\w.;])(?<!\w/){_O}\.{_O}\.{_O}\.{_O}(?![\w.]|\.\d)", 0.7),
+    PATTERNS = ((rf"(?<![\w.;])(?<!\w/){_O}\.{_O}\.{_O}\.{_O}(?!\w|\.\w)", 0.7),  # its sentence's full stop may follow
                 (rf"(?<![\w:]){_H}(?::{_H}){{7}}(?![\w:])", 0.7),
                 (rf"(?<![\w:]){_H}(?::{_H}){{1,6}}::(?:{_H}(?::{_H}){{0,5}})?(?![\w:])", 0.6))
 

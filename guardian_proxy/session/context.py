@@ -50,6 +50,7 @@ from functools import cache, lru_cache
 
 from ..chatapi import ChatRequest, Slot
 from ..placeholders import EMAIL, no_ones, role_mailbox, stock_email
+from ..public_orgs import public_org
 from ..public_people import public
 from ..recognizer_data import data as recognizer_data
 from ..types import CONTAINER_ENTITIES
@@ -72,6 +73,7 @@ from .message_reader import words as reader_words
 from .namecues import (
     ORG_WORDS,
     PERSON_WORDS,
+    SHAPE_CUES,
     SIBLING_CUE,
     annotation,
     asked_about,
@@ -103,7 +105,12 @@ _NAMES = frozenset({"PERSON", "USERNAME"})
 #: quasi-identifiers that are facts of the world unless a person is tied to them in their sentence
 _PLACES = frozenset({"LOCATION", "NRP", "ORGANIZATION", "DATE", "DATE_TIME"})
 #: why a name is a public person's: a place beside one is tied to no one the user knows
-_PUBLIC_REASONS = frozenset({"work or public person", "a public office's holder", "a public person"})
+_PUBLIC_REASONS = frozenset({"work or public person", "a public office's holder", "a public person",
+                             "a well-known organisation, product or work"})
+#: cues that say a name is someone's relative or holds a role, not whose: "her husband Pierre Curie", "CEO Satya
+#: Nadella" are a public person's; with a first person before them ("my boss, CEO …") they are the user's people
+_THIRD_PARTY_CUES = frozenset({"after a kinship or role noun", "a name after a role"})
+_FIRST_PERSON_BEFORE = re.compile(r"(?i)\b(?:my|our|mine|me|us|i|we|i'm|we're)\b")
 #: an airline's flight number: two letters (or a letter and a digit) and one to four digits ("BA 117", "TP1351")
 _FLIGHT_NUMBER = re.compile(r"(?:[A-Z]{2}|[A-Z]\d|\d[A-Z])[ ]?\d{1,4}")
 #: words of a flight in its sentence: "flight", "depart", "terminal", an airport pair "LHR-LIS", an airliner "A380"
@@ -573,10 +580,20 @@ _ORDER_LABEL_BEFORE = re.compile(r"\b(?:orders?|invoice|inv|purchase\s+order|PO|
                                  r"[ \t]{0,2}[:#]?[ \t]{0,2}$", re.I)
 _ORDER_PREFIX = re.compile(r"(?:ORD|INV|PO|SO|SKU)-[A-Z0-9-]{2,20}", re.I)
 #: a quantifier before a role noun: the role in general ("per student", "all teachers", "each carer")
-_ANY_BEFORE = re.compile(r"\b(?:per|each|every|all|any|other|many|most|some|no|few|several|fellow)\s$", re.I)
-#: a possessive before a role: the role is the person's relation to the user ("my new manager", "our lawyer")
+#: a record's key that says its line is about someone: "customer_id=48213", "email:", "ip="
+_RECORD_KEY = re.compile(r"(?i)\b(?:customer|user|client|member|account|patient|e-?mail|phone|mobile|ip)(?:[_-]?id)?\s*[:=]")
+
+
+def _line_of(text: str, at: int) -> str:
+    return text[text.rfind("\n", 0, at) + 1:(text.find("\n", at) + 1 or len(text) + 1) - 1]
+
+
+_ANY_BEFORE = re.compile(r"\b(?:per|each|every|all|any|other|many|most|some|no|few|several|fellow|next)\s$", re.I)
+#: a possessive before a role: the role is the person's relation to the user ("my new manager", "our lawyer") or
+#: to someone of theirs ("my son's teacher", "her mum's carer")
 _RELATION_BEFORE = re.compile(r"\b(?:my|our|your|his|her|their)\s(?:(?:new|old|former|current|previous|future|line|"
-                              r"family|own|union|[A-Z]{2,5})\s)?$", re.I)
+                              r"family|own|union|[A-Z]{2,5})\s)?$|"
+                              r"\b(?:my|our|your|his|her|their)\s(?:[\w-]{2,20}\s)?[\w-]{2,20}['’]s\s$", re.I)
 
 
 #: formats, protocols and kinds of software that NER takes for an organisation ("Export to CSV fails")
@@ -866,8 +883,10 @@ class PartContext:
         name its words make one ("its capital is Saipan", "the island of Saipan", "Saipan is the capital of …"); ordinary
         words before a full name are not part of it ("Email Margaret Okafor" → "Margaret Okafor")."""
         if h.entity == "USERNAME" and not h.part and " " in h.text.strip() and \
-                text[h.start - 1:h.start] in ("'", '"') and named_value("name", h.text.strip()):
-            h.entity = "PERSON"  # "{ name: 'Amani Kiprono' }": a quoted name under a name label, not a handle
+                text[h.start - 1:h.start] in ("'", '"') and \
+                named_value("name", h.text.strip(), contact=bool(_RECORD_KEY.search(_line_of(text, h.start)))):
+            h.entity = "PERSON"  # "{ name: 'Amani Kiprono' }": a quoted name under a name label, not a handle (in a
+            # customer's record any name words: 'customer_id=48213 name="Funmilayo Oyelaran" ip=…')
         if not h.part and person_by_cue(text, h):
             h.entity = "PERSON"  # "my name is Darnell Okoro", "my daughter Sofia Marchand": NER's type slips
         elif h.entity == "ORGANIZATION" and not h.part and _SETTLED_BEFORE.search(text, max(0, h.start - 40), h.start) \
@@ -1142,12 +1161,19 @@ class PartContext:
         if h.entity in ("CASE_NUMBER", "DATE") and not known and (
                 _ORDER_LABEL_BEFORE.search(text, max(0, h.start - 24), h.start) or _ORDER_PREFIX.match(value.strip())):
             return "an order's number"  # "invoice INV-0893", "PO-26-1187", "ticket #88213": the shop's reference
+        if h.entity in _READ and not h.part and not known and not seen and not self._vouched(h) and \
+                public_org(value) and not (h.entity == "PERSON" and " " not in value.strip() and listed_name(value)):
+            return "a well-known organisation, product or work"  # "Medicare approved $312", "a Nissan Leaf", "Mario
+            # Kart" (not a given name NER read as a person: "Alexa" may be someone's)
         if h.entity in _READ and not h.part and not known and not seen and \
-                self.cues.get(id(h), SIBLING_CUE) in (SIBLING_CUE, "after a title") and \
-                public(value, surname=h.entity == "PERSON"):  # "Bukayo Saka", "Hermione Granger", "Mr Darcy": (no cue
-            return "a public person"  # but a title ties them to the user: "my colleague Chris Evans" does)
+                (self.cues.get(id(h), SIBLING_CUE) in (SIBLING_CUE, "after a title") or
+                 self.cues.get(id(h)) in _THIRD_PARTY_CUES and
+                 not _FIRST_PERSON_BEFORE.search(text, max(0, h.start - 40), h.start)) and \
+                public(value, surname=h.entity == "PERSON"):  # "Bukayo Saka", "Hermione Granger", "Mr Darcy", "her
+            return "a public person"  # husband Pierre Curie", "CEO Satya Nadella" (a cue and a first person tie them
+            # to the user: "my colleague Chris Evans" does)
         if h.entity in _READ and slot.role == "user" and not known and not seen and not h.part and \
-                not self._vouched(h) and not self.identified.get(i) and \
+                self.cues.get(id(h), SIBLING_CUE) in SHAPE_CUES and not self.identified.get(i) and \
                 self._about_the_world(i, text) and \
                 not any(near_the_writer(text, m.start(), m.end())  # any of its mentions
                         for m in re.finditer(re.escape(h.text), text)):

@@ -657,6 +657,9 @@ def _addressed_alone(text: str, start: int, end: int) -> bool:
 
 
 SIBLING_CUE = "listed beside a person's name"
+#: cues that read only a name's shape, no word of the text around it: in a message about the world ("how did Hjalmar
+#: Schacht end it?") they say nothing of whose name it is
+SHAPE_CUES = frozenset({SIBLING_CUE, "a given name and a surname of the name lists"})
 #: a list's joint between a person's name and the next item: ", ", ", and ", " and ", " & ", " or "
 _JOINT_AFTER = re.compile(r"(?:[ \t]{0,3},[ \t]{0,3}(?:and[ \t]{1,3}|&[ \t]{1,3})?|[ \t]{1,3}(?:and|&|or)[ \t]{1,3})")
 _JOINT_BEFORE = re.compile(r"(?:[ \t]{0,3},[ \t]{0,3}|[ \t]{1,3}(?:and|&|or)[ \t]{1,3})$")
@@ -987,7 +990,8 @@ def near_the_writer(text: str, start: int, end: int) -> bool:
     name ("Ask Mark and Grace") or a "with" before it."""
     if _ADDRESSING.search(text[max(0, start - 20):start]) or _WITH_BEFORE.search(text, max(0, start - 80), start):
         return True  # "reply to Keisha", "splitting the airbnb with Jun-ho and Malak"
-    said = [w.casefold().replace("’", "'") for w in re.findall(r"[\w'’-]+", _sentence(text, start, end))]
+    said = [w.casefold().replace("’", "'") for w in re.findall(r"[\w'’-]+", _sentence(text, start, end))
+            if w != "US"]  # the country ("the US dollar"), not "us"
     return any(w in PERSON_WORDS or w in _OWN_AFFAIRS or
                w in _FIRST_PERSON and not (w in ("me", "us") and k and said[k - 1] in _ASKING_ME)
                for k, w in enumerate(said))

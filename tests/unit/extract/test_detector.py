@@ -62,6 +62,14 @@ def test_patterns_validate():
     assert ("UK_NHS", "943 476 5919") in got
 
 
+def test_an_ip_address_at_a_sentences_end_and_no_longer_dotted_number():
+    """"404 from 190.237.14.82. Please fix": the full stop after it is its sentence's; "1.2.3.4.5" is a version."""
+    text = "Logs show 404 from 190.237.14.82. Please fix. Build 1.2.3.4.5 and 10.1.2.3.4 are versions."
+    got = found(patterns.find(text), text)
+    assert ("IP_ADDRESS", "190.237.14.82") in got
+    assert not any(e == "IP_ADDRESS" and v != "190.237.14.82" for e, v in got)
+
+
 def test_phone_needs_shape_or_context(fast):
     spans = fast.detect([tf("order 1699999999 shipped"), tf("call me on 07700 900123 or +44 20 7946 0958")])
     assert [s.text for s in spans if s.entity == "PHONE_NUMBER"] == ["07700 900123", "+44 20 7946 0958"]

@@ -345,6 +345,14 @@ def test_a_phone_number_ends_at_its_line_and_a_slashed_date_is_a_date():
     assert has("application no. 18403/91 and 2/3/4", "18403/91", "CASE_NUMBER")
 
 
+def test_a_name_fields_value_ends_at_its_quote_or_the_next_field():
+    """'name="Funmilayo Oyelaran" ip=…' had been one handle up to the line's end (the IP inside it)."""
+    assert has('customer_id=48213 name="Funmilayo Oyelaran" ip=102.89.47.213 retries=3', "Funmilayo Oyelaran",
+               "USERNAME")
+    assert has("user name: jdoe_77 ip=10.0.0.4 ok", "jdoe_77", "USERNAME")
+    assert has("Seller name: Tunde, ships from Lagos", "Tunde", "USERNAME")
+
+
 def test_an_address_that_begins_with_a_house_block_or_lot():
     """Pakistan's, the Philippines', Malaysia's and Jamaica's way of writing an address."""
     assert has("We live at\nHouse 27, Street 9, Gulberg III, Lahore.", "House 27, Street 9", "STREET_ADDRESS")

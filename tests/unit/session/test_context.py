@@ -939,6 +939,55 @@ def test_a_public_person_of_the_list_stays_unless_a_cue_ties_them_to_the_user():
     assert pc.why_not(0, chat.slots[0], evans) is None  # a kinship or role noun vouches for someone the user knows
 
 
+def test_a_public_persons_relative_or_role_is_no_one_the_user_knows():
+    """"her husband Pierre Curie", "Chairman and CEO Satya Nadella": the cue names someone's kin or role, not the
+    user's; with a first person before it ("My boss, CEO …") it is the user's own people."""
+    for text, name in (("She discovered radium with her husband Pierre Curie.", "Pierre Curie"),
+                       ("Microsoft announced that Chairman and CEO Satya Nadella will open Build.", "Satya Nadella")):
+        chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
+        pc = PartContext(chat)
+        h = hit_at(chat, 0, name, "PERSON")
+        pc.cued(0, chat.slots[0].text, [h])
+        assert pc.cues.get(id(h)) in ("after a kinship or role noun", "a name after a role")
+        assert pc.why_not(0, chat.slots[0], h) == "a public person"
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": "My boss, CEO Satya Nadella, wants it."}]})
+    pc = PartContext(chat)
+    h = hit_at(chat, 0, "Satya Nadella", "PERSON")
+    pc.cued(0, chat.slots[0].text, [h])
+    assert pc.why_not(0, chat.slots[0], h) is None
+
+
+def test_a_shape_cue_does_not_stop_the_message_reader_and_the_us_is_no_first_person():
+    """A name whose only cue is its shape (both words on the name lists) in a question about history; "the US dollar"
+    speaks of no one."""
+    text = ("Why did Weimar hyperinflation peak in November 1923 at about 4.2 trillion marks to the US dollar, and how "
+            "did Hjalmar Schacht, Hans Luther and the Rentenmark end it so quickly?")
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
+    pc = PartContext(chat)
+    weimar, schacht = hit_at(chat, 0, "Weimar", "PERSON"), hit_at(chat, 0, "Hjalmar Schacht", "PERSON")
+    pc.cued(0, text, [weimar, schacht])
+    assert pc.cues.get(id(schacht)) == "a given name and a surname of the name lists"
+    assert pc.why_not(0, chat.slots[0], schacht) == "a question about the world"
+    assert pc.why_not(0, chat.slots[0], weimar) == "a question about the world"
+
+
+def test_a_role_to_someone_of_the_users_and_the_next_one_are_no_ones_job():
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content":
+                    "Help me reply to my son's teacher about the trip. Write it so it's clearer for the next carer."}]})
+    pc = PartContext(chat)
+    assert pc.why_not(0, chat.slots[0], hit_at(chat, 0, "teacher", "OCCUPATION")) == "a role to the user"
+    assert pc.why_not(0, chat.slots[0], hit_at(chat, 0, "carer", "OCCUPATION")) == "a role in general"
+
+
+def test_a_quoted_name_in_a_customers_log_line_is_a_person():
+    text = 'customer_id=48213 name="Funmilayo Oyelaran" ip=102.89.47.213 retries=3'
+    h = Hit(0, text.index("Funmilayo"), text.index('" ip'), "USERNAME", "Funmilayo Oyelaran")
+    assert PartContext.tidy(h, text).entity == "PERSON"
+    text = "{ name: 'Export Job' }"
+    h = Hit(0, text.index("Export"), text.index("' }"), "USERNAME", "Export Job")
+    assert PartContext.tidy(h, text).entity == "USERNAME"
+
+
 def test_a_flights_number_is_an_airlines_not_the_travellers():
     chat = chat_of({"model": "m", "messages": [{"role": "user", "content":
                     "Make an itinerary. Out: TP1351 LHR-LIS, 15 May, 07:30. Is EK 1 to Dubai still an A380? "
