@@ -15,7 +15,15 @@ LOCALES = ("en_US", "en_GB", "en_IN", "de_DE", "fr_FR", "es_ES", "it_IT", "nl_NL
 WORLD = LOCALES + ("en_IE", "ga_IE", "en_NG", "yo_NG", "ig_NG", "ha_NG", "en_KE", "sw", "zu_ZA", "tw_GH", "en_PK",
                    "vi_VN", "id_ID", "tr_TR", "az_AZ", "uz_UZ", "pt_PT", "es_MX", "es_AR", "fi_FI", "da_DK", "no_NO",
                    "cs_CZ", "sk_SK", "hu_HU", "ro_RO", "hr_HR", "sl_SI", "lt_LT", "lv_LV", "et_EE", "fr_CA", "it_IT",
-                   "ja_JP", "zh_CN")
+                   "ja_JP", "zh_CN", "zh_TW", "ko_KR")
+
+#: Korea's commonest surnames as English text writes them (Faker's ko_KR lists only Hangul): "Seo Ji-woo", "Ms Yoon"
+_KOREAN_SURNAMES = frozenset("""
+kim lee yi rhee park pak bak choi choe jung jeong chung kang cho jo yoon yun jang chang lim im han oh seo suh shin
+sin kwon gwon hwang ahn an song yoo yu ryu hong jeon chun cheon go ko moon mun yang son sohn bae baek paik heo huh
+nam noh roh ha jin woo min byun byeon chae pyo ji eom uhm won cha joo ju gu koo na do tak yeo gil kil seong sung
+maeng bang yeom kwak gwak hyun hyeon sim shim geum keum ok gook guk yeon wi pi ma
+""".split())
 
 #: the English-speaking locales (the text anonymizer's hit filter reads English)
 ENGLISH = ("en", "en_US", "en_GB", "en_IE", "en_IN", "en_NZ")
@@ -32,7 +40,11 @@ def faker_names(*attrs: str, locales: tuple[str, ...] = LOCALES) -> frozenset[st
         except (ImportError, AttributeError):  # pragma: no cover - a trimmed Faker
             continue
         for attr in attrs:
-            values = getattr(p, attr, ())
-            if isinstance(values, (list, tuple, dict, set, frozenset)):  # not a locale's computed property
-                out.update(str(x).casefold() for x in values)
+            # a locale that writes its names in another script has them romanised too ("Tanaka", "Zhang Wei")
+            for name in (attr, attr.replace("_names", "_romanized_names")):
+                values = getattr(p, name, ())
+                if isinstance(values, (list, tuple, dict, set, frozenset)):  # not a locale's computed property
+                    out.update(str(x).casefold() for x in values)
+        if loc == "ko_KR" and "last_names" in attrs:
+            out.update(_KOREAN_SURNAMES)
     return frozenset(out)

@@ -446,7 +446,10 @@ _MONTHS = ["January", "February", "March", "April", "May", "June", "July", "Augu
 _DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
 _MONTH_WORD = re.compile(r"\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?", re.I)
 _DAY_WORD = re.compile(r"\b(Mon|Tue|Wed|Thu|Fri|Sat|Sun)(?:day|sday|nesday|rsday|urday|s|r|rs)?\b\.?", re.I)
-_TIME = re.compile(r"(?<!\d)(\d{1,2}):(\d{2})(?::(\d{2}))?(?!\d)")
+#: a time of day (not a zone's offset after a time: "T00:00:00+09:00" keeps its "+09:00", a valid offset)
+_TIME = re.compile(r"(?<!\d)(?<!\d[+-])(\d{1,2}):(\d{2})(?::(\d{2}))?(?!\d)")
+#: a zone's offset after a time ("12:00:00+09:00", "09:30-0500")
+_OFFSET = re.compile(r"(?<=:\d\d)[+-]\d{2}:?\d{2}(?!\d)")
 _ISO = re.compile(r"(?<!\d)(\d{4})([-/.]?)(\d{2})\2(\d{2})(?!\d)")
 _DMY = re.compile(r"(?<!\d)(\d{1,2})([-/.])(\d{1,2})\2(\d{2}|\d{4})(?!\d)")
 
@@ -520,6 +523,9 @@ def date(value: str, rng: random.Random, years: int | None = None) -> str:
         else:
             na, nb = rng.randint(1, 12), rng.randint(1, 12)
         spans.append((m.start(), m.end(), _w(na, len(a)) + sep + _w(nb, len(b)) + sep + _year(y, rng, years)))
+    for m in _OFFSET.finditer(out):  # "T00:00:00+09:00": the zone stays a valid one (not "+08:61")
+        if not taken(m.start(), m.end()):
+            spans.append((m.start(), m.end(), m.group(0)))
     for m in re.finditer(r"\d+", out):
         if taken(m.start(), m.end()):
             continue

@@ -938,6 +938,7 @@ class PartContext:
         if not k and len(words) >= 2 and words[0].group(0).casefold() in _GREETINGS:
             k = 1  # "Hallo Emre,", "Querida Lucía": a greeting of another language opens the line, not the name
         if not k and len(words) == 2 and ordinary(words[0].group(0)) and not ordinary(words[1].group(0)) and \
+                not listed_name(words[0].group(0)) and \
                 words[0].group(0).casefold().rstrip(".") not in TITLES and _sentence_start(text, h.start):
             k = 1  # "Email Wanjiku (…)": a sentence's first word is capitalised for the sentence, not the name
         if k:

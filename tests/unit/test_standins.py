@@ -322,3 +322,12 @@ def test_a_weekday_beside_a_full_date_is_the_new_dates_own():
                 d = int(re.search(r"(?<![\d])(\d{1,2})(?![\d])", out).group(1))
             assert datetime.date(y, mo, d).strftime("%A").startswith(wd), (value, out)
     assert date("Mon", random.Random(1)) != "Mon"  # a weekday alone is another one
+
+
+@pytest.mark.parametrize("value", ["1994-03-07T00:00:00+09:00", "2026-11-28T14:02:17-05:00", "12:30:00+0530"])
+def test_a_times_zone_offset_stays_as_written(value):
+    """'birthday: 1994-03-07T00:00:00+09:00' had become '…+03:29', an offset no zone has (a parser rejects it)."""
+    offset = re.search(r"[+-]\d{2}:?\d{2}$", value).group(0)
+    for seed in range(20):
+        out = S.date(value, random.Random(seed))
+        assert out.endswith(offset) and out != value, out

@@ -996,3 +996,13 @@ def test_a_flights_number_is_an_airlines_not_the_travellers():
     assert pc.why_not(0, chat.slots[0], hit_at(chat, 0, "TP1351", "CASE_NUMBER")) == "a flight's number"
     assert pc.why_not(0, chat.slots[0], hit_at(chat, 0, "EK 1", "CASE_NUMBER")) == "a flight's number"
     assert keeps(chat, 0, "AB1234", "CASE_NUMBER")  # no flight's word around it
+
+
+def test_a_korean_surname_that_is_an_english_word_stays_in_the_name():
+    """"Seo Hyun-woo called me": "Seo" (SEO) opens the sentence but is the surname, not a word before the name."""
+    text = "Seo Hyun-woo called me."
+    h = Hit(0, 0, len("Seo Hyun-woo"), "PERSON", "Seo Hyun-woo")
+    assert PartContext.tidy(h, text).text == "Seo Hyun-woo"
+    text = "Email Wanjiku about it."
+    h = Hit(0, 0, len("Email Wanjiku"), "PERSON", "Email Wanjiku")
+    assert PartContext.tidy(h, text).text == "Wanjiku"
