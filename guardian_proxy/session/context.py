@@ -584,6 +584,16 @@ _ORDER_PREFIX = re.compile(r"(?:ORD|INV|PO|SO|SKU)-[A-Z0-9-]{2,20}", re.I)
 _RECORD_KEY = re.compile(r"(?i)\b(?:customer|user|client|member|account|patient|e-?mail|phone|mobile|ip)(?:[_-]?id)?\s*[:=]")
 
 
+def _core(h: Hit) -> tuple[int, int]:
+    """A hit's bounds without the quotes or the full stop NER took in with it ("Lacroix-Morel'")."""
+    lead = len(h.text) - len(h.text.lstrip(_QUOTE_CHARS))
+    trail = len(h.text) - len(h.text.rstrip(_QUOTE_CHARS + ".,;:"))
+    return h.start + lead, h.end - trail
+
+
+_QUOTE_CHARS = "'\"“”‘’«» \t"
+
+
 def _line_of(text: str, at: int) -> str:
     return text[text.rfind("\n", 0, at) + 1:(text.find("\n", at) + 1 or len(text) + 1) - 1]
 
@@ -816,11 +826,11 @@ class PartContext:
         by_key = keyed_names(text) if json_values(text) is not None else assigned_names(text)
         for a, b, cue in cued_names(text) + by_key + tabled_names(text):
             over = [h for h in found if h.start < b and a < h.end]
-            same = [h for h in over if (h.start, h.end) == (a, b) and h.entity in ("LOCATION", "ORGANIZATION", "NRP",
-                                                                                    "PERSON")]
+            same = [h for h in over if _core(h) == (a, b) and h.entity in ("LOCATION", "ORGANIZATION", "NRP", "PERSON")]
             if same:
                 for h in same:
                     h.entity = "PERSON"
+                    h.start, h.end, h.text = a, b, text[a:b]  # "c.last_name = 'Lacroix-Morel'": NER took the quote in
                     self.cues.setdefault(id(h), cue)  # the cue vouches for it ("Author: Mei Lin Tan <…>")
                 continue
             # "Sra. Ortega": a name found inside takes its title (a surname then); "CFO Lorraine Tebbutt", NER's
@@ -1030,6 +1040,8 @@ class PartContext:
                     not any(c.isdigit() or c == "_" for c in value):
                 why = None  # a name its cue found has a name's shape ("Author: Mei Lin Tan <…>"; "Tan" is a word),
                 # not one written as code ("My name is OpenTelemetry", a test's string)
+            elif why == "product" and self.cues.get(id(h), "").startswith("a person's name under the key"):
+                why = None  # "c.last_name = 'Lacroix-Morel'" in a query: code around it, a person's name in it
             if why is not None:
                 return why
             words = NAME_WORD.findall(value)  # a hyphenated name whole: "Min-jun"

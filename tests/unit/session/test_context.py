@@ -1006,3 +1006,17 @@ def test_a_korean_surname_that_is_an_english_word_stays_in_the_name():
     text = "Email Wanjiku about it."
     h = Hit(0, 0, len("Email Wanjiku"), "PERSON", "Email Wanjiku")
     assert PartContext.tidy(h, text).text == "Wanjiku"
+
+
+def test_a_name_a_query_compares_with_a_name_column_is_a_person():
+    """"c.last_name = 'Lacroix-Morel'" in SQL: NER's organisation took the closing quote in, and code around a name
+    is no product."""
+    text = "SELECT o.id FROM orders o\nWHERE c.email = 'seb@orange.fr'\n  AND c.last_name = 'Lacroix-Morel'\n"
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
+    pc = PartContext(chat)
+    a = text.index("Lacroix")
+    found = [Hit(0, a, a + len("Lacroix-Morel'"), "ORGANIZATION", "Lacroix-Morel'")]
+    pc.cued(0, text, found)
+    h = found[0]
+    assert (h.entity, h.text) == ("PERSON", "Lacroix-Morel")
+    assert pc.why_not(0, chat.slots[0], h) is None
