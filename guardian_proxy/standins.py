@@ -149,6 +149,8 @@ def phone(value: str, rng: random.Random) -> str:
         elif cc == "44":
             new = _uk(nsn.lstrip("0") if len(nsn) == 11 else nsn, rng)
             new = ("0" + new if len(nsn) == 11 else new) if new else _invalid(cc, len(nsn), rng)
+        elif nsn.startswith("0"):  # a plan whose numbers keep their 0 ("+39 06 …"): drawn as "06 …" written alone is
+            new = _invalid(cc, len(nsn), rng, lead="0")
         else:
             new = _invalid(cc, len(nsn), rng)
         return _reshape(value, head + cc + new)
@@ -159,9 +161,32 @@ def phone(value: str, rng: random.Random) -> str:
     if n == 11 and digits[0] == "0":
         uk = _uk(digits[1:], rng)
         return _reshape(value, "0" + uk)
-    # a national number of an unknown country: trunk 0 then zeros lead no national plan to a subscriber
+    if digits[0] == "0" and n > 3:
+        # a national number of an unknown country: its trunk 0, then the subscriber digits drawn as the same number
+        # written with its country code draws them ("+84 912 407 385" → "+84 0…", "0912407385" → "00…": one
+        # number, one stand-in, `phone_key`); zeros lead no national plan to a subscriber
+        return _reshape(value, "0" + _invalid("44", n - 1, rng))
     lead = "00" if n > 2 else ""
     return _reshape(value, _invalid("44", n, rng, lead) if lead else _digits(rng, n))
+
+
+def phone_key(value: str) -> str:
+    """What makes two ways of writing one phone number one number: its national significant number ("+84 912 407
+    385", "+84912407385" and "0912407385" all give "912407385"; "+1 415 555 0100" and "(415) 555-0100" give
+    "4155550100"). A conversation draws one stand-in per key, so the number stays one number in every format."""
+    digits = "".join(c for c in value if c.isdigit())
+    s = value.lstrip()
+    if (s.startswith("+") or s.startswith("00") and len(digits) > 10) and len(digits) >= 7:
+        if s.startswith("00"):
+            digits = digits[2:]
+        cc = _country_code(digits)
+        if cc is not None:
+            nsn = digits[len(cc):]
+            return nsn[1:] if nsn.startswith("0") else nsn  # "+44 (0)20 …": the trunk 0 written in brackets
+        return digits
+    if len(digits) == 11 and digits[0] == "1":
+        return digits[1:]
+    return digits[1:] if digits[:1] == "0" else digits
 
 
 # --------------------------------------------------------------------------- cards

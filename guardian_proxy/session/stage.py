@@ -31,6 +31,7 @@ from collections.abc import Callable
 
 from .. import chatapi, codec, urlencoded
 from ..config import FactorTables, Settings
+from ..standins import phone_key
 from ..types import ENTITIES, Decision, RawRequest, Rewrite, Span, TextField, Verdict
 from . import files
 from .context import PartContext
@@ -427,7 +428,10 @@ class SessionStage:
                 continue  # an address part the loop already gave its composite's part
             # one age is one age however it is written: "30 years old" and "(age 30)" move to the same number
             nums = re.findall(r"\d+", e.original) if e.entity == "AGE" else []
-            seed = int(self.vault.mac(st.sid, "seed", f"AGE#{nums[0]}" if len(nums) == 1 else e.norm)[:12], 16)
+            # and one phone number is one number however it is written: "+84 912 407 385" and "0912407385"
+            key = f"AGE#{nums[0]}" if len(nums) == 1 else \
+                f"PHONE#{phone_key(e.original)}" if e.entity == "PHONE_NUMBER" else e.norm
+            seed = int(self.vault.mac(st.sid, "seed", key)[:12], 16)
             parts = parts_of(e)
             if parts:
                 sur = self._composite(st, e, parts, seed, avoid, added)

@@ -220,3 +220,10 @@ def test_software_names_are_not_groups():
 def test_a_google_oauth_client_secret_is_found_by_its_prefix():
     text = "client_secret in my config is 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"
     assert ("API_KEY", "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") in {(e, text[a:b]) for a, b, e, _ in secrets.find(text)}
+
+
+def test_a_trunk_zero_in_brackets_and_a_short_area_code_are_phone_numbers():
+    text = "Call +44 (0)7392 118405 or +49 (0)30 12873456, in Rome 06 4821 7733."
+    got = found(patterns.find(text), text)
+    assert {("PHONE_NUMBER", "+44 (0)7392 118405"), ("PHONE_NUMBER", "+49 (0)30 12873456"),
+            ("PHONE_NUMBER", "06 4821 7733")} <= got
