@@ -72,7 +72,7 @@ PATTERNS: list[tuple[str, float, re.Pattern]] = [
     ("AGE", 0.8, re.compile(r"\bin (?:his|her|their|my) (?:early |mid-?|late )?(?:teens|twenties|thirties|forties|fifties|"
                             r"sixties|seventies|eighties|nineties)\b", re.I)),
     # codes, case and file numbers, identity documents
-    ("CASE_NUMBER", 0.85, re.compile(r"(?<![\w/.§,])(?!\d{1,2}/\d{1,2}/(?:\d{4}|\d{2})(?![\w/]))\d{1,6}(?:/\d{1,6}){1,3}(?![\w/])")),
+    ("CASE_NUMBER", 0.85, re.compile(r"(?<![\w/.§,:])(?!\d{1,2}/\d{1,2}/(?:\d{4}|\d{2})(?![\w/]))\d{1,6}(?:/\d{1,6}){1,3}(?![\w/])")),
     ("CASE_NUMBER", 0.8, re.compile(r"\b(?=[A-Z0-9/-]*\d)(?=[A-Z0-9/-]*[A-Z])[A-Z0-9]{1,6}(?:[-/][A-Z0-9]{1,12}){1,4}\b")),
     ("CASE_NUMBER", 0.8, re.compile(r"\b[A-Z]{1,3}\d{3,}[A-Z]?\b")),
     # a long code of capitals and digits mixed ("SMITH712035JD9AB", a UK driving licence; "K7QX2M9PLT"): a

@@ -61,10 +61,17 @@ class EmailRecognizer(Recognizer):
     _FILE_TLDS = frozenset({"png", "jpg", "jpeg", "gif", "webp", "avif", "svg", "ico", "bmp", "tif", "tiff", "heic",
                             "js", "mjs", "css", "map", "json", "woff", "woff2", "ttf", "otf", "mp4", "webm", "pdf"})
 
+    #: a URL's user and password before the match: its "@" ends the password, the host follows
+    #: ("postgres://app_rw:Tz8!vQm2#pLw4Ks@db.internal:5432": no address, the password's rule reads it)
+    _USERINFO = re.compile(r"://[^\s/@]{0,64}:[^\s/@]{0,128}$")
+
     def validate(self, value: str) -> bool:
         domain = value.replace("%40", "@").rsplit("@", 1)[-1].lower()
         tld = domain.rsplit(".", 1)[-1]
         return tld not in self._FILE_TLDS and not re.match(r"\d+x\.", domain)
+
+    def find(self, text: str) -> list[Hit]:
+        return [h for h in super().find(text) if not self._USERINFO.search(text, max(0, h[0] - 200), h[0])]
 
 
 _EXTENSION = re.compile(r"[ ]?(?:x|ext\.?|extn\.?)[ ]?\d{1,6}$")

@@ -227,3 +227,12 @@ def test_a_trunk_zero_in_brackets_and_a_short_area_code_are_phone_numbers():
     got = found(patterns.find(text), text)
     assert {("PHONE_NUMBER", "+44 (0)7392 118405"), ("PHONE_NUMBER", "+49 (0)30 12873456"),
             ("PHONE_NUMBER", "06 4821 7733")} <= got
+
+
+def test_a_urls_password_is_no_email_address():
+    """"postgres://app_rw:Tz8!vQm2#pLw4Ks@db.internal:5432": the password's end and the host are no address (its
+    stand-in had kept "Tz8!vQm2#" and changed the host)."""
+    text = "DATABASE_URL=postgres://app_rw:Tz8!vQm2#pLw4Ks@db.internal:5432/shop; mail ann.smith@gmail.com"
+    got = found(patterns.find(text), text)
+    assert not any(e == "EMAIL_ADDRESS" and "db.internal" in v for e, v in got)
+    assert ("EMAIL_ADDRESS", "ann.smith@gmail.com") in got

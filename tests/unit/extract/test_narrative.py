@@ -366,3 +366,8 @@ def test_a_bookings_reference_after_ref():
     assert has("Group booking with TAP, ref 7KQ4ZM.", "7KQ4ZM", "CASE_NUMBER")
     assert has("tomek booked his own (ref KP2M9Z).", "KP2M9Z", "CASE_NUMBER")
     assert not has("see the ref HEAD in git", "HEAD", "CASE_NUMBER")  # no digit: a word
+
+
+def test_a_port_and_database_number_are_no_case_number():
+    """"redis://redis:6379/0": a host's port and a database's number, written after a colon."""
+    assert not any(lab == "CASE_NUMBER" for _, lab in found("REDIS_URL=redis://redis:6379/0"))
