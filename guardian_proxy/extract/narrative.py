@@ -318,6 +318,9 @@ def _greeted_handles(text: str) -> list[Hit]:
 _DOTTED_QUAD = re.compile(r"(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)")
 
 
+_ZONE_AFTER_TIME = re.compile(r"\d{1,2}:\d{2}(?::\d{2})?[ \t]?$")
+
+
 def _phones(text: str) -> list[Hit]:
     out: list[Hit] = []
     for m in _PHONE.finditer(text):
@@ -325,6 +328,10 @@ def _phones(text: str) -> list[Hit]:
         if digits < 7 or digits > 15 or _DOTTED_QUAD.fullmatch(m.group()):
             continue  # "94.173.58.210": an IP address (the pattern layer's), not a phone number
         before = text[max(0, m.start() - 40): m.start()]
+        if re.match(r"(?:1[89]|20)\d\d-[01]\d-[0-3]\d(?!\d)", m.group()):
+            continue  # "2026-10-22 16:40": a date and its hour
+        if _ZONE_AFTER_TIME.search(before) and re.match(r"\+\d{4}(?!\d)", m.group()):
+            continue  # "16:40:11 +0200 212" in git blame: a time's zone and a line number
         if _ID_CONTEXT.search(before):
             out.append((m.start(), m.end(), "GOVERNMENT_ID", 0.8))
         elif _PHONE_CONTEXT.search(before) or m.group().startswith(("+", "(")) or digits >= 9:

@@ -186,7 +186,8 @@ _PATTERN_SAMPLE = re.compile(r"\b(?:should(?:\s+not|n['’]t)?\s+match|must(?:\s
 _PATTERN_TALK = re.compile(r"\b(?:regex|regexp|regular\s+expression|pattern|glob)\b", re.I)
 #: an issue tracker's key ("PAY-2291", "PROJ-12") in a text about a ticket or an issue
 _TICKET_KEY = re.compile(r"[A-Z][A-Z0-9]{1,9}-\d{1,6}")
-_TICKET_TALK = re.compile(r"\b(?:jira|ticket|issue|story|bug|epic|sprint|backlog|linear)\b", re.I)
+_TICKET_TALK = re.compile(r"\b(?:jira|ticket|issue|story|bug|epic|sprint|backlog|linear|commit|revert|git|"
+                          r"merge|pull\s+request|PR|changelog|release\s+notes)\b", re.I)
 #: a line's leading timestamp: "[2026-11-04 10:12]", "2026-11-28 14:02:17", "2026/11/28 14:02:17 [error]"
 #: and a chat export's: "[02/12/2026, 19:02:11] Aoife: …", "12/03/2024, 09:14 - Rhiannon: …"
 _LOG_STAMP = re.compile(r"[ \t]{0,4}\[?(?:\d{4}[-/]\d{2}[-/]\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,6})?)?(?:Z|[+-]\d{2}:?\d{2})?|"

@@ -733,12 +733,17 @@ def cued_names(text: str) -> list[tuple[int, int, str]]:
     for m, cue in labelled:  # "Pupil: Amelie Fairweather-Obi", "Assignee: Aoife Gallagher", "Pay to: C Okafor"
         words = list(NAME_WORD.finditer(m.group(1)))
         n = 0
-        while n < len(words) and n < 4 and words[n].group(0)[:1].isupper() and \
-                (not n or m.group(1)[words[n - 1].end():words[n].start()] in (" ", ". ")) and \
-                (_name_word(words[n].group(0), after_name=n > 0) and (not ordinary(words[n].group(0)) or
-                                                                       n and listed_name(words[n].group(0))) or
-                 not n and len(words[n].group(0)) == 1 and len(words) > 1):  # an initial first: "C Okafor"
+        while n < len(words) and n < 5 and (not n or m.group(1)[words[n - 1].end():words[n].start()] in (" ", ". ")) \
+                and (words[n].group(0)[:1].isupper() and (
+                    _name_word(words[n].group(0), after_name=n > 0) and (not ordinary(words[n].group(0)) or
+                                                                          n and listed_name(words[n].group(0))) or
+                    not n and len(words[n].group(0)) == 1 and len(words) > 1)  # an initial first: "C Okafor"
+                     or n and words[n].group(0) in PARTICLES and n + 1 < len(words) and  # "Anneke de Vries"
+                     (words[n + 1].group(0)[:1].isupper() or words[n + 1].group(0) in PARTICLES) and
+                     m.group(1)[words[n].end():words[n + 1].start()] == " "):
             n += 1  # the name's words, one space apart: "Nkechi Fairweather-Obi, 07593 …" ends at the comma
+        while n and words[n - 1].group(0) in PARTICLES:
+            n -= 1  # a particle ends no name
         firm = n < len(words) and words[n].group(0).casefold() in ORG_WORDS  # "Customer: Acme Widgets Ltd"
         if not firm and (n >= 2 or n == 1 and words[0].group(0).casefold() in world_given_names()):
             out.append((m.start(1), m.start(1) + words[n - 1].end(), cue))

@@ -371,3 +371,9 @@ def test_a_bookings_reference_after_ref():
 def test_a_port_and_database_number_are_no_case_number():
     """"redis://redis:6379/0": a host's port and a database's number, written after a colon."""
     assert not any(lab == "CASE_NUMBER" for _, lab in found("REDIS_URL=redis://redis:6379/0"))
+
+
+def test_a_times_zone_and_a_line_number_are_no_phone_number():
+    """git blame: "(Ingrid Solberg-Haugen 2026-10-22 16:40:11 +0200 212)"."""
+    assert not any(lab == "PHONE_NUMBER" for _, lab in found("a3f9c21e (Ingrid 2026-10-22 16:40:11 +0200 212)  total"))
+    assert has("call me on +4420 7946 0321", "+4420 7946 0321", "PHONE_NUMBER")

@@ -1020,3 +1020,10 @@ def test_a_name_a_query_compares_with_a_name_column_is_a_person():
     h = found[0]
     assert (h.entity, h.text) == ("PERSON", "Lacroix-Morel")
     assert pc.why_not(0, chat.slots[0], h) is None
+
+
+def test_a_ticket_key_in_a_commit_message_is_the_trackers():
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content":
+                    "How should I word the revert message?\n\ncommit a3f9c21e\n    billing: apply VAT (BILL-1182)"}]})
+    pc = PartContext(chat)
+    assert pc.why_not(0, chat.slots[0], hit_at(chat, 0, "BILL-1182", "CASE_NUMBER")) == "ticket key"

@@ -462,3 +462,12 @@ def test_a_given_name_and_a_surname_in_capitals_anywhere():
             "and the name that came was WANJIKU NJOROGE. Safaricom said to call 100.")
     got = {text[a:b] for a, b, _ in cued_names(text)}
     assert {"MEGAN HOLLINGWORTH", "WANJIKU NJOROGE"} <= got and "FASTER PAYMENT" not in got
+
+
+def test_a_role_labels_name_keeps_its_particles():
+    """"| Owner: Anneke de Vries" in a CRM record: the name had stopped at "de" (and NER's organisation stayed)."""
+    from guardian_proxy.session.namecues import cued_names
+
+    text = "Deal: Fleet €84,500 | Owner: Anneke de Vries\nOwner: Jan van der Berg\nOwner: Jan van\n"
+    got = {text[a:b] for a, b, _ in cued_names(text)}
+    assert {"Anneke de Vries", "Jan van der Berg", "Jan"} <= got and "Jan van" not in got
