@@ -24,14 +24,21 @@ _THE = re.compile(r"^the\s+")
 
 
 @cache
-def _names() -> frozenset[str]:
+def _names() -> tuple[frozenset[str], frozenset[str]]:
+    """(every listed name's key, the short acronyms: "WHO", "ICE" and "EE" name a body only as written)."""
     if not FILE.is_file():
-        return frozenset()
-    return frozenset(_THE.sub("", key(line)) for line in FILE.read_text(encoding="utf-8").splitlines()
-                     if line.strip() and not line.lstrip().startswith("#"))
+        return frozenset(), frozenset()
+    lines = [line.strip() for line in FILE.read_text(encoding="utf-8").splitlines()
+             if line.strip() and not line.lstrip().startswith("#")]
+    acronyms = frozenset(v for v in lines if len(v) <= 4 and v.isupper())
+    return frozenset(_THE.sub("", key(v)) for v in lines if v not in acronyms), acronyms
 
 
 def public_org(value: str) -> bool:
     """Whether `value` names an organisation, brand, product or work of the list (see the module's doc)."""
-    k = _THE.sub("", key(value.strip().rstrip(".,;:")))
-    return bool(k) and k in _names()
+    names, acronyms = _names()
+    v = value.strip().rstrip(".,;:")
+    if v in acronyms:
+        return True
+    k = _THE.sub("", key(v))
+    return bool(k) and k in names

@@ -107,6 +107,10 @@ _PLACES = frozenset({"LOCATION", "NRP", "ORGANIZATION", "DATE", "DATE_TIME"})
 #: why a name is a public person's: a place beside one is tied to no one the user knows
 _PUBLIC_REASONS = frozenset({"work or public person", "a public office's holder", "a public person",
                              "a well-known organisation, product or work"})
+#: an employer's or a school's cue: where someone works or studies stays theirs, however well known
+_EMPLOYED_BEFORE = re.compile(r"(?i)\b(?:work(?:s|ed|ing)?\s+(?:at|for)|employed\s+(?:at|by)|job\s+(?:at|with)|"
+                              r"intern(?:s|ed|ing)?\s+at|joined|employer(?:\s+is)?|stud(?:y|ies|ied|ying)\s+at|"
+                              r"(?:engineer|manager|nurse|analyst|developer|director|officer)\s+at)\s+(?:the\s+)?$")
 #: cues that say a name is someone's relative or holds a role, not whose: "her husband Pierre Curie", "CEO Satya
 #: Nadella" are a public person's; with a first person before them ("my boss, CEO …") they are the user's people
 _THIRD_PARTY_CUES = frozenset({"after a kinship or role noun", "a name after a role"})
@@ -1176,9 +1180,12 @@ class PartContext:
                 _ORDER_LABEL_BEFORE.search(text, max(0, h.start - 24), h.start) or _ORDER_PREFIX.match(value.strip())):
             return "an order's number"  # "invoice INV-0893", "PO-26-1187", "ticket #88213": the shop's reference
         if h.entity in _READ and not h.part and not known and not seen and not self._vouched(h) and \
-                public_org(value) and not (h.entity == "PERSON" and " " not in value.strip() and listed_name(value)):
+                public_org(value) and \
+                not all(listed_name(w) for w in NAME_WORD.findall(value)) and \
+                not _EMPLOYED_BEFORE.search(text, max(0, h.start - 40), h.start):
             return "a well-known organisation, product or work"  # "Medicare approved $312", "a Nissan Leaf", "Mario
-            # Kart" (not a given name NER read as a person: "Alexa" may be someone's)
+            # Kart" (not words that may be someone's name, "Alexa", "Marta", "John Smith", nor an employer: "I work at
+            # PayPal")
         if h.entity in _READ and not h.part and not known and not seen and \
                 (self.cues.get(id(h), SIBLING_CUE) in (SIBLING_CUE, "after a title") or
                  self.cues.get(id(h)) in _THIRD_PARTY_CUES and

@@ -56,3 +56,12 @@ def test_a_public_persons_husband_and_a_companys_ceo_stay(gateway):
             "that Chairman and CEO Satya Nadella will deliver the opening keynote at Build.")
     out = sent(gateway, text, 4)
     assert "Pierre Curie" in out and "Satya Nadella" in out
+
+
+def test_a_public_programme_stays_and_an_employer_and_a_given_name_are_replaced(gateway):
+    text = ("Can you explain this Medicare Summary Notice for my mother-in-law Rosa Delgado? Medicare approved $312.56 "
+            "and she wants to message the clinic on WhatsApp. My sister Marta works at PayPal.")
+    out = sent(gateway, text, 5)
+    assert out.count("Medicare") == 2 and "WhatsApp" in out
+    for value in ("Rosa Delgado", "Marta", "PayPal"):
+        assert value not in out, out
