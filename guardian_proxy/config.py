@@ -260,12 +260,13 @@ class SessionSettings(_Strict):
     idle_expiry_s: int = Field(default=24 * 3600, gt=0)
     # entity labels pseudonymised from the first turn; "direct" = every direct identifier (types.ENTITIES)
     pseudonymize_before_tau: list[str] = Field(default_factory=lambda: ["direct"])
-    # sensitive attributes the user asks about in their own messages, never replaced, even past τ: the
-    # identifiers and quasi-identifiers around them are, so they point to no one, and the answer depends on them
-    # ("type 2 diabetes" must not reach the model as "migraine", "getting married" as "getting [FAMILY_1]");
-    # one only a tool's output holds (an e-mail an agent read) is replaced past τ; [] replaces them all, as
-    # CAMP's paper does
-    keep_after_tau: list[str] = Field(default_factory=lambda: ["MEDICAL_CONDITION", "MEDICATION", "FAMILY"])
+    # attributes the user asks about in their own messages, never replaced, even past τ: the identifiers and
+    # quasi-identifiers around them are, so they point to no one, and the answer depends on them ("type 2
+    # diabetes" must not reach the model as "migraine", "getting married" as "getting [FAMILY_1]", "I'm a
+    # pharmacist" as "I'm a bus driver", an invoice's lines moved by 30 % no longer add up); one only a tool's
+    # output holds (an e-mail an agent read) is replaced past τ; [] replaces them all, as CAMP's paper does
+    keep_after_tau: list[str] = Field(default_factory=lambda: ["MEDICAL_CONDITION", "MEDICATION", "FAMILY", "OCCUPATION",
+                                                              "AMOUNT"])
 
 
 class StateSettings(_Strict):

@@ -338,7 +338,7 @@ class SessionStage:
                   and (crossed or e.entity in self.before) and not (e.entity in self.keep and n in asked)}
         attributes = sum(1 for hs in per_slot for h in hs if normalise(h.text) in asked) if crossed else 0
         if attributes:  # said in the decision: what the conversation is about stays as typed
-            kept["sensitive attribute"] += attributes
+            kept["an attribute asked about"] += attributes
         active |= self._surrogates(st, active, slots)  # the parts of a composite address are replaced too
         sig = (st.version, len(st.entities), len(active))
         if st.known is None or st.known[0] != sig:

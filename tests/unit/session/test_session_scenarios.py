@@ -6,8 +6,8 @@ Each turn the client sends the whole history (real values: it only ever sees de-
 message), and the reply is de-masked as the proxy does. Asserted, per CAMP:
 - the upstream never receives a real direct identifier, in any turn;
 - from the turn CPE crosses τ on, no real quasi-identifier either (the whole history is rewritten), but the
-  sensitive attributes the conversation is about (`session.keep_after_tau`: a condition, a medication) reach the
-  model as typed, since the answer depends on them and the identifiers around them are replaced;
+  attributes the conversation is about (`session.keep_after_tau`: a condition, a medication, an occupation, an
+  amount) reach the model as typed, since the answer depends on them and the identifiers around them are replaced;
 - the crossing comes earlier in finance and hiring than in general chat;
 - the client sees its own words and the real names back in every reply.
 """
@@ -42,8 +42,8 @@ SCENARIOS = {
                "Add that she starts on June 3, 2026.",
                "Thanks, that is all."],
         direct=["Priya Raman", "Raman", "priya.raman@gmail.com", "Mark Feldman", "Susan Cho"],
-        quasi=["34 years old", "Northwind Traders", "Denver", "$120,000", "June 3, 2026"],
-        blocked=[]),
+        quasi=["34 years old", "Northwind Traders", "Denver", "June 3, 2026"],
+        attributes=["$120,000"], blocked=[]),
     "finance": dict(
         turns=["Can you help me build a monthly budget?",
                "I'm Maria Gonzalez, a nurse, and I earn $85,000 a year.",
@@ -53,7 +53,7 @@ SCENARIOS = {
                "How much should I save each month?",
                "Summarise my plan for Maria Gonzalez."],
         direct=["Maria Gonzalez", "Gonzalez", "4111 1111 1111 1111", "000123456789"],
-        quasi=["nurse", "$85,000", "$2,100", "$14,500", "Chase", "Phoenix"],
+        quasi=["Chase", "Phoenix"], attributes=["nurse", "$85,000", "$2,100", "$14,500"],
         blocked=["4111 1111 1111 1111", "000123456789"]),
     "general": dict(
         turns=["Can you recommend a good sourdough recipe?",
@@ -65,7 +65,7 @@ SCENARIOS = {
                "Can you give me a weekly baking schedule?",
                "Thanks, Tom Becker signing off."],
         direct=["Tom Becker", "Becker"],
-        quasi=["Portland", "teacher", "Lincoln High School"],
+        quasi=["Portland", "Lincoln High School"], attributes=["teacher"],
         blocked=[]),
 }
 

@@ -69,10 +69,10 @@ def test_quasi_identifiers_wait_for_the_crossing_then_the_whole_history_is_rewri
     d2 = gateway.evaluate(chat(m, key="sk-cross"), log=False)
     body = json.dumps(sent(d2))
     assert d2.extra["retroactive"] and d2.extra["crossed_turn"] == 2 and d2.extra["cpe"] > 2.0
-    for real in ("Vantongeren", "Albuquerque", "85,000"):
+    for real in ("Vantongeren", "Albuquerque"):
         assert real not in body
-    # the condition the question is about stays (session.keep_after_tau), and the decision says so
-    assert "diabetes" in body and d2.extra["kept"]["sensitive attribute"] == 1
+    # the condition and the income the question is about stay (session.keep_after_tau), and the decision says so
+    assert "diabetes" in body and "85,000" in body and d2.extra["kept"]["an attribute asked about"] == 2
 
 
 def test_keep_after_tau_empty_replaces_the_attributes_too(gateway, tmp_path):
@@ -85,7 +85,7 @@ def test_keep_after_tau_empty_replaces_the_attributes_too(gateway, tmp_path):
          {"role": "user", "content": "I was diagnosed with diabetes and I earn $85,000 a year."}]
     req = chat(m, key="sk-paper")
     d = stage.decide(req, stage.recognise(req), gateway.extractor.extract(req), None)
-    assert d.extra["retroactive"] and "sensitive attribute" not in d.extra.get("kept", {})
+    assert d.extra["retroactive"] and "an attribute asked about" not in d.extra.get("kept", {})
     assert "diabetes" not in sent(d)["messages"][2]["content"]
 
 
@@ -234,7 +234,7 @@ def test_a_family_status_the_user_asks_about_stays(gateway):
                                      "Suggest a short speech opening."}]
     d = gateway.evaluate(chat(m, key="sk-family"), log=False)
     text = sent(d)["messages"][0]["content"]
-    assert d.extra["retroactive"] and d.extra["kept"]["sensitive attribute"] == 1
+    assert d.extra["retroactive"] and d.extra["kept"]["an attribute asked about"] == 1
     assert "getting married" in text and "Oluwakemi" not in text and "[FAMILY" not in text, text
 
 
