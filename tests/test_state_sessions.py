@@ -321,15 +321,15 @@ def test_a_conversation_alternating_between_two_stages_keeps_one_session(request
     assert "Zarkowsky" not in first and "Albuquerque" in first  # a quasi-identifier waits for the crossing
     sur = first[len("Hi, I'm "):first.index(" and I live")]
     assert all(sur in sent for sent, *_ in (alt[0], alt[3], alt[4]))  # one surrogate every turn
-    for real, entity in VALUES.items():  # a condition is what the conversation is about: session.keep_after_tau
-        if entity == "MEDICAL_CONDITION":
+    for real, entity in VALUES.items():  # a condition and an amount are what it is about: session.keep_after_tau
+        if entity in ("MEDICAL_CONDITION", "AMOUNT"):
             assert real in alt[2][0]
         else:
             assert all(real not in sent for sent, *_ in alt[2:]), real
     for i, (_, extra, content, model) in enumerate(alt):  # the client reads its own words back
         assert content == f"You said: {TURNS[i]}"
         for st in two:  # either stage de-masks the reply of any turn
-            assert reply_text(st.demask_response(extra, model, "application/json")) == content
+            assert reply_text(st.demask_response(extra, model, "application/json") or model) == content
     for st in [*two, ref_stage]:
         st.close()
 
