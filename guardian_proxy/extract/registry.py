@@ -38,6 +38,7 @@ MATCHERS = ("ad_network", "data_broker", "social")
 _DIGEST = re.compile(r"(?<![0-9a-f])(?:[0-9a-f]{64}|[0-9a-f]{40}|[0-9a-f]{32})(?![0-9a-f])")
 _FREE = re.compile(r"(?<![^\W\d_])[^\W\d_]{2,}\s+[^\W\d_]{2}")
 _NOT_LETTER = re.compile(r"[^\W\d_]+|\s+")
+_RUN = re.compile(r"([^\w\s])\1{2,}")
 #: a token that is a word: letters, an apostrophe or hyphen inside, punctuation after ("card,", "I'm", "well-known.")
 _WORDY_TOKEN = re.compile(r"[(\"'“‘]?[^\W\d_]+(?:['’-][^\W\d_]+)*[.,;:!?)\"'”’]{0,3}")
 #: letters, then digits, then letters again inside one token (`z5Q`, `c9vy`): an id's or base64's, not a word's
@@ -256,8 +257,10 @@ def natural_language(text: str, ctx: FieldContext | None) -> bool:
     tokens = head.split()
     if len(tokens) <= 8 and sum(1 for t in tokens if _ID_TOKEN.search(t)) * 2 >= len(tokens):
         return False  # base64 or ids split at '+' or spaces (`DWLSSz5Q dMc9vy dkbhYQ`): digits inside letters
-    other = len(_NOT_LETTER.sub("", head))  # digits, punctuation, symbols
-    if other <= 0.4 * len(head):
+    # digits, punctuation, symbols; a run of one mark is one (an invoice's dot leaders "....... £389.00", a table's
+    # rule "-----", a Markdown table's pipes and padding read as text)
+    other = len(_NOT_LETTER.sub("", _RUN.sub(r"\1", head)))
+    if other <= 0.4 * len(_RUN.sub(r"\1", head)):
         return True
     # a sentence full of figures ("My rent is $2,100 and I owe $14,500 on my card 4111 1111 1111 1111.") is still
     # words: most of its space-separated tokens are words, whatever the length of its numbers

@@ -589,6 +589,9 @@ _ORDER_PREFIX = re.compile(r"(?:ORD|INV|PO|SO|SKU)-[A-Z0-9-]{2,20}", re.I)
 _RECORD_KEY = re.compile(r"(?i)\b(?:customer|user|client|member|account|patient|e-?mail|phone|mobile|ip)(?:[_-]?id)?\s*[:=]")
 
 
+_COLUMN_GAP = re.compile(r"[ \t]*\t[ \t]*| {3,}")
+
+
 def _core(h: Hit) -> tuple[int, int]:
     """A hit's bounds without the quotes or the full stop NER took in with it ("Lacroix-Morel'")."""
     lead = len(h.text) - len(h.text.lstrip(_QUOTE_CHARS))
@@ -827,6 +830,9 @@ class PartContext:
         (`self.cues`, by the hit's identity) for the decision's provenance."""
         out = []
         found[:] = cut_at_cells(text, found)  # a table's cell ends every hit in it
+        for h in found:  # a column's gap ends a name: "Customer: Natalia Ferreira-Santos   Tel: 07480 …"
+            if h.entity in _READ and not h.part and (gap := _COLUMN_GAP.search(h.text)) and gap.start() > 0:
+                h.end, h.text = h.start + gap.start(), h.text[:gap.start()]
         # a JSON text's keys are read as JSON; code's and configs' keys only outside one (the same values twice)
         by_key = keyed_names(text) if json_values(text) is not None else assigned_names(text)
         for a, b, cue in cued_names(text) + by_key + tabled_names(text):

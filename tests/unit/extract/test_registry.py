@@ -300,3 +300,14 @@ def test_a_sites_own_account_and_a_vendors_key_in_its_url(ex):
                                  url="https://api.brightcove.com/services/library",
                                  body=b'{"token": "kA82XpP0NvvXamhoFUNdJ6K5HUSZ9gN_jEusJZqMp3m."}'))
     assert [s.entity for s in body.spans] == ["AUTH_TOKEN"]
+
+
+def test_a_pasted_invoice_with_dot_leaders_is_text():
+    """A garage's quote ("- MOT ........ £54.85"): its runs of dots had made it no text, so the car's registration
+    and VIN after their labels were never read."""
+    from guardian_proxy.extract.registry import natural_language
+
+    text = ("Customer: Natalia Ferreira-Santos   Tel: 07480 319 522\nVehicle reg: KX16 HVT   VIN: WF0AXXGCDAGU48317\n"
+            "- Timing belt kit ........................ £389.00\n- MOT ..................................... £54.85\n")
+    assert natural_language(text, None)
+    assert not natural_language("................ 1234 ---- 5678 ......", None)

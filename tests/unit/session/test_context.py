@@ -1027,3 +1027,12 @@ def test_a_ticket_key_in_a_commit_message_is_the_trackers():
                     "How should I word the revert message?\n\ncommit a3f9c21e\n    billing: apply VAT (BILL-1182)"}]})
     pc = PartContext(chat)
     assert pc.why_not(0, chat.slots[0], hit_at(chat, 0, "BILL-1182", "CASE_NUMBER")) == "ticket key"
+
+
+def test_a_columns_gap_ends_a_name():
+    text = "Customer: Natalia Ferreira-Santos   Tel: 07480 319 522"
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
+    pc = PartContext(chat)
+    found = [Hit(0, 10, text.index(":", 20), "ORGANIZATION", text[10:text.index(":", 20)])]
+    pc.cued(0, text, found)
+    assert [h.text for h in found if h.entity == "PERSON"] == ["Natalia Ferreira-Santos"]
