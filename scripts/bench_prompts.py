@@ -83,9 +83,11 @@ CORPORA = {"dev": ROOT / "tests" / "fixtures" / "prompts" / "prompts.yaml",
            "holdout32": ROOT / "tests" / "fixtures" / "prompts" / "holdout32.yaml",
            "holdout33": ROOT / "tests" / "fixtures" / "prompts" / "holdout33.yaml",
            "holdout34": ROOT / "tests" / "fixtures" / "prompts" / "holdout34.yaml",
-           "holdout35": ROOT / "tests" / "fixtures" / "prompts" / "holdout35.yaml"}
+           "holdout35": ROOT / "tests" / "fixtures" / "prompts" / "holdout35.yaml",
+           "holdout36": ROOT / "tests" / "fixtures" / "prompts" / "holdout36.yaml",
+           "holdout37": ROOT / "tests" / "fixtures" / "prompts" / "holdout37.yaml"}
 #: sets not yet scored: `--set all` leaves them out, so that scoring every set does not score them by the way
-UNSCORED: frozenset[str] = frozenset()
+UNSCORED: frozenset[str] = frozenset({"holdout36", "holdout37"})
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
 
