@@ -51,6 +51,13 @@ NOT_CONDITIONS = frozenset({
     "hypnosis", "oklahoma", "osmosis", "symbiosis", "metamorphosis", "apotheosis",
 })
 
+#: a British registration's shape: two letters of a region (no I, Q or Z), the age (02-29 or 51-79, since 2001),
+#: three letters ("the van that stopped outside was WR19 KXF"); read only beside a vehicle's word ("the AB12 CDE
+#: model" is a product's)
+_UK_PLATE = re.compile(r"(?<![\w-])[A-HJ-PR-Y]{2}(?:0[2-9]|[12]\d|5[1-9]|[67]\d) [A-HJ-PR-Z]{3}(?![\w-])")
+_VEHICLE_TALK = re.compile(r"(?i)\b(?:cars?|vans?|reg|registration|plates?|vehicles?|taxi|cab|lorry|truck|motorbike|"
+                           r"parked|parking|drove|driving|driver|garage|MOT|DVLA|towed|clamped|speeding|ANPR)\b")
+
 PATTERNS: list[tuple[str, float, re.Pattern]] = [
     # dates and times
     ("DATE", 0.9, re.compile(rf"\b\d{{1,2}}(?:st|nd|rd|th)?(?:\s+of)?\s+(?:{lx.MONTHS})\.?(?:,?\s+\d{{4}})?\b")),
@@ -112,6 +119,8 @@ PATTERNS: list[tuple[str, float, re.Pattern]] = [
         r"(?i:\b(?:vehicle(?:\s+reg(?:istration)?)?|reg(?:istration)?(?:\s+(?:no|number|plate|mark))?|number\s+plate|"
         r"licen[cs]e\s+plate|plate))\.?\s{0,3}[:#]?\s{0,3}\K[A-Z]{2}\d{2}\s?[A-Z]{3}\b")),
     ("GOVERNMENT_ID", 0.85, re.compile(r"\bVIN\s{0,3}[:#]?\s{0,3}\K[A-HJ-NPR-Z0-9]{17}\b")),
+    # a British registration without its label, in its own shape, beside a vehicle's word (`_VEHICLE_TALK`)
+    ("GOVERNMENT_ID", 0.8, _UK_PLATE),
     # money and quantities
     ("AMOUNT", 0.9, re.compile(rf"(?:(?:approximately|approx\.|about|some|around|over|nearly|almost)\s)?"
                                rf"(?:[{lx.CURRENCY_SYMBOLS}]\s?|\b(?:{lx.CURRENCY_CODES})\s?)\d(?:[\d,.' ]*\d)?"
@@ -428,6 +437,8 @@ def detect_quasi(text: str, doc) -> list[Hit]:
             if label == "DATE" and score < 0.7 and _legal_ref(text, s):
                 continue
             if pat is _SUFFIX_CONDITION and text[s:e].lower() in NOT_CONDITIONS:
+                continue
+            if pat is _UK_PLATE and not _VEHICLE_TALK.search(text, max(0, s - 80), min(len(text), e + 40)):
                 continue
             if label == "FAMILY" and (_FAMILY_SCHEME.match(text, e) or _APART.match(text, e) or _legal_ref(text, s)):
                 continue

@@ -377,3 +377,14 @@ def test_a_times_zone_and_a_line_number_are_no_phone_number():
     """git blame: "(Ingrid Solberg-Haugen 2026-10-22 16:40:11 +0200 212)"."""
     assert not any(lab == "PHONE_NUMBER" for _, lab in found("a3f9c21e (Ingrid 2026-10-22 16:40:11 +0200 212)  total"))
     assert has("call me on +4420 7946 0321", "+4420 7946 0321", "PHONE_NUMBER")
+
+
+@pytest.mark.parametrize("text,plate", [("the van that stopped outside was WR19 KXF", "WR19 KXF"),
+                                        ("my car reg is WD67 HKN, the toyota yaris", "WD67 HKN")])
+def test_a_british_registration_without_its_label(text, plate):
+    assert has(text, plate, "GOVERNMENT_ID")
+
+
+def test_no_registration_in_other_capitals():
+    for text in ("the SW1A 1AA postcode", "model XY99 ABCD", "AB12 CDE-ish", "ISO 9001 QMS", "flight BA 117 LHR"):
+        assert not any(lab == "GOVERNMENT_ID" for _, lab in found(text)), text
