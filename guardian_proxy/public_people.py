@@ -5,7 +5,8 @@ answer about someone else. The list is data, written for this project from gener
 one name per line as English text writes it, `#` comments. `public(value)` says whether a found name is one of them:
 the whole name (case, accents, a possessive and a leading title aside), a mononym the list holds alone ("Pelé",
 "Beyoncé"), or a surname alone that only a public person on the list carries and that the world's name lists and
-English does not use often ("Springsteen", "Ohtani"; not "Khan" or "Murphy", nor "Obama": Zipf ≥ 4). The session decides whether the
+English does not use often, of six letters or more ("Springsteen", "Ohtani"; not "Khan" or "Murphy", nor "Obama":
+Zipf ≥ 4, nor "Emre" of "Yunus Emre": a short one is too often a given name the lists lack). The session decides whether the
 words around it tie the name to the user's own life (a cue, `session/context.py`): "my colleague Chris Evans" is
 someone the user knows.
 """
@@ -43,7 +44,7 @@ def _names() -> tuple[frozenset[str], frozenset[str]]:
     last = {n.split()[-1] for n in names if " " in n}
     first = {n.split()[0] for n in names if " " in n}
     common = faker_names("last_names", locales=WORLD) | faker_names("first_names", locales=WORLD)
-    surnames = {w for w in last - first if len(w) >= 4 and w not in common and zipf_frequency(w, "en") < 4.0}
+    surnames = {w for w in last - first if len(w) >= 6 and w not in common and zipf_frequency(w, "en") < 4.0}
     return frozenset(names), frozenset(surnames)
 
 
