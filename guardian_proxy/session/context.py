@@ -589,6 +589,13 @@ _ORDER_PREFIX = re.compile(r"(?:ORD|INV|PO|SO|SKU)-[A-Z0-9-]{2,20}", re.I)
 _RECORD_KEY = re.compile(r"(?i)\b(?:customer|user|client|member|account|patient|e-?mail|phone|mobile|ip)(?:[_-]?id)?\s*[:=]")
 
 
+#: a list with the writer in it: "(me, Tariq, Dervla and Hyun-woo)", "Ana, Joe and me"
+_WORDS_AND = r"[A-ZÀ-ÖØ-Þ][\w'’-]{1,30}"
+_WRITERS_LIST = re.compile(rf"\b(?:me|myself)(?:(?:[ \t]*,[ \t]*(?:and[ \t]+)?|[ \t]+and[ \t]+){_WORDS_AND}){{1,8}}|"
+                           rf"{_WORDS_AND}(?:[ \t]*,[ \t]*{_WORDS_AND}){{0,7}}[ \t]*,?[ \t]+and[ \t]+me\b")
+#: capitalised single words joined as a list: "Dervla, Mateus and Hyun-woo"
+_LIST_OF_WORDS = re.compile(r"[A-ZÀ-ÖØ-Þ][\w'’-]{0,30}(?:(?:,[ \t]*|[ \t]+(?:and|&)[ \t]+|,[ \t]+and[ \t]+)"
+                            r"[A-ZÀ-ÖØ-Þ][\w'’-]{0,30}){1,8}")
 _COLUMN_GAP = re.compile(r"[ \t]*\t[ \t]*| {3,}")
 
 
@@ -873,10 +880,37 @@ class PartContext:
         self.identified[i] = any(h.entity in _IDENTIFYING for h in found + out)
         anchors = [(h.start, h.end) for h in found + out if h.entity == "PERSON" and not h.part and (
             id(h) in self.cues or any(listed_name(w) for w in _WORD.findall(h.text)))]
+        # the words listed beside the writer are people: "(me, Tariq, Dervla, Mateus and Hyun-woo)", "Ana, Joe and me"
+        for m in _WRITERS_LIST.finditer(text):
+            for w in re.finditer(r"[A-ZÀ-ÖØ-Þ][\w'’-]{1,30}", m.group(0)):
+                a, b = m.start() + w.start(), m.start() + w.end()
+                if ordinary(w.group(0)) or w.group(0).casefold() in recognizer_data()["not_name_terms"] or \
+                        public_org(w.group(0)) and not listed_name(w.group(0)):
+                    continue  # "me, Arsenal and Chelsea fans"
+                over = [h for h in found + out if h.start < b and a < h.end]
+                if len(over) == 1 and (over[0].start, over[0].end) == (a, b) and over[0] in found and \
+                        over[0].entity in ("LOCATION", "ORGANIZATION", "NRP"):
+                    over[0].entity = "PERSON"  # "Tariq, Joe and me": NER's organisation "Tariq"
+                    self.cues.setdefault(id(over[0]), "listed beside the writer")
+                    continue
+                if over and all(h in found and h.entity in ("LOCATION", "ORGANIZATION", "NRP") and
+                                _LIST_OF_WORDS.fullmatch(h.text.strip()) for h in over):
+                    for h in over:  # NER's one organisation "Dervla, Mateus and Hyun-woo" is the list's names
+                        found.remove(h)
+                    over = []
+                if not over:
+                    out.append(Hit(i, a, b, "PERSON", text[a:b]))
+                    self.cues[id(out[-1])] = "listed beside the writer"
         for _ in range(3):  # "Present: Ngozi Eze, Marek Dvořák, siobhan o'leary": a list's names, one from the next
             new: list[Hit] = []
             for a, b, cue in siblings(text, anchors):
-                if not any(h.start < b and a < h.end for h in found + out + new):
+                over = [h for h in found + out + new if h.start < b and a < h.end]
+                if over and all(h in found and h.entity in ("LOCATION", "ORGANIZATION", "NRP") and
+                                _LIST_OF_WORDS.fullmatch(h.text.strip()) for h in over):
+                    for h in over:  # "(me, Tariq, Dervla, Mateus and Hyun-woo)": NER's one organisation is a list
+                        found.remove(h)
+                    over = []
+                if not over:
                     new.append(Hit(i, a, b, "PERSON", text[a:b]))
                     self.cues[id(new[-1])] = cue
             out += new

@@ -1036,3 +1036,17 @@ def test_a_columns_gap_ends_a_name():
     found = [Hit(0, 10, text.index(":", 20), "ORGANIZATION", text[10:text.index(":", 20)])]
     pc.cued(0, text, found)
     assert [h.text for h in found if h.entity == "PERSON"] == ["Natalia Ferreira-Santos"]
+
+
+def test_the_words_listed_beside_the_writer_are_people():
+    """"(me, Tariq, Dervla, Mateus and Hyun-woo)": NER read the last three as one organisation and "Tariq" as
+    another; beside "me" they are the writer's team."""
+    text = "Our pub quiz team (me, Tariq, Dervla, Mateus and Hyun-woo) keeps losing. It was me, Arsenal and Leeds."
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
+    pc = PartContext(chat)
+    a, b = text.index("Dervla"), text.index(") keeps")
+    found = [Hit(0, text.index("Tariq"), text.index("Tariq") + 5, "ORGANIZATION", "Tariq"),
+             Hit(0, a, b, "ORGANIZATION", text[a:b])]
+    out = pc.cued(0, text, found)
+    people = sorted(h.text for h in found + out if h.entity == "PERSON")
+    assert people == ["Dervla", "Hyun-woo", "Mateus", "Tariq"], people
