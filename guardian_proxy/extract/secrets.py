@@ -67,6 +67,10 @@ class PasswordRecognizer(Recognizer):
         (r"(?i)\b(?:password|passwd|pwd|passcode|passphrase|pin code|pin)\s{0,3}(?:is|was|:|=)\s{0,3}[\"']?"
          r"(?P<v>[^\s\"',;]{3,64})", 0.85),
         (r"://[^/\s:@]{1,64}:(?P<v>[^/\s@]{1,128})@", 0.9),
+        # no "is" or ":" between: "password Marmalade!Kite27", "wifi … password seagull-harbour-2291" (letters and a
+        # digit: not "password reset", "password manager")
+        (r"(?i)\b(?:password|passwd|pwd|passcode|passphrase)\s{1,3}[\"']?"
+         r"(?P<v>(?=[^\s\"',;]{0,63}\d)(?=[^\s\"',;]{0,63}[A-Za-z])[^\s\"',;]{5,63}[^\s\"',;.])", 0.8),
     )
 
     def validate(self, value: str) -> bool:

@@ -75,6 +75,7 @@ from .namecues import (
     PERSON_WORDS,
     SHAPE_CUES,
     SIBLING_CUE,
+    _zipf,
     annotation,
     asked_about,
     channel,
@@ -1205,8 +1206,12 @@ class PartContext:
         if h.entity == "LOCATION" and _FULL_POSTCODE.fullmatch(value.strip()):
             return None  # "London N1 4RH", "Dublin 5, D05 K2X4": a postcode names a street's few doors, no fact
         if h.entity in ("LOCATION", "NRP") and not known and (_TRIP_BEFORE.search(text, max(0, h.start - 40), h.start) or
-                                                             _ROUTE_BEFORE.search(text, max(0, h.start - 80), h.start)):
+                                                             _ROUTE_BEFORE.search(text, max(0, h.start - 80), h.start)) \
+                and not (listed_name(value) and _zipf(value.strip().casefold()) < 3.5 and
+                         listed_name(sibling_word(text, h) or "-")):
             return "trip asked about"  # "Plan a 3-day itinerary in Kyoto for a family …": where to go, not to live
+            # (not "Invites are going to Zainab, Oscar, Mei-Lin …": given names English seldom writes, listed
+            # together, are people; "Paris and Florence" are places)
         if h.entity in ("LOCATION", "NRP") and not known and not self._vouched(h) and \
                 value.strip().casefold() in _regions():
             return "region"  # "I'm a landlord in Texas": the law asked about; a state or a country holds millions

@@ -260,6 +260,8 @@ _ADDRESS_AFTER = re.compile(r"[(<]\s*(?:mailto:)?([^\s@()<>]{1,64})@")
 #: words that introduce a person's own name: "my name is …", "Name: …", "call me …", "I'm …" (not "named" or
 #: "called": "a cat named Whiskers")
 _INTRO_ANY = re.compile(r"(?:\bmy\s+(?:full\s+)?name\s+is|\bmy\s+name['’]s|\bname\s*:|\bcall\s+me|"
+                        r"\b(?:account|booking|card)(?:holder['’]?s)?\s+(?:holder['’]?s\s+)?name\s+is|"  # "The account name is …"
+                        r"\b(?:her|his|their)\s+name\s+is|\b(?:her|his|their)\s+name['’]s|"
                         r"\bin\s+my\s+(?:full\s+)?name,|\bunder\s+my\s+(?:full\s+)?name,|"
                         # the same in Dutch, Spanish, French, German, Italian, Portuguese, Polish and Turkish
                         r"\bmijn\s+naam\s+is|\bik\s+heet|\bmi\s+nombre\s+es|\bme\s+llamo|\bje\s+m['’]appelle|"

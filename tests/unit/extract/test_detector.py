@@ -236,3 +236,11 @@ def test_a_urls_password_is_no_email_address():
     got = found(patterns.find(text), text)
     assert not any(e == "EMAIL_ADDRESS" and "db.internal" in v for e, v in got)
     assert ("EMAIL_ADDRESS", "ann.smith@gmail.com") in got
+
+
+def test_a_password_written_right_after_its_word():
+    """"login …, password Marmalade!Kite27." and a wifi's "password seagull-harbour-2291" had left as typed."""
+    text = ("login a@b.co, password Marmalade!Kite27. wifi password seagull-harbour-2291. Reset your password by "
+            "Friday; a password manager like 1Password.")
+    got = {(e, v) for e, v in found(secrets.find(text), text) if e == "PASSWORD"}
+    assert got == {("PASSWORD", "Marmalade!Kite27"), ("PASSWORD", "seagull-harbour-2291")}

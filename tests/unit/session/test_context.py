@@ -1050,3 +1050,12 @@ def test_the_words_listed_beside_the_writer_are_people():
     out = pc.cued(0, text, found)
     people = sorted(h.text for h in found + out if h.entity == "PERSON")
     assert people == ["Dervla", "Hyun-woo", "Mateus", "Tariq"], people
+
+
+def test_invites_going_to_a_list_of_given_names_are_no_trip():
+    text = "Invites are going to Zainab, Oscar, Mei-Lin and Freddie. We're going to Paris and Florence in May."
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
+    pc = PartContext(chat)
+    persons = [hit_at(chat, 0, "Oscar", "PERSON")]
+    assert pc.why_not(0, chat.slots[0], hit_at(chat, 0, "Zainab", "LOCATION"), persons) is None
+    assert pc.why_not(0, chat.slots[0], hit_at(chat, 0, "Paris", "LOCATION")) == "trip asked about"

@@ -471,3 +471,11 @@ def test_a_role_labels_name_keeps_its_particles():
     text = "Deal: Fleet €84,500 | Owner: Anneke de Vries\nOwner: Jan van der Berg\nOwner: Jan van\n"
     got = {text[a:b] for a, b, _ in cued_names(text)}
     assert {"Anneke de Vries", "Jan van der Berg", "Jan"} <= got and "Jan van" not in got
+
+
+def test_a_name_after_an_accounts_or_a_third_persons_name_is():
+    from guardian_proxy.session.namecues import cued_names
+
+    text = "The account name is Oyelaran Babatunde and her name's Tamsin. His name is Guo Wei."
+    got = {text[a:b] for a, b, _ in cued_names(text)}
+    assert {"Oyelaran Babatunde", "Tamsin", "Guo Wei"} <= got
