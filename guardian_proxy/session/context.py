@@ -591,8 +591,9 @@ _RECORD_KEY = re.compile(r"(?i)\b(?:customer|user|client|member|account|patient|
 
 
 #: a list with the writer in it: "(me, Tariq, Dervla and Hyun-woo)", "Ana, Joe and me"
-_WORDS_AND = r"[A-ZÀ-ÖØ-Þ][\w'’-]{1,30}"
-_WRITERS_LIST = re.compile(rf"\b(?:me|myself)(?:(?:[ \t]*,[ \t]*(?:and[ \t]+)?|[ \t]+and[ \t]+){_WORDS_AND}){{1,8}}|"
+_WORDS_AND = r"[A-ZÀ-ÖØ-Þ][\w'’-]{1,30}(?:[ \t][A-ZÀ-ÖØ-Þ][\w'’-]{1,30}){0,2}"  # a name of one to three words
+_WRITERS_LIST = re.compile(rf"\b(?:me|myself)(?:[ \t]*\([^()\n]{{1,40}}\))?"  # "me (Aditi), Tomasz, Chidi and …"
+                           rf"(?:(?:[ \t]*,[ \t]*(?:and[ \t]+)?|[ \t]+and[ \t]+){_WORDS_AND}){{1,8}}|"
                            rf"{_WORDS_AND}(?:[ \t]*,[ \t]*{_WORDS_AND}){{0,7}}[ \t]*,?[ \t]+and[ \t]+me\b")
 #: capitalised single words joined as a list: "Dervla, Mateus and Hyun-woo"
 _LIST_OF_WORDS = re.compile(r"[A-ZÀ-ÖØ-Þ][\w'’-]{0,30}(?:(?:,[ \t]*|[ \t]+(?:and|&)[ \t]+|,[ \t]+and[ \t]+)"
@@ -883,10 +884,11 @@ class PartContext:
             id(h) in self.cues or any(listed_name(w) for w in _WORD.findall(h.text)))]
         # the words listed beside the writer are people: "(me, Tariq, Dervla, Mateus and Hyun-woo)", "Ana, Joe and me"
         for m in _WRITERS_LIST.finditer(text):
-            for w in re.finditer(r"[A-ZÀ-ÖØ-Þ][\w'’-]{1,30}", m.group(0)):
+            for w in re.finditer(_WORDS_AND, m.group(0)):
                 a, b = m.start() + w.start(), m.start() + w.end()
-                if ordinary(w.group(0)) or w.group(0).casefold() in recognizer_data()["not_name_terms"] or \
-                        public_org(w.group(0)) and not listed_name(w.group(0)):
+                words = w.group(0).split()
+                if any(ordinary(x) or x.casefold() in recognizer_data()["not_name_terms"] for x in words) or \
+                        public_org(w.group(0)) and not any(listed_name(x) for x in words):
                     continue  # "me, Arsenal and Chelsea fans"
                 over = [h for h in found + out if h.start < b and a < h.end]
                 if len(over) == 1 and (over[0].start, over[0].end) == (a, b) and over[0] in found and \

@@ -211,7 +211,9 @@ _LISTED_PAIR = re.compile(r"(?<![\w'’-])([A-ZÀ-ÖØ-ÞĀ-Ž][a-zß-öø-ÿā-
 _ORG_AFTER = re.compile(r" (?:Inc|Ltd|LLC|GmbH|AG|SA|Group|Bank|University|College|School|Hospital|Clinic|Foundation|"
                         r"Institute|Street|Road|Avenue|Stadium|Park|Hall|Centre|Center)\b")
 #: a line of two or three words in capitals and nothing else
-_CAPS_LINE = re.compile(r"^[ \t]{0,8}([A-Z][A-Z'’-]{1,20}(?:[ \t][A-Z][A-Z'’-]{1,20}){1,2})[ \t]*$", re.M)
+#: (letters of Latin-1 and Latin Extended too, read as capitals by `str.isupper`: "ANH THƯ NGUYỄN")
+_CAPS_LINE = re.compile(r"^[ \t]{0,8}([A-ZÀ-ÖØ-ÞĀ-ɏḀ-ỿ][A-ZÀ-ÖØ-ÞĀ-ɏḀ-ỿ'’-]{1,20}(?:[ \t][A-ZÀ-ÖØ-ÞĀ-ɏḀ-ỿ]"
+                        r"[A-ZÀ-ÖØ-ÞĀ-ɏḀ-ỿ'’-]{1,20}){1,2})[ \t]*$", re.M)
 #: a name in capitals that begins a row of a list or a table ("ANITA MEHRA-ROWE / 548213907 / 03/2031")
 _CAPS_ROW = re.compile(r"^[ \t]{0,8}(?:\d{1,3}[.)][ \t]{1,2})?([A-Z][A-Z'’-]{1,20}(?:[ \t][A-Z][A-Z'’-]{1,20}){1,2})"
                        r"[ \t]{0,3}(?:[/|,;–—]|-[ \t]|\t)", re.M)
@@ -600,7 +602,7 @@ _ACTS_ON_ME = re.compile(r"\b([A-Z][^\W\d_]{2,20}(?: [A-Z][^\W\d_]{2,20})?)(?:\s
 #: a title or an honorific of several languages, then the person's name: "Herrn Vogel", "Madame Girard", "Sra. Ortega"
 #: (the stand-ins' list of titles, `surrogates.TITLES`, capitalised as a title is written before a name)
 _TITLED = re.compile(r"(?<![\w.])(?:" + "|".join(re.escape(t[:1].upper() + t[1:]) for t in sorted(TITLES, key=lambda t: (-len(t), t)))
-                     + r")\.?[ \t]+([A-ZÀ-ÖØ-Þ][^\W\d_]{1,30}(?:[-'’][A-ZÀ-ÖØ-Þ][^\W\d_]{1,30})?)"
+                     + r")\.?(?:[ \t]+|[ \t]*\n[ \t]*)([A-ZÀ-ÖØ-Þ][^\W\d_]{1,30}(?:[-'’][A-ZÀ-ÖØ-Þ][^\W\d_]{1,30})?)"
                      r"(?:[ \t]([A-ZÀ-ÖØ-Þ][^\W\d_]{1,30}(?:[-'’][A-ZÀ-ÖØ-Þ][^\W\d_]{1,30})?)(?![\w-]))?")
 
 
@@ -810,7 +812,8 @@ def cued_names(text: str) -> list[tuple[int, int, str]]:
             out.append((m.start(), m.end(), "a given name and a surname of the name lists"))
     for m in _CAPS_LINE.finditer(text):  # a CV's or a letter's heading: "AYESHA RAHMAN" on a line of its own
         words = m.group(1).split()
-        if words[0].casefold() in given and words[-1].casefold() in faker_names("last_names", locales=WORLD) and \
+        if m.group(1).isupper() and words[0].casefold() in given and \
+                words[-1].casefold() in faker_names("last_names", locales=WORLD) and \
                 not any(w.casefold() in ORG_WORDS for w in words):
             out.append((m.start(1), m.end(1), "a name in capitals on a line of its own"))
     if sum(c.isupper() for c in text) < 0.5 * sum(c.isalpha() for c in text):  # a text in capitals says nothing so

@@ -1059,3 +1059,14 @@ def test_invites_going_to_a_list_of_given_names_are_no_trip():
     persons = [hit_at(chat, 0, "Oscar", "PERSON")]
     assert pc.why_not(0, chat.slots[0], hit_at(chat, 0, "Zainab", "LOCATION"), persons) is None
     assert pc.why_not(0, chat.slots[0], hit_at(chat, 0, "Paris", "LOCATION")) == "trip asked about"
+
+
+def test_the_writer_named_in_brackets_and_the_writers_own_name_after_me():
+    text = "Four of us: me (Aditi), Tomasz, Chidi and Rosalind. Draft a letter from me, Nkechi Obi-Hartley?"
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
+    pc = PartContext(chat)
+    a = text.index("Nkechi")
+    found = [Hit(0, a, a + len("Nkechi Obi-Hartley"), "ORGANIZATION", "Nkechi Obi-Hartley")]
+    out = pc.cued(0, text, found)
+    people = {h.text for h in found + out if h.entity == "PERSON"}
+    assert {"Tomasz", "Chidi", "Rosalind", "Nkechi Obi-Hartley"} <= people, people

@@ -479,3 +479,11 @@ def test_a_name_after_an_accounts_or_a_third_persons_name_is():
     text = "The account name is Oyelaran Babatunde and her name's Tamsin. His name is Guo Wei."
     got = {text[a:b] for a, b, _ in cued_names(text)}
     assert {"Oyelaran Babatunde", "Tamsin", "Guo Wei"} <= got
+
+
+def test_a_name_in_capitals_with_vietnamese_letters_and_a_title_at_a_lines_end():
+    from guardian_proxy.session.namecues import cued_names
+
+    text = "Here it is:\n\nANH THƯ NGUYỄN\nanhthu.nguyen.work@gmail.com\nRent is £575 and the landlord is Mr\nHarjit Sandhu."
+    got = {text[a:b] for a, b, _ in cued_names(text)}
+    assert "ANH THƯ NGUYỄN" in got and any(v.endswith("Harjit Sandhu") for v in got)
