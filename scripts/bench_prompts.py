@@ -85,9 +85,11 @@ CORPORA = {"dev": ROOT / "tests" / "fixtures" / "prompts" / "prompts.yaml",
            "holdout34": ROOT / "tests" / "fixtures" / "prompts" / "holdout34.yaml",
            "holdout35": ROOT / "tests" / "fixtures" / "prompts" / "holdout35.yaml",
            "holdout36": ROOT / "tests" / "fixtures" / "prompts" / "holdout36.yaml",
-           "holdout37": ROOT / "tests" / "fixtures" / "prompts" / "holdout37.yaml"}
+           "holdout37": ROOT / "tests" / "fixtures" / "prompts" / "holdout37.yaml",
+           "holdout38": ROOT / "tests" / "fixtures" / "prompts" / "holdout38.yaml",
+           "holdout39": ROOT / "tests" / "fixtures" / "prompts" / "holdout39.yaml"}
 #: sets not yet scored: `--set all` leaves them out, so that scoring every set does not score them by the way
-UNSCORED: frozenset[str] = frozenset()
+UNSCORED: frozenset[str] = frozenset({"holdout38", "holdout39"})
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
 
