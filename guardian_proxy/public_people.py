@@ -58,3 +58,13 @@ def public(value: str, surname: bool = True) -> bool:
     if k in names or _TITLE.sub("", k) in names:
         return True
     return surname and " " not in k and k in surnames
+
+
+def named_in_full(value: str, text: str) -> bool:
+    """Whether `value`, one word, is the last word of a public person's whole name that `text` also writes ("Bukayo
+    Saka … then Saka went off injured"): the short mention is that person, whatever the surname's length."""
+    v = value.strip()
+    if not v or " " in v:
+        return False
+    return any(public(m.group(0)) for m in re.finditer(
+        rf"(?:[A-ZÀ-ÖØ-Þ][\w'’.-]{{0,30}}[ \t]+){{1,3}}{re.escape(v)}\b", text))

@@ -51,7 +51,7 @@ from functools import cache, lru_cache
 from ..chatapi import ChatRequest, Slot
 from ..placeholders import EMAIL, no_ones, role_mailbox, stock_email
 from ..public_orgs import public_org
-from ..public_people import public
+from ..public_people import named_in_full, public
 from ..recognizer_data import data as recognizer_data
 from ..types import CONTAINER_ENTITIES
 from .keyed import (
@@ -95,7 +95,7 @@ from .namecues import (
     work_name,
     world_given_names,
 )
-from .rewrite import HARD_BLOCK, Hit
+from .rewrite import HARD_BLOCK, Hit, aba_routing
 from .surrogates import PARTICLES, SPOKEN_DIGIT, TITLES, address_parts
 
 #: types whose values are numbers or codes: a text without a digit is not one
@@ -210,8 +210,10 @@ _CONFIG_TEXT = re.compile(r"(?m)^[ \t]{0,12}(?:apiVersion|kind|metadata|services
 _HEX_LITERAL = re.compile(r"0x[0-9A-Fa-f]{1,16}")
 _FORM_NAME = re.compile(r"[A-Z]{1,2}-\d{1,3}|[A-Z]\d{1,2}")
 #: a tax office's form or code in a text about tax: "SA100", "SA103S", "P11D", "1257L", "W1/M1", "BR", "K475"
-_TAX_FORM = re.compile(r"SA\d{3}[A-Z]{0,2}|P\d{2}[A-Z]?|\d{3,4}[LMNT]|[WM]1(?:/[WM]1)?|K\d{1,4}|\d{3,4}L[ \t][WM]1(?:/[WM]1)?")
-_TAX_TALK = re.compile(r"\b(?:tax|HMRC|IRS|self[ -]assessment|payslip|PAYE)\b", re.I)
+_ROUTING_BEFORE = re.compile(r"(?i)\b(?:routing|ABA|RTN)\b")
+_TAX_FORM = re.compile(r"SA\d{3}[A-Z]{0,2}|P\d{2}[A-Z]?|\d{3,4}[LMNT]|[WM]1(?:/[WM]1)?|K\d{1,4}|\d{3,4}L[ \t][WM]1(?:/[WM]1)?|"
+                       r"10(?:40|98|99)(?:-[A-Z]{1,4})?(?:-[A-Z]{1,3})?|W-[2-9][A-Z]?")  # the IRS's "1040", "1099-NEC"
+_TAX_TALK = re.compile(r"\b(?:tax|HMRC|IRS|self[ -]assessment|payslip|PAYE|W-2|1040|Schedule[ \t]+(?:C|SE))\b", re.I)
 #: a bank's identifier code (BIC, SWIFT): bank, country, place, perhaps a branch
 _BIC = re.compile(r"[A-Z]{4}(?:AT|BE|BG|CH|CY|CZ|DE|DK|EE|ES|FI|FR|GB|GR|HR|HU|IE|IS|IT|LI|LT|LU|LV|MT|NL|NO|PL|PT|RO|"
                   r"SE|SI|SK|US|CA|AU|NZ|JP|CN|HK|SG|IN|AE|ZA|BR|MX|TR)[A-Z0-9]{2}(?:[A-Z0-9]{3})?")
@@ -1055,6 +1057,9 @@ class PartContext:
         if h.entity == "PHONE_NUMBER" and value.strip().isdigit() and \
                 _ID_KEY_BEFORE.search(text, max(0, h.start - 30), h.start):
             return "a record's id"  # "assignee_id": 38800192733, "run_id=11875402931": a number the key calls an id
+        if h.entity in ("PHONE_NUMBER", "CASE_NUMBER", "US_BANK_NUMBER") and not known and \
+                aba_routing(re.sub(r"\D", "", value)) and _ROUTING_BEFORE.search(text, max(0, h.start - 40), h.start):
+            return "a bank's code"  # "an ABA routing number like Chase's 021000021": the bank's, no one's account
         if h.entity == "IP_ADDRESS" and _no_ones_ip(value.strip()):
             return "a network's address"  # "nameserver 8.8.8.8", "10.0.4.21", "172.17.0.0/16": no one's device
         if h.entity in _SHAPED:
@@ -1237,9 +1242,9 @@ class PartContext:
                 (self.cues.get(id(h), SIBLING_CUE) in (SIBLING_CUE, "after a title") or
                  self.cues.get(id(h)) in _THIRD_PARTY_CUES and
                  not _FIRST_PERSON_BEFORE.search(text, max(0, h.start - 40), h.start)) and \
-                public(value, surname=h.entity == "PERSON"):  # "Bukayo Saka", "Hermione Granger", "Mr Darcy", "her
-            return "a public person"  # husband Pierre Curie", "CEO Satya Nadella" (a cue and a first person tie them
-            # to the user: "my colleague Chris Evans" does)
+                (public(value, surname=h.entity == "PERSON") or named_in_full(value, text)):  # "Bukayo Saka", "her
+            return "a public person"  # husband Pierre Curie", "CEO Satya Nadella", "… then Saka went off" (a cue and a
+            # first person tie them to the user: "my colleague Chris Evans" does)
         if h.entity in _READ and slot.role == "user" and not known and not seen and not h.part and \
                 self.cues.get(id(h), SIBLING_CUE) in SHAPE_CUES and not self.identified.get(i) and \
                 self._about_the_world(i, text) and \

@@ -47,9 +47,19 @@ def backstop(slot: int, text: str) -> list[Hit]:
         if card_number(digits) and digits[0] != "0":  # no issuer's number begins with 0 ("0000-0001-8826-4410": an ORCID)
             out.append(Hit(slot, m.start(), m.end(), "CREDIT_CARD", m.group(0)))
     for m in _ACCOUNT.finditer(text):
-        if len(re.sub(r"\D", "", m.group(1))) >= 6:
+        digits = re.sub(r"\D", "", m.group(1))
+        if len(digits) >= 6 and not (m.group(0)[:7].casefold() == "routing" and aba_routing(digits)):
             out.append(Hit(slot, m.start(1), m.end(1), "US_BANK_NUMBER", m.group(1)))
     return out
+
+
+def aba_routing(digits: str) -> bool:
+    """A US bank's ABA routing number (nine digits, its checksum right): "Chase's 021000021" names a bank, no one's
+    account."""
+    if len(digits) != 9 or not digits.isdigit():
+        return False
+    d = [int(c) for c in digits]
+    return (3 * (d[0] + d[3] + d[6]) + 7 * (d[1] + d[4] + d[7]) + d[2] + d[5] + d[8]) % 10 == 0
 
 
 def trim_possessive(h: Hit) -> Hit:

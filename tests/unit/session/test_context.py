@@ -1070,3 +1070,21 @@ def test_the_writer_named_in_brackets_and_the_writers_own_name_after_me():
     out = pc.cued(0, text, found)
     people = {h.text for h in found + out if h.entity == "PERSON"}
     assert {"Tomasz", "Chidi", "Rosalind", "Nkechi Obi-Hartley"} <= people, people
+
+
+def test_us_tax_forms_and_a_banks_routing_number_are_no_ones():
+    text = ("Doing my 1040. W-2 box 1 wages $58,240 and a 1099-NEC for $7,350. An ABA routing number like Chase's "
+            "021000021?")
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
+    pc = PartContext(chat)
+    assert pc.why_not(0, chat.slots[0], hit_at(chat, 0, "1099-NEC", "CASE_NUMBER")) == "form or model"
+    assert pc.why_not(0, chat.slots[0], hit_at(chat, 0, "1040", "DATE")) == "form or model"
+    assert pc.why_not(0, chat.slots[0], hit_at(chat, 0, "021000021", "PHONE_NUMBER")) == "a bank's code"
+
+
+def test_the_backstop_blocks_an_account_number_not_a_routing_number():
+    from guardian_proxy.session.rewrite import aba_routing, backstop
+
+    text = "My routing 021000021 account 12345678, routing 123456789."
+    got = {h.text for h in backstop(0, text)}
+    assert got == {"12345678", "123456789"} and aba_routing("021000021") and not aba_routing("123456789")

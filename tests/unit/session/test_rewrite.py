@@ -6,9 +6,12 @@ from guardian_proxy.session.rewrite import Hit, KnownValues, apply, backstop, li
 
 
 def test_backstop_ssn_card_account():
-    text = "SSN 536-22-8714, card 4111 1111 1111 1111, bad card 4111 1111 1111 1112, routing no: 021000021, 000-12-3456"
+    text = ("SSN 536-22-8714, card 4111 1111 1111 1111, bad card 4111 1111 1111 1112, routing no: 021000021, 000-12-3456,"
+            " account no: 021000021")
     got = {(h.entity, h.text) for h in backstop(0, text)}
+    # a valid ABA routing number after "routing" is a bank's (not blocked); the same digits as an account are blocked
     assert got == {("US_SSN", "536-22-8714"), ("CREDIT_CARD", "4111 1111 1111 1111"), ("US_BANK_NUMBER", "021000021")}
+    assert [h.start for h in backstop(0, text) if h.entity == "US_BANK_NUMBER"] == [text.rindex("021000021")]
     assert luhn("79927398713") and not luhn("79927398710")
 
 
