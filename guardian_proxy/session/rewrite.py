@@ -3,7 +3,8 @@
 Hits come from three sources: the detector's spans (stage 1), the registry (every value of this
 conversation that is being replaced, found again wherever it appears even when the detector misses a
 repeat, e.g. "John" after "John Doe"), and a backstop for the hard rule (SSN-shaped numbers, Luhn-valid
-card numbers, numbers after "account"/"routing"). Overlaps keep the hard-rule hit, then the longest.
+card numbers, numbers after "account"/"routing", but not a bank's own ABA routing number after "routing"). Overlaps
+keep the hard-rule hit, then the longest.
 """
 
 from __future__ import annotations
