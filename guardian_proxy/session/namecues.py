@@ -541,6 +541,8 @@ _CAL_NAME = re.compile(r"[;:]CN=\"?([A-ZÀ-ÖØ-Þ][^:;\n\"]{1,60})")
 #: a chat log's speaker: "[09:14] Rhiannon Pryce: morning!", "12/03/2024, 09:14 - Rhiannon Pryce: …"
 _SPEAKER = re.compile(r"(?m)^[ \t]{0,4}\[?(?:\d{1,4}[/.-]\d{1,2}[/.-]\d{1,4},?[ \t]{1,2})?\d{1,2}:\d{2}(?::\d{2})?"
                       r"(?:[ \t]?[AaPp][Mm])?\]?[ \t]{0,3}-?[ \t]{0,3}((?-i:[A-ZÀ-ÖØ-Þ])[^\n:]{1,60}):")
+#: a pasted chat's speaker with no time before: a full name at a line's start, then a colon ("Hannah Byrne: thx")
+_SPEAKER_PLAIN = re.compile(r"(?m)^[ \t]{0,4}([A-ZÀ-ÖØ-Þ][\w'’-]{1,20}(?:[ \t][A-ZÀ-ÖØ-Þ][\w'’-]{1,20}){1,2}):[ \t]")
 #: a contact's line: a name first, then a dash, a colon, a comma or a tab, and a phone number or an e-mail address
 #: later on the line ("Kofi - mum Abena - 07534 882 913", "Finn O'Rourke: 07306 718 244")
 _CONTACT_ROW = re.compile(r"(?m)^[ \t>*•·-]{0,4}(?:\d{1,3}[.)][ \t]{1,2})?((?-i:[A-ZÀ-ÖØ-Þ])"
@@ -729,6 +731,8 @@ def cued_names(text: str) -> list[tuple[int, int, str]]:
     labelled = [(m, "a name after a person's role label") for m in _ROLE_LABEL.finditer(text)] + \
         [(m, "an attendee's name in a calendar entry") for m in _CAL_NAME.finditer(text)] + \
         [(m, "a speaker in a chat log") for m in _SPEAKER.finditer(text)] + \
+        [(m, "a speaker in a chat log") for m in _SPEAKER_PLAIN.finditer(text)  # "Hannah Byrne: @Mateus here's …"
+         if m.group(1).split()[0].casefold() in world_given_names() and not ordinary(m.group(1).split()[-1])] + \
         [(m, "a client's name in a day's bookings") for m in _BOOKING_LINE.finditer(text)] + \
         [(m, "a name labelling a list's item") for m in _BULLET_NAME.finditer(text)
          if NAME_WORD.match(m.group(1)).group(0).casefold() in world_given_names()] + \
@@ -1084,6 +1088,8 @@ def annotation(text: str, h) -> bool:
     if not word.replace("_", "").isalnum() or not (word[:1].isupper() or word in _DECORATORS or
                                                    text[h.end:h.end + 1] in ("(", ".")):
         return False  # "@dataclass", "@app.route(…)", "@pytest.fixture": Python's decorators are lower case
+    if word[1:].islower() and listed_name(word):
+        return False  # "@Mateus here's the prod key": a given name, a colleague's handle in a chat
     at = h.start - (not value.startswith("@"))
     sentence = _sentence(text, at, h.end).replace("@" + word, " ")  # the word itself says nothing of its sentence
     if not (_CODE_TOKEN.search(sentence) or _TECH_SENTENCE.search(sentence) or _ANNOTATED_LANGUAGE.search(sentence)):

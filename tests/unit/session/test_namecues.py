@@ -487,3 +487,19 @@ def test_a_name_in_capitals_with_vietnamese_letters_and_a_title_at_a_lines_end()
     text = "Here it is:\n\nANH THƯ NGUYỄN\nanhthu.nguyen.work@gmail.com\nRent is £575 and the landlord is Mr\nHarjit Sandhu."
     got = {text[a:b] for a, b, _ in cued_names(text)}
     assert "ANH THƯ NGUYỄN" in got and any(v.endswith("Harjit Sandhu") for v in got)
+
+
+def test_a_pasted_chats_speakers_and_a_colleagues_handle():
+    """A Slack paste with no times: "Hannah Byrne: @Mateus here's the prod key for the webhook test sk_live_…"."""
+    from guardian_proxy.session.namecues import annotation, cued_names
+    from guardian_proxy.session.rewrite import Hit
+
+    text = ("Hannah Byrne: @Mateus here's the prod key for the webhook test sk_live_51vByd1\n"
+            "Mateus Albuquerque: thx\nGrace Period: 30 days\nNote: none")
+    got = {text[a:b] for a, b, _ in cued_names(text)}
+    assert {"Hannah Byrne", "Mateus Albuquerque"} <= got and "Grace Period" not in got
+    at = text.index("@Mateus")
+    assert not annotation(text, Hit(0, at, at + 7, "USERNAME", "@Mateus"))
+    code = "In Swift, why does @MainActor on a class fix the data race in getUser()?"
+    at = code.index("@MainActor")
+    assert annotation(code, Hit(0, at, at + 10, "USERNAME", "@MainActor"))
