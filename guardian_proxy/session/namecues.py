@@ -14,6 +14,7 @@ from functools import lru_cache
 
 from ..occupations import OCCUPATIONS
 from ..person_names import WORLD, faker_names
+from ..public_orgs import public_org
 from ..recognizer_data import data as recognizer_data
 from .language import other_language
 from .surrogates import MEN_TITLES, PARTICLES, TITLES, WOMEN_TITLES
@@ -153,12 +154,17 @@ _OFFICE_TITLE = re.sub(r"\[([A-Z])[a-z]\]", r"\1", _OFFICE)
 _PUBLIC_OFFICE_BEFORE = re.compile(r"(?:\b" + _OFFICE_TITLE + r"(?:[ \t]+of(?:[ \t]+the)?(?:[ \t]+[A-Z][\w'’-]{1,20}){1,3})?|"
                                    r"\b[A-Z][\w'’-]{1,20}(?:['’]s)?[ \t]+(?:[A-Z][a-z]{2,20}[ \t]+)?" + _OFFICE + r")"
                                    r",?[ \t]{1,2}$")
+#: a company's officer's title right before a name ("Nvidia CFO …", "led by CEO and MD …"): public when the sentence
+#: names a well-known company before it (`public_orgs`)
+_EXEC_BEFORE = re.compile(r"\b(?:CEO|CFO|COO|CTO|[Cc]hief[ \t]+[Ee]xecutive|[Ff]ounder|[Cc]o-founder|[Cc]hair(?:man|woman)?)"
+                          r"(?:[ \t]+and[ \t]+(?:MD|CEO|[Cc]hair(?:man|woman)?|[Pp]resident))?,?[ \t]{1,2}$")
+_CAPITAL_RUN = re.compile(r"[A-Z][\w&'’.-]{1,30}(?:[ \t][A-Z][\w&'’.-]{1,30}){0,3}")
 #: a public office after the name: "Tim Cook as CEO of Apple", "Satya Nadella, Microsoft's chief executive", "Amy
 #: Hood, the company's chief financial officer"
 _PUBLIC_OFFICE_AFTER = re.compile(r"(?:,[ \t]{1,2}|[ \t]{1,2}as[ \t]{1,2})(?:the[ \t]{1,2})?(?:[A-Z][\w&'’-]{1,20}['’]s[ \t]{1,2}|"
-                                  r"company['’]s[ \t]{1,2})?(?:CEO|CFO|COO|CTO|chief[ \t]+(?:\w{3,12}[ \t]+)?(?:executive|"
+                                  r"company['’]s[ \t]{1,2})?(?:CEO|CFO|COO|CTO|(?i:chief[ \t]+(?:\w{3,12}[ \t]+)?(?:executive|"
                                   r"officer)|founder|co-founder|chair(?:man|woman)?|president|prime[ \t]+minister|"
-                                  r"chancellor|mayor|governor|senator|minister|secretary)[ \t]{1,2}of[ \t]{1,2}[A-Z]|"
+                                  r"chancellor|mayor|governor|senator|minister|secretary))[ \t]{1,2}of[ \t]{1,2}[A-Z]|"
                                   r",[ \t]{1,2}(?:the[ \t]{1,2})?(?:[A-Z][\w&'’-]{1,20}['’]s|company['’]s)[ \t]{1,2}"
                                   r"(?:CEO|CFO|chief[ \t]+(?:\w{3,12}[ \t]+)?(?:executive|officer)|founder|chair(?:man|woman)?|"
                                   r"president)\b")
@@ -173,6 +179,12 @@ def public_office(text: str, h) -> bool:
     before a company's or a country's office ("Tim Cook as CEO of Apple", "Satya Nadella, Microsoft's chief executive"):
     a public person, whose stand-in would make the text about someone else. Not after "my", "our", "his" … ("our
     mayor"): an office the writer holds close may be anyone's."""
+    e = _EXEC_BEFORE.search(text, max(0, h.start - 40), h.start)
+    before = text[max(0, e.start() - 150):e.start()] if e else ""
+    before = before[max(before.rfind(". "), before.rfind("\n")) + 1:]  # the sentence so far
+    if e and any(public_org(r.group(0)) for r in _CAPITAL_RUN.finditer(before)):
+        return True  # "Nvidia CFO Colette Kress", "Tata Consultancy Services, led by CEO and MD K. Krithivasan": a
+        # well-known company's officer is a public figure (not "Acme's CEO Jo Parkes": a company no list holds)
     m = _PUBLIC_OFFICE_BEFORE.search(text, max(0, h.start - 60), h.start)
     if m and not re.search(r"\b(?:my|our|his|her|their|your)(?:[ \t]+[\w'’-]{1,20}){0,2}[ \t]+$",
                            text[max(0, m.start() - 50):m.start()], re.I):

@@ -503,3 +503,19 @@ def test_a_pasted_chats_speakers_and_a_colleagues_handle():
     code = "In Swift, why does @MainActor on a class fix the data race in getUser()?"
     at = code.index("@MainActor")
     assert annotation(code, Hit(0, at, at + 10, "USERNAME", "@MainActor"))
+
+
+def test_a_well_known_companys_officer_is_a_public_figure():
+    from guardian_proxy.session.namecues import public_office
+    from guardian_proxy.session.rewrite import Hit
+
+    text = ("Tata Consultancy Services, led by CEO and MD K. Krithivasan, grew. Nvidia CFO Colette Kress spoke. "
+            "Tufan Erginbilgiç, Chief Executive of Rolls-Royce, agreed. Acme CEO Jo Parkes too.")
+
+    def at(name):
+        a = text.index(name)
+        return Hit(0, a, a + len(name), "PERSON", name)
+
+    for name in ("K. Krithivasan", "Colette Kress", "Tufan Erginbilgiç"):
+        assert public_office(text, at(name)), name
+    assert not public_office(text, at("Jo Parkes"))  # a company no list holds
