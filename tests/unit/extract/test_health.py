@@ -66,3 +66,12 @@ def test_a_side_of_someones_body_is_where_a_condition_is(text, value):
 ])
 def test_a_direction_or_a_right_is_no_body_part(text):
     assert not _found(text)
+
+
+def test_a_drug_brand_is_a_medication_above_ners_guess():
+    """"Calpol, Nurofen for Children and Calprofen" had been typed a company and people by NER and replaced."""
+    from guardian_proxy.extract import health
+
+    text = "What's the difference between Calpol, Nurofen for Children and Calprofen for a 2 year old?"
+    got = {(text[s:e], ent, score) for s, e, ent, score in health.find(text)}
+    assert {("Calpol", "MEDICATION", 0.86), ("Nurofen", "MEDICATION", 0.86), ("Calprofen", "MEDICATION", 0.86)} <= got
