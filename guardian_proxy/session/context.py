@@ -587,7 +587,6 @@ _NUMBER_LABEL_AFTER = re.compile(r"[ \t](?:no\.?|number|num|id|ID|card|reference
 _ORDER_LABEL_BEFORE = re.compile(r"\b(?:orders?|invoice|inv|purchase\s+order|PO|SKU|item|product|ticket)[ \t]{0,2}(?:no\.?|number|nr\.?|ref(?:erence)?|id|code)?"
                                  r"[ \t]{0,2}[:#]?[ \t]{0,2}$", re.I)
 _ORDER_PREFIX = re.compile(r"(?:ORD|INV|PO|SO|SKU)-[A-Z0-9-]{2,20}", re.I)
-#: a quantifier before a role noun: the role in general ("per student", "all teachers", "each carer")
 #: a record's key that says its line is about someone: "customer_id=48213", "email:", "ip="
 _RECORD_KEY = re.compile(r"(?i)\b(?:customer|user|client|member|account|patient|e-?mail|phone|mobile|ip)(?:[_-]?id)?\s*[:=]")
 
@@ -603,6 +602,9 @@ _LIST_OF_WORDS = re.compile(r"[A-ZÀ-ÖØ-Þ][\w'’-]{0,30}(?:(?:,[ \t]*|[ \t]+
 _COLUMN_GAP = re.compile(r"[ \t]*\t[ \t]*| {3,}")
 
 
+_QUOTE_CHARS = "'\"“”‘’«» \t"
+
+
 def _core(h: Hit) -> tuple[int, int]:
     """A hit's bounds without the quotes or the full stop NER took in with it ("Lacroix-Morel'")."""
     lead = len(h.text) - len(h.text.lstrip(_QUOTE_CHARS))
@@ -610,13 +612,22 @@ def _core(h: Hit) -> tuple[int, int]:
     return h.start + lead, h.end - trail
 
 
-_QUOTE_CHARS = "'\"“”‘’«» \t"
+def _list_gives_way(over: list[Hit], found: list[Hit]) -> bool:
+    """Whether the found hits `over` are NER's one organisation or place made of a list of names ("Dervla, Mateus and
+    Hyun-woo"): then they are removed from `found` and give way to the list's names."""
+    if over and all(h in found and h.entity in ("LOCATION", "ORGANIZATION", "NRP") and
+                    _LIST_OF_WORDS.fullmatch(h.text.strip()) for h in over):
+        for h in over:
+            found.remove(h)
+        return True
+    return False
 
 
 def _line_of(text: str, at: int) -> str:
     return text[text.rfind("\n", 0, at) + 1:(text.find("\n", at) + 1 or len(text) + 1) - 1]
 
 
+#: a quantifier before a role noun: the role in general ("per student", "all teachers", "each carer", "the next carer")
 _ANY_BEFORE = re.compile(r"\b(?:per|each|every|all|any|other|many|most|some|no|few|several|fellow|next)\s$", re.I)
 #: a possessive before a role: the role is the person's relation to the user ("my new manager", "our lawyer") or
 #: to someone of theirs ("my son's teacher", "her mum's carer")
@@ -898,24 +909,14 @@ class PartContext:
                     over[0].entity = "PERSON"  # "Tariq, Joe and me": NER's organisation "Tariq"
                     self.cues.setdefault(id(over[0]), "listed beside the writer")
                     continue
-                if over and all(h in found and h.entity in ("LOCATION", "ORGANIZATION", "NRP") and
-                                _LIST_OF_WORDS.fullmatch(h.text.strip()) for h in over):
-                    for h in over:  # NER's one organisation "Dervla, Mateus and Hyun-woo" is the list's names
-                        found.remove(h)
-                    over = []
-                if not over:
+                if not over or _list_gives_way(over, found):
                     out.append(Hit(i, a, b, "PERSON", text[a:b]))
                     self.cues[id(out[-1])] = "listed beside the writer"
         for _ in range(3):  # "Present: Ngozi Eze, Marek Dvořák, siobhan o'leary": a list's names, one from the next
             new: list[Hit] = []
             for a, b, cue in siblings(text, anchors):
                 over = [h for h in found + out + new if h.start < b and a < h.end]
-                if over and all(h in found and h.entity in ("LOCATION", "ORGANIZATION", "NRP") and
-                                _LIST_OF_WORDS.fullmatch(h.text.strip()) for h in over):
-                    for h in over:  # "(me, Tariq, Dervla, Mateus and Hyun-woo)": NER's one organisation is a list
-                        found.remove(h)
-                    over = []
-                if not over:
+                if not over or _list_gives_way(over, found):
                     new.append(Hit(i, a, b, "PERSON", text[a:b]))
                     self.cues[id(new[-1])] = cue
             out += new
