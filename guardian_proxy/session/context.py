@@ -108,6 +108,8 @@ _PLACES = frozenset({"LOCATION", "NRP", "ORGANIZATION", "DATE", "DATE_TIME"})
 #: why a name is a public person's: a place beside one is tied to no one the user knows
 _PUBLIC_REASONS = frozenset({"work or public person", "a public office's holder", "a public person",
                              "a well-known organisation, product or work"})
+#: a saint's name, which names a church, a school or a hospital ("St Sophia's", "Saint Brendan")
+_SAINT = re.compile(r"(?:St\.?|Saint|Ste\.?|San|Santa|Santo|São)[ \t]+[A-Z][\w'’-]{1,30}(?:['’]s)?")
 #: an employer's or a school's cue: where someone works or studies stays theirs, however well known
 _EMPLOYED_BEFORE = re.compile(r"(?i)\b(?:work(?:s|ed|ing)?\s+(?:at|for)|employed\s+(?:at|by)|job\s+(?:at|with)|"
                               r"intern(?:s|ed|ing)?\s+at|joined|employer(?:\s+is)?|stud(?:y|ies|ied|ying)\s+at|"
@@ -1232,6 +1234,8 @@ class PartContext:
         if h.entity in ("CASE_NUMBER", "DATE") and not known and (
                 _ORDER_LABEL_BEFORE.search(text, max(0, h.start - 24), h.start) or _ORDER_PREFIX.match(value.strip())):
             return "an order's number"  # "invoice INV-0893", "PO-26-1187", "ticket #88213": the shop's reference
+        if h.entity == "PERSON" and not h.part and not known and not seen and _SAINT.fullmatch(value.strip()):
+            return "a public person"  # "church visitors from St Sophia's", "St Brendan's": a saint names the place
         if h.entity in _READ and not h.part and not known and not seen and not self._vouched(h) and \
                 public_org(value) and \
                 not all(listed_name(w) for w in NAME_WORD.findall(value)) and \

@@ -1089,3 +1089,11 @@ def test_the_backstop_blocks_an_account_number_not_a_routing_number():
     text = "My routing 021000021 account 12345678, routing 123456789."
     got = {h.text for h in backstop(0, text)}
     assert got == {"12345678", "123456789"} and aba_routing("021000021") and not aba_routing("123456789")
+
+
+def test_a_saints_name_is_the_churchs():
+    text = "Sunday church visitors from St Sophia's are fine. My son Nikos Markou visits."
+    chat = chat_of({"model": "m", "messages": [{"role": "user", "content": text}]})
+    pc = PartContext(chat)
+    assert pc.why_not(0, chat.slots[0], hit_at(chat, 0, "St Sophia's", "PERSON")) == "a public person"
+    assert pc.why_not(0, chat.slots[0], hit_at(chat, 0, "Nikos Markou", "PERSON")) is None
