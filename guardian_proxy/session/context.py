@@ -596,7 +596,7 @@ _RECORD_KEY = re.compile(r"(?i)\b(?:customer|user|client|member|account|patient|
 #: a list with the writer in it: "(me, Tariq, Dervla and Hyun-woo)", "Ana, Joe and me"
 _WORDS_AND = r"[A-ZÀ-ÖØ-Þ][\w'’-]{1,30}(?:[ \t][A-ZÀ-ÖØ-Þ][\w'’-]{1,30}){0,2}"  # a name of one to three words
 _WRITERS_LIST = re.compile(rf"\b(?:me|myself)(?:[ \t]*\([^()\n]{{1,40}}\))?"  # "me (Aditi), Tomasz, Chidi and …"
-                           rf"(?:(?:[ \t]*,[ \t]*(?:and[ \t]+)?|[ \t]+and[ \t]+){_WORDS_AND}){{1,8}}|"
+                           rf"(?:(?:[ \t]*,[ \t]*\n?[ \t]*(?:and[ \t]+)?|[ \t]+and[ \t]+){_WORDS_AND}){{1,8}}|"
                            rf"{_WORDS_AND}(?:[ \t]*,[ \t]*{_WORDS_AND}){{0,7}}[ \t]*,?[ \t]+and[ \t]+me\b")
 #: capitalised single words joined as a list: "Dervla, Mateus and Hyun-woo"
 _LIST_OF_WORDS = re.compile(r"[A-ZÀ-ÖØ-Þ][\w'’-]{0,30}(?:(?:,[ \t]*|[ \t]+(?:and|&)[ \t]+|,[ \t]+and[ \t]+)"

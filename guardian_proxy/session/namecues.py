@@ -536,8 +536,12 @@ _NAME_RUN = re.compile(r"[A-Z][^\W\d_]*(?:[-'’][^\W\d_]+)*(?:[ \t]+[A-Z][^\W\d
 #: an initial and a surname: "J. Kowalczyk", "A. N. Okafor"
 _INITIAL_NAME = re.compile(r"[A-Z]\.(?:[ \t]?[A-Z]\.)?[ \t]+([A-Z][^\W\d_]{2,}(?:[-'’][A-Z][^\W\d_]+)?)")
 #: a person's role as a record's label, then the name: "Pupil: Amelie Fairweather-Obi", "Parent/carer: Nkechi …"
-_ROLE_LABEL = re.compile(r"(?im)(?:^[ \t>*\-•]{0,4}|(?<=[ \t]{2})|(?<=\t)|(?<=\|[ \t])|(?<=;[ \t]))"
+_ROLE_LABEL = re.compile(r"(?im)(?:^[ \t>*\-•]{0,4}|(?<=[ \t]{2})|(?<=\t)|(?<=\|[ \t])|(?<=;[ \t])|(?<=[.,][ \t]))"
+                         # a second or another one: "Second contact: Grant Harding 0431 …" after a sentence
+                         r"(?:(?:second|other|alternative|alternate|main|primary|secondary|backup)[ \t]+)?"
                          r"(?:pupil|student|candidate|customer|client|patient|tenant|landlord|"
+                         r"supervisor(?:[ \t]+on[ \t]+(?:shift|duty))?|duty[ \t]+manager|shift[ \t]+lead|key[ \t]+worker|"
+                         r"case[ \t]?worker|social[ \t]+worker|line[ \t]+manager|"
                          r"employee|applicant|parent|guardian|carer|child|member|passenger|guest|resident|beneficiary|"
                          r"claimant|defendant|witness|attendee|driver|contact|referee|next\s+of\s+kin|emergency\s+contact|"
                          r"reporter|assignee|author|committer|co-authored-by|owner|organi[sz]er|requester|approver|"
@@ -765,7 +769,10 @@ def cued_names(text: str) -> list[tuple[int, int, str]]:
         while n and words[n - 1].group(0) in PARTICLES:
             n -= 1  # a particle ends no name
         firm = n < len(words) and words[n].group(0).casefold() in ORG_WORDS  # "Customer: Acme Widgets Ltd"
-        if not firm and (n >= 2 or n == 1 and words[0].group(0).casefold() in world_given_names()):
+        # a label inside a sentence ("… 915. Second contact: Grant Harding") vouches only for a listed given name
+        inside = cue == "a name after a person's role label" and m.start() >= 2 and \
+            text[m.start() - 1] in " \t" and text[m.start() - 2] in ".,"
+        if not firm and (n >= 2 and not inside or n and words[0].group(0).casefold() in world_given_names()):
             out.append((m.start(1), m.start(1) + words[n - 1].end(), cue))
     for m in _NAME_THEN_EMAIL.finditer(text):  # "Gemma Thornbury, gemma.t1989@gmail.com": the address is theirs
         local = m.group(2).casefold()

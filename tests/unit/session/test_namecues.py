@@ -519,3 +519,12 @@ def test_a_well_known_companys_officer_is_a_public_figure():
     for name in ("K. Krithivasan", "Colette Kress", "Tufan Erginbilgiç"):
         assert public_office(text, at(name)), name
     assert not public_office(text, at("Jo Parkes"))  # a company no list holds
+
+
+def test_a_second_contact_after_a_sentence_and_a_supervisor_on_shift():
+    from guardian_proxy.session.namecues import cued_names
+
+    text = ("Parent: Mele Tupou, 0412 738 915. Second contact: Grant Harding 0431 259 604. I consent.\n"
+            "Supervisor on shift: Gurpreet Sandhu\nGoogle sent me an alert. Customer: Acme Widgets")
+    got = {text[a:b] for a, b, _ in cued_names(text)}
+    assert {"Grant Harding", "Gurpreet Sandhu"} <= got and "Acme Widgets" not in got
