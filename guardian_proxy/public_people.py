@@ -48,6 +48,12 @@ def _names() -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(names), frozenset(surnames)
 
 
+@cache
+def _last_words() -> frozenset[str]:
+    """The last word of every listed whole name."""
+    return frozenset(n.split()[-1] for n in _names()[0] if " " in n)
+
+
 def public(value: str, surname: bool = True) -> bool:
     """Whether `value` names a public person or a character of the list (see the module's doc); `surname`: a
     surname alone counts (not for a place's name: "Osaka" is a city before it is Naomi Osaka)."""
@@ -64,7 +70,7 @@ def named_in_full(value: str, text: str) -> bool:
     """Whether `value`, one word, is the last word of a public person's whole name that `text` also writes ("Bukayo
     Saka … then Saka went off injured"): the short mention is that person, whatever the surname's length."""
     v = value.strip()
-    if not v or " " in v:
-        return False
+    if not v or " " in v or key(v) not in _last_words():
+        return False  # (a set lookup first: the text is read only for a word that ends a listed name)
     return any(public(m.group(0)) for m in re.finditer(
         rf"(?:[A-ZÀ-ÖØ-Þ][\w'’.-]{{0,30}}[ \t]+){{1,3}}{re.escape(v)}\b", text))

@@ -128,16 +128,22 @@ def _country_code(digits: str) -> str | None:
     return None
 
 
+def _international(value: str, digits: str) -> bool:
+    """A number written with its country code: "+84 …", or "0084 …" (the international prefix and more than ten
+    digits)."""
+    s = value.lstrip()
+    return s.startswith("+") or s.startswith("00") and len(digits) > 10
+
+
 def phone(value: str, rng: random.Random) -> str:
     """A phone number no one holds, in the original's layout (separators, `+`, `00` prefix, digit count)."""
     digits = "".join(c for c in value if c.isdigit())
     n = len(digits)
     if n < 3:
         return _reshape(value, _digits(rng, n))
-    s = value.lstrip()
-    intl = s.startswith("+") or (s.startswith("00") and n > 10)
+    intl = _international(value, digits)
     head = ""
-    if intl and s.startswith("00"):
+    if intl and value.lstrip().startswith("00"):
         head, digits = "00", digits[2:]
     if intl:
         cc = _country_code(digits)
@@ -149,8 +155,8 @@ def phone(value: str, rng: random.Random) -> str:
         elif cc == "44":
             new = _uk(nsn.lstrip("0") if len(nsn) == 11 else nsn, rng)
             new = ("0" + new if len(nsn) == 11 else new) if new else _invalid(cc, len(nsn), rng)
-        elif nsn.startswith("0"):  # a plan whose numbers keep their 0 ("+39 06 …"): drawn as "06 …" written alone is
-            new = _invalid(cc, len(nsn), rng, lead="0")
+        elif nsn.startswith("0"):  # a plan whose numbers keep their 0 ("+39 06 …"): the digits after it are drawn as
+            new = _invalid(cc, len(nsn), rng, lead="0")  # the same number written "06 …" draws them (`phone_key`)
         else:
             new = _invalid(cc, len(nsn), rng)
         return _reshape(value, head + cc + new)
@@ -175,9 +181,8 @@ def phone_key(value: str) -> str:
     385", "+84912407385" and "0912407385" all give "912407385"; "+1 415 555 0100" and "(415) 555-0100" give
     "4155550100"). A conversation draws one stand-in per key, so the number stays one number in every format."""
     digits = "".join(c for c in value if c.isdigit())
-    s = value.lstrip()
-    if (s.startswith("+") or s.startswith("00") and len(digits) > 10) and len(digits) >= 7:
-        if s.startswith("00"):
+    if _international(value, digits) and len(digits) >= 7:
+        if value.lstrip().startswith("00"):
             digits = digits[2:]
         cc = _country_code(digits)
         if cc is not None:
@@ -471,8 +476,7 @@ _MONTHS = ["January", "February", "March", "April", "May", "June", "July", "Augu
 _DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
 _MONTH_WORD = re.compile(r"\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?", re.I)
 _DAY_WORD = re.compile(r"\b(Mon|Tue|Wed|Thu|Fri|Sat|Sun)(?:day|sday|nesday|rsday|urday|s|r|rs)?\b\.?", re.I)
-#: a time of day (not a zone's offset after a time: "T00:00:00+09:00" keeps its "+09:00", a valid offset)
-_TIME = re.compile(r"(?<!\d)(?<!\d[+-])(\d{1,2}):(\d{2})(?::(\d{2}))?(?!\d)")
+_TIME = re.compile(r"(?<!\d)(\d{1,2}):(\d{2})(?::(\d{2}))?(?!\d)")
 #: a zone's offset after a time ("12:00:00+09:00", "09:30-0500")
 _OFFSET = re.compile(r"(?<=:\d\d)[+-]\d{2}:?\d{2}(?!\d)")
 _ISO = re.compile(r"(?<!\d)(\d{4})([-/.]?)(\d{2})\2(\d{2})(?!\d)")
@@ -525,7 +529,11 @@ def date(value: str, rng: random.Random, years: int | None = None) -> str:
     def taken(a: int, b: int) -> bool:
         return any(a < y and x < b for x, y, _ in spans)
 
+    for m in _OFFSET.finditer(out):  # "T00:00:00+09:00": the zone stays a valid one (not "+03:29")
+        spans.append((m.start(), m.end(), m.group(0)))
     for m in _TIME.finditer(out):
+        if taken(m.start(), m.end()):
+            continue
         h, se = m.group(1), m.group(3)
         new = _w(rng.randint(0, 23), len(h)) + ":" + _w(rng.randint(0, 59), 2)
         if se is not None:
@@ -548,9 +556,6 @@ def date(value: str, rng: random.Random, years: int | None = None) -> str:
         else:
             na, nb = rng.randint(1, 12), rng.randint(1, 12)
         spans.append((m.start(), m.end(), _w(na, len(a)) + sep + _w(nb, len(b)) + sep + _year(y, rng, years)))
-    for m in _OFFSET.finditer(out):  # "T00:00:00+09:00": the zone stays a valid one (not "+08:61")
-        if not taken(m.start(), m.end()):
-            spans.append((m.start(), m.end(), m.group(0)))
     for m in re.finditer(r"\d+", out):
         if taken(m.start(), m.end()):
             continue

@@ -259,8 +259,9 @@ def natural_language(text: str, ctx: FieldContext | None) -> bool:
         return False  # base64 or ids split at '+' or spaces (`DWLSSz5Q dMc9vy dkbhYQ`): digits inside letters
     # digits, punctuation, symbols; a run of one mark is one (an invoice's dot leaders "....... £389.00", a table's
     # rule "-----", a Markdown table's pipes and padding read as text)
-    other = len(_NOT_LETTER.sub("", _RUN.sub(r"\1", head)))
-    if other <= 0.4 * len(_RUN.sub(r"\1", head)):
+    marks = _RUN.sub(r"\1", head)
+    other = len(_NOT_LETTER.sub("", marks))
+    if other <= 0.4 * len(marks):
         return True
     # a sentence full of figures ("My rent is $2,100 and I owe $14,500 on my card 4111 1111 1111 1111.") is still
     # words: most of its space-separated tokens are words, whatever the length of its numbers

@@ -180,9 +180,8 @@ def public_office(text: str, h) -> bool:
     a public person, whose stand-in would make the text about someone else. Not after "my", "our", "his" … ("our
     mayor"): an office the writer holds close may be anyone's."""
     e = _EXEC_BEFORE.search(text, max(0, h.start - 40), h.start)
-    before = text[max(0, e.start() - 150):e.start()] if e else ""
-    before = before[max(before.rfind(". "), before.rfind("\n")) + 1:]  # the sentence so far
-    if e and any(public_org(r.group(0)) for r in _CAPITAL_RUN.finditer(before)):
+    if e and any(public_org(r.group(0)) for r in  # the sentence so far names a well-known company
+                 _CAPITAL_RUN.finditer(text, max(_sentence_begin(text, e.start()), e.start() - 150), e.start())):
         return True  # "Nvidia CFO Colette Kress", "Tata Consultancy Services, led by CEO and MD K. Krithivasan": a
         # well-known company's officer is a public figure (not "Acme's CEO Jo Parkes": a company no list holds)
     m = _PUBLIC_OFFICE_BEFORE.search(text, max(0, h.start - 60), h.start)
@@ -934,12 +933,18 @@ _PROGRAM_MESSAGE = re.compile(r"[\"'‘“`](?:Error|Warning|Fatal|Exception|Tra
                               r"[A-Z][A-Za-z]{1,40}(?:Error|Exception))\b")
 
 
+def _sentence_begin(text: str, at: int) -> int:
+    """Where the sentence holding `text[at]` begins (see `_sentence`)."""
+    a = at
+    while a > 0 and (text[a - 1] not in ".!?\n" or text[a - 1] == "\n" and _wrapped(text, a - 1)):
+        a -= 1
+    return a
+
+
 def _sentence(text: str, start: int, end: int) -> str:
     """The sentence of `text` around `start`..`end` (a full stop ends one only before a space or the text's end:
     "v2.3" and "e.g." stay inside; a newline only when it does not wrap the sentence's words)."""
-    a = start
-    while a > 0 and (text[a - 1] not in ".!?\n" or text[a - 1] == "\n" and _wrapped(text, a - 1)):
-        a -= 1
+    a = _sentence_begin(text, start)
     b = next((k + 1 for k in range(end, len(text)) if text[k] in "!?" or text[k] == "\n" and not _wrapped(text, k) or
               (text[k] == "." and (k + 1 == len(text) or text[k + 1].isspace()))), len(text))
     return text[a:b]
